@@ -1,0 +1,84 @@
+// kforge run: load plugins, resolve and validate the config, then train (or print it: --dry-run).
+#include <cxxopts.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/plugin_host.h"
+#include "config/job_config.h"
+#include "config/overrides.h"
+#include "config/rules.h"
+#include "kforge/sdk/error.h"
+#include "plugins/catalog.h"
+#include "train/run.h"
+
+namespace kforge::cli {
+
+int cmd_run(int argc, char** argv) {
+  // --section.key=value overrides are not options of this command: set them aside first.
+  std::vector<std::string> overrides;
+  std::vector<char*> rest;
+  for (int k = 0; k < argc; ++k) {
+    if (k > 0 && config::is_override(argv[k])) overrides.emplace_back(argv[k]);
+    else rest.push_back(argv[k]);
+  }
+  cxxopts::Options options("kforge run",
+                           "Train with a TOML config. Resumes from the newest complete checkpoint in\n"
+                           "checkpoint.dir (or checkpoint.load_path). Any config key can be overridden as\n"
+                           "--section.key=value, e.g. --train.max_steps=100 --optimizer.lr=1e-3.\n"
+                           "Exit codes: 0 done, 1 failed, 2 bad config/plugins (nothing ran),\n"
+                           "75 stopped by SIGTERM/SIGUSR1 after saving a checkpoint (rerun to resume).");
+  options.positional_help("CONFIG.toml");
+  options.add_options()("config", "TOML config file", cxxopts::value<std::string>())(
+      "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "dry-run", "load plugins, validate the whole config, print it resolved, and exit")("h,help", "this help");
+  options.parse_positional({"config"});
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(static_cast<int>(rest.size()), rest.data());
+  } catch (const std::exception& e) {
+    std::cerr << "kforge run: " << e.what() << "\n\n" << options.help();
+    return kExitUsage;
+  }
+  if (args.count("help")) {
+    std::cout << options.help();
+    return kExitOk;
+  }
+  if (!args.count("config")) {
+    std::cerr << "kforge run: missing CONFIG.toml\n\n" << options.help();
+    return kExitUsage;
+  }
+  std::unique_ptr<PluginHost> host;
+  try {
+    host = load_plugins(args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>()
+                                                 : std::vector<std::string>{});
+  } catch (const std::exception& e) {
+    std::cerr << "kforge run: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (!host->set.all_ok()) {
+    std::cerr << host->set.errors()
+              << "kforge run: refusing to start: a plugin file failed its checks (see above). Fix or remove it; "
+                 "`kforge list-plugins` shows every file's status.\n";
+    return kExitUsage;
+  }
+  config::JobConfig job;
+  try {
+    job = config::load_job_config(args["config"].as<std::string>(), overrides, plugins::make_catalog(host->registry));
+    if (args.count("dry-run")) config::check_world(job.tree, 1);
+  } catch (const sdk::Error& e) {
+    std::cerr << "kforge run: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (args.count("dry-run")) {
+    std::cout << fmt::format("# kforge run --dry-run: {} resolved ({} plugin files)\n", job.file.string(),
+                             host->set.files().size())
+              << job.to_toml();
+    return kExitOk;
+  }
+  return train::run_from_cli(job, host->registry);
+}
+
+}  // namespace kforge::cli

@@ -1,0 +1,9 @@
+// The kforge subcommands; each takes its own arguments (argv[0] is the subcommand name).
+#pragma once
+
+namespace kforge::cli {
+
+int cmd_run(int argc, char** argv);
+int cmd_list_plugins(int argc, char** argv);
+
+}  // namespace kforge::cli

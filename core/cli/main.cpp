@@ -1,0 +1,58 @@
+// kforge: the command-line entry point; dispatches to the subcommands.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "kforge/sdk/abi.h"
+#include "kforge/sdk/version.h"
+#include "plugins/plugin_file.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(kforge: fault-tolerant training of decoder LLMs, built from plugins.
+
+Usage:
+  kforge run CONFIG.toml [--plugin-dir DIR]... [--dry-run] [--section.key=value]...
+  kforge list-plugins [--plugin-dir DIR]... [--json] [-v]
+  kforge --version
+  kforge COMMAND --help
+
+Commands:
+  run            train with a TOML config (resumes from checkpoint.dir automatically)
+  list-plugins   list the components of every plugin found, and refused plugin files
+
+Plugins are the libkforge_*.so files in each --plugin-dir and in the directory that ships with
+kforge. Config keys are KempnerForge's; any key can be overridden as --section.key=value.
+)";
+
+void print_version() {
+  const kforge_build_info b = kforge::plugins::host_build_info();
+  std::printf("kforge %s\nplugin ABI %u, kforge-sdk %s\nLibTorch %s (cxx11-abi=%d, %s)\ncompiler %s\n",
+              KFORGE_SDK_VERSION, b.abi_version, b.sdk_version, b.torch_version, b.cxx11_abi,
+              b.cuda ? "CUDA" : "CPU", b.compiler);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace kforge::cli;
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return kExitUsage;
+  }
+  const std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (command == "--version" || command == "version") {
+    print_version();
+    return kExitOk;
+  }
+  if (command == "run") return cmd_run(argc - 1, argv + 1);
+  if (command == "list-plugins") return cmd_list_plugins(argc - 1, argv + 1);
+  std::fprintf(stderr, "kforge: unknown command '%s'.\n\n%s", command.c_str(), kUsage);
+  return kExitUsage;
+}

@@ -1,0 +1,25 @@
+// PluginHost: the plugin directories from the command line, discovered, checked and registered.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugins/plugin_set.h"
+#include "plugins/registry.h"
+
+namespace kforge::cli {
+
+struct PluginHost {
+  plugins::PluginSet set;
+  plugins::Registry registry;  ///< refers into `set`
+};
+
+/// The --plugin-dir directories in order, then the default one next to the executable.
+std::vector<std::filesystem::path> plugin_dirs(const std::vector<std::string>& from_command_line);
+
+/// Discovers and registers every plugin. Files that fail stay in the set as refused.
+std::unique_ptr<PluginHost> load_plugins(const std::vector<std::string>& plugin_dirs_from_command_line);
+
+}  // namespace kforge::cli

@@ -1,0 +1,89 @@
+#include "config/job_config.h"
+
+#include "config/rules.h"
+
+namespace kforge::config {
+namespace {
+
+const Value& at(const Value& tree, const char* section, const char* key) { return *tree.find(section)->find(key); }
+
+std::vector<std::string> strings(const Value& list) {
+  std::vector<std::string> out;
+  for (const Value& v : list.list) out.push_back(v.s);
+  return out;
+}
+
+bool is_power2_offset(int64_t offset) { return offset == 0 || (offset > 0 && (offset & (offset - 1)) == 0); }
+
+}  // namespace
+
+bool CheckpointConfig::is_milestone(int64_t step) const {
+  return window && step >= window->start && step <= window->stop && is_power2_offset(step - window->start);
+}
+
+bool CheckpointConfig::should_save(int64_t step) const {
+  if (window && step >= window->start && step <= window->stop) return is_milestone(step);
+  return step % interval == 0;
+}
+
+SectionView JobConfig::view(const std::string& section) const { return SectionView(section, *tree.find(section)); }
+
+std::string JobConfig::to_toml() const { return to_toml_document(tree); }
+
+JobConfig make_job_config(Value tree, std::filesystem::path file) {
+  JobConfig c;
+  c.tree = std::move(tree);
+  c.file = std::move(file);
+  const Value& t = c.tree;
+  auto i = [&](const char* s, const char* k) { return at(t, s, k).i; };
+  auto f = [&](const char* s, const char* k) { return at(t, s, k).as_number(); };
+  auto str = [&](const char* s, const char* k) { return at(t, s, k).s; };
+  auto opt_i = [&](const char* s, const char* k) -> std::optional<int64_t> {
+    const Value& v = at(t, s, k);
+    return v.is_null() ? std::nullopt : std::optional<int64_t>(v.i);
+  };
+
+  c.train = TrainConfig{i("train", "batch_size"),      i("train", "seq_len"),
+                        i("train", "max_steps"),       i("train", "grad_accum_steps"),
+                        f("train", "grad_clip_norm"),  i("train", "seed"),
+                        opt_i("train", "data_seed"),   str("train", "mixed_precision"),
+                        str("train", "activation_checkpointing"), str("train", "loss_fn"),
+                        f("train", "shutdown_timeout_sec"), i("train", "num_threads"),
+                        i("train", "nan_max_consecutive"), strings(at(t, "train", "hooks"))};
+  c.data = DataConfig{str("data", "dataset_path"), str("data", "file_pattern"), str("data", "tokenizer_path"),
+                      str("data", "dataset_type")};
+  c.eval = EvalConfig{at(t, "eval", "enabled").b, i("eval", "interval"), i("eval", "steps"),
+                      str("eval", "dataset_path"), str("eval", "file_pattern")};
+  const Value& window = at(t, "checkpoint", "dyn_ckpt_window");
+  const Value& load_path = at(t, "checkpoint", "load_path");
+  c.checkpoint = CheckpointConfig{
+      str("checkpoint", "dir"),
+      i("checkpoint", "interval"),
+      i("checkpoint", "keep_last_n"),
+      window.is_null() ? std::nullopt
+                       : std::optional<DynamicWindow>(DynamicWindow{window.find("start")->i, window.find("stop")->i,
+                                                                    window.find("strategy")->s}),
+      load_path.is_null() ? std::nullopt : std::optional<std::string>(load_path.s),
+      strings(at(t, "checkpoint", "exclude_from_loading"))};
+  c.metrics = MetricsConfig{i("metrics", "log_interval"), strings(at(t, "metrics", "backends")),
+                            str("metrics", "run_dir"), f("metrics", "peak_tflops")};
+  if (c.metrics.run_dir.empty()) c.metrics.run_dir = c.checkpoint.dir;
+  c.distributed = DistributedConfig{i("distributed", "dp_shard"), i("distributed", "dp_replicate"),
+                                    i("distributed", "tp"),       i("distributed", "pp"),
+                                    i("distributed", "cp"),       i("distributed", "ep"),
+                                    i("distributed", "nccl_timeout_sec"), str("distributed", "backend")};
+  c.profiling = ProfilingConfig{at(t, "profiling", "enable").b, i("profiling", "start_step"),
+                                i("profiling", "end_step"), str("profiling", "trace_dir")};
+  return c;
+}
+
+JobConfig load_job_config(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                          const Catalog& catalog) {
+  const Value raw = read_raw_config(file, overrides);
+  const std::vector<SectionSpec> schema = effective_schema(raw, catalog);
+  Value tree = resolve(raw, schema, catalog);
+  check_sections(tree);
+  return make_job_config(std::move(tree), file);
+}
+
+}  // namespace kforge::config

@@ -1,0 +1,98 @@
+// JobConfig: the validated config, as typed structs for the host and section views for plugins.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/resolver.h"
+#include "config/section_view.h"
+#include "config/value.h"
+
+namespace kforge::config {
+
+struct TrainConfig {
+  int64_t batch_size, seq_len, max_steps, grad_accum_steps;
+  double grad_clip_norm;
+  int64_t seed;
+  std::optional<int64_t> data_seed;
+  std::string mixed_precision, activation_checkpointing, loss_fn;
+  double shutdown_timeout_sec;
+  int64_t num_threads, nan_max_consecutive;
+  std::vector<std::string> hooks;
+  int64_t effective_data_seed() const { return data_seed.value_or(seed); }
+};
+
+struct DataConfig {
+  std::string dataset_path, file_pattern, tokenizer_path, dataset_type;
+};
+
+struct EvalConfig {
+  bool enabled;
+  int64_t interval, steps;
+  std::string dataset_path, file_pattern;
+};
+
+struct DynamicWindow {
+  int64_t start, stop;
+  std::string strategy;
+};
+
+struct CheckpointConfig {
+  std::string dir;
+  int64_t interval, keep_last_n;
+  std::optional<DynamicWindow> window;
+  std::optional<std::string> load_path;
+  std::vector<std::string> exclude_from_loading;
+  /// KempnerForge's should_save: inside the window the strategy decides, else step % interval.
+  bool should_save(int64_t step) const;
+  /// Power-2 milestones inside the window are never pruned.
+  bool is_milestone(int64_t step) const;
+};
+
+struct MetricsConfig {
+  int64_t log_interval;
+  std::vector<std::string> backends;
+  std::string run_dir;
+  double peak_tflops;
+};
+
+struct DistributedConfig {
+  int64_t dp_shard, dp_replicate, tp, pp, cp, ep, timeout_sec;
+  std::string backend;
+};
+
+struct ProfilingConfig {
+  bool enable;
+  int64_t start_step, end_step;
+  std::string trace_dir;
+};
+
+struct JobConfig {
+  Value tree;  ///< the whole resolved config
+  std::filesystem::path file;
+  TrainConfig train;
+  DataConfig data;
+  EvalConfig eval;
+  CheckpointConfig checkpoint;
+  MetricsConfig metrics;
+  DistributedConfig distributed;
+  ProfilingConfig profiling;
+
+  /// A view of one section for a plugin (lives as long as this JobConfig).
+  SectionView view(const std::string& section) const;
+  /// The resolved config as a TOML document.
+  std::string to_toml() const;
+};
+
+/// Reads `file` (may be empty: defaults only), applies overrides, extends the schema with the
+/// selected components' keys, resolves and validates every section. Throws sdk::ConfigError.
+JobConfig load_job_config(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                          const Catalog& catalog);
+
+/// Builds the typed structs from an already resolved and checked tree.
+JobConfig make_job_config(Value tree, std::filesystem::path file);
+
+}  // namespace kforge::config

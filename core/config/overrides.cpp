@@ -1,0 +1,119 @@
+#include "config/overrides.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "config/toml_reader.h"
+#include "kforge/sdk/error.h"
+
+namespace kforge::config {
+namespace {
+
+const Source kCommandLine{"command line", 0, 0};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+void mark_command_line(Value& v) {
+  v.source = kCommandLine;
+  for (auto& item : v.list) mark_command_line(item);
+  for (auto& [k, child] : v.table) mark_command_line(child);
+}
+
+// Python literals inside a list or tuple, translated to TOML.
+std::string pythonic_to_toml(std::string_view text) {
+  std::string out;
+  std::string word;
+  auto flush = [&] {
+    if (word == "True") out += "true";
+    else if (word == "False") out += "false";
+    else out += word;
+    word.clear();
+  };
+  char quote = 0;
+  for (char c : text) {
+    if (quote) {
+      out += c;
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      flush();
+      quote = c;
+      out += c;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      word += c;
+    } else {
+      flush();
+      out += c == '(' ? '[' : c == ')' ? ']' : c;
+    }
+  }
+  flush();
+  return out;
+}
+
+}  // namespace
+
+bool is_override(std::string_view arg) {
+  if (arg.size() < 4 || arg.substr(0, 2) != "--") return false;
+  const auto key = arg.substr(2, arg.find('=') == std::string_view::npos ? arg.npos : arg.find('=') - 2);
+  return key.find('.') != std::string_view::npos && key.front() != '.' && key.back() != '.';
+}
+
+Value parse_override_value(std::string_view text) {
+  const std::string l = lower(text);
+  if (l == "none" || l == "null") return Value::null(kCommandLine);
+  if (l == "true" || l == "false") {
+    Value v = Value::boolean(l == "true", kCommandLine);
+    v.s = std::string(text);
+    return v;
+  }
+  if (!text.empty()) {
+    std::string literal(text);
+    if (text.front() == '[' || text.front() == '(') literal = pythonic_to_toml(text);
+    if (text.front() == '\'' && text.back() == '\'' && text.size() >= 2) {
+      return Value::string(std::string(text.substr(1, text.size() - 2)), kCommandLine);
+    }
+    try {
+      Value doc = read_toml_string("v = " + literal, "command line");
+      Value v = *doc.find("v");
+      mark_command_line(v);
+      v.s = std::string(text);  // the literal text, for keys whose type is string
+      return v;
+    } catch (const sdk::ConfigError&) {
+      // Not a literal: a bare word such as a name or a path.
+    }
+  }
+  return Value::string(std::string(text), kCommandLine);
+}
+
+void apply_override(Value& root, std::string_view arg) {
+  if (!is_override(arg)) {
+    throw sdk::ConfigError(fmt::format("'{}' is not a config override; write --section.key=value", arg));
+  }
+  const auto eq = arg.find('=');
+  const std::string path(arg.substr(2, eq == arg.npos ? arg.npos : eq - 2));
+  Value value = eq == arg.npos ? Value::boolean(true, kCommandLine) : parse_override_value(arg.substr(eq + 1));
+  Value* node = &root;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string part = path.substr(start, dot == path.npos ? path.npos : dot - start);
+    if (part.empty()) throw sdk::ConfigError(fmt::format("'{}': empty key in '{}'", arg, path));
+    if (dot == path.npos) {
+      node->set(part, std::move(value));
+      return;
+    }
+    Value* child = node->find(part);
+    if (child == nullptr || !child->is_table()) child = &node->set(part, Value::make_table(kCommandLine));
+    node = child;
+    start = dot + 1;
+  }
+}
+
+}  // namespace kforge::config

@@ -1,0 +1,280 @@
+#include "config/resolver.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "config/did_you_mean.h"
+#include "config/overrides.h"
+#include "config/toml_reader.h"
+#include "kforge/sdk/error.h"
+
+namespace kforge::config {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+[[noreturn]] void fail(const Value& v, const std::string& where, const std::string& message) {
+  throw sdk::ConfigError(fmt::format("{}: {} = {}: {}", v.source.describe(), where, v.to_toml(), message));
+}
+
+std::string expected(const KeySpec& spec) {
+  std::string what;
+  switch (spec.type) {
+    case KeyType::Bool: what = "a boolean (true or false)"; break;
+    case KeyType::Int: what = "an integer"; break;
+    case KeyType::Float: what = "a number"; break;
+    case KeyType::String: what = "a string"; break;
+    case KeyType::IntList: what = "a list of integers"; break;
+    case KeyType::FloatList: what = "a list of numbers"; break;
+    case KeyType::StringList: what = "a list of strings"; break;
+    case KeyType::Table: what = "a table"; break;
+    case KeyType::TableList: what = "an array of tables"; break;
+    case KeyType::Dict: what = "a table of name = number"; break;
+  }
+  if (spec.nullable) what += " or None";
+  return "expected " + what;
+}
+
+bool from_command_line(const Value& v) { return v.source.origin == "command line"; }
+
+Value resolve_table(const Value* raw, const SectionSpec& spec, const std::string& path, const Catalog& catalog);
+
+Value coerce_scalar(const Value& v, const KeySpec& spec, const std::string& where) {
+  switch (spec.type) {
+    case KeyType::Bool:
+      if (v.type == Value::Type::Bool) return v;
+      if (v.type == Value::Type::String && from_command_line(v)) {
+        for (const char* t : {"1", "yes", "on"}) {
+          if (v.s == t) return Value::boolean(true, v.source);
+        }
+        for (const char* f : {"0", "no", "off"}) {
+          if (v.s == f) return Value::boolean(false, v.source);
+        }
+      }
+      if (v.type == Value::Type::Int && from_command_line(v) && (v.i == 0 || v.i == 1)) {
+        return Value::boolean(v.i == 1, v.source);
+      }
+      break;
+    case KeyType::Int:
+      if (v.type == Value::Type::Int) return v;
+      if (v.type == Value::Type::Float && std::floor(v.f) == v.f && from_command_line(v)) {
+        return Value::integer(static_cast<int64_t>(v.f), v.source);
+      }
+      break;
+    case KeyType::Float:
+      if (v.type == Value::Type::Float) return v;
+      if (v.type == Value::Type::Int) return Value::floating(static_cast<double>(v.i), v.source);
+      break;
+    case KeyType::String:
+      if (v.type == Value::Type::String) {
+        if (!spec.choices.empty() &&
+            std::find(spec.choices.begin(), spec.choices.end(), v.s) == spec.choices.end()) {
+          fail(v, where, fmt::format("allowed values are {}.{}", join(spec.choices), did_you_mean(v.s, spec.choices)));
+        }
+        return v;
+      }
+      if (from_command_line(v) && (v.type == Value::Type::Int || v.type == Value::Type::Float ||
+                                   v.type == Value::Type::Bool)) {
+        return coerce_scalar(Value::string(v.s, v.source), spec, where);
+      }
+      break;
+    default: break;
+  }
+  fail(v, where, expected(spec) + (spec.choices.empty() ? "" : " (one of " + join(spec.choices) + ")"));
+}
+
+Value coerce_list(const Value& v, const KeySpec& spec, const std::string& where) {
+  KeySpec item = spec;
+  item.nullable = false;
+  item.type = spec.type == KeyType::IntList ? KeyType::Int
+              : spec.type == KeyType::FloatList ? KeyType::Float
+                                                : KeyType::String;
+  if (v.type != Value::Type::List) {
+    // A bare scalar for a list key means a one-element list (KempnerForge does the same).
+    if (v.type == Value::Type::Table) fail(v, where, expected(spec));
+    return Value::make_list({coerce_scalar(v, item, where)}, v.source);
+  }
+  Value out = Value::make_list({}, v.source);
+  for (size_t k = 0; k < v.list.size(); ++k) {
+    out.list.push_back(coerce_scalar(v.list[k], item, fmt::format("{}[{}]", where, k)));
+  }
+  return out;
+}
+
+Value coerce(const Value& v, const KeySpec& spec, const std::string& where, const Catalog& catalog) {
+  if (v.is_null()) {
+    if (spec.nullable) return v;
+    fail(v, where, expected(spec));
+  }
+  switch (spec.type) {
+    case KeyType::IntList:
+    case KeyType::FloatList:
+    case KeyType::StringList: return coerce_list(v, spec, where);
+    case KeyType::Table:
+      if (!v.is_table()) fail(v, where, expected(spec));
+      return resolve_table(&v, *spec.sub, where, catalog);
+    case KeyType::TableList: {
+      if (v.type != Value::Type::List) fail(v, where, expected(spec));
+      Value out = Value::make_list({}, v.source);
+      for (size_t k = 0; k < v.list.size(); ++k) {
+        const std::string item_where = fmt::format("{}[{}]", where, k);
+        if (!v.list[k].is_table()) fail(v.list[k], item_where, "expected a table");
+        out.list.push_back(resolve_table(&v.list[k], *spec.sub, item_where, catalog));
+      }
+      return out;
+    }
+    case KeyType::Dict: {
+      if (!v.is_table()) fail(v, where, expected(spec));
+      Value out = Value::make_table(v.source);
+      KeySpec number{"", KeyType::Float};
+      for (const auto& [k, child] : v.table) out.set(k, coerce_scalar(child, number, where + "." + k));
+      return out;
+    }
+    default: return coerce_scalar(v, spec, where);
+  }
+}
+
+// "[model] dim" for a section key, "[data.datasets[0]] path" for nested ones.
+std::string key_where(const std::string& path, const std::string& key) { return "[" + path + "] " + key; }
+
+std::string unknown_key_message(const std::string& key, const SectionSpec& spec, const std::string& path,
+                                const Catalog& catalog) {
+  for (const ComponentKeys& c : catalog) {
+    for (const KeySpec& k : c.keys) {
+      if (k.name == key) {
+        return fmt::format("unknown key '{}' in [{}]: it is accepted by {} '{}' ({}), which this config does "
+                           "not select. Valid keys: {}.",
+                           key, path, c.kind, c.name, c.file, join(spec.key_names()));
+      }
+    }
+  }
+  return fmt::format("unknown key '{}' in [{}]. Valid keys: {}.{}", key, path, join(spec.key_names()),
+                     did_you_mean(key, spec.key_names()));
+}
+
+Value resolve_table(const Value* raw, const SectionSpec& spec, const std::string& path, const Catalog& catalog) {
+  Value out = Value::make_table(raw != nullptr ? raw->source : Source{});
+  if (raw != nullptr) {
+    for (const auto& [key, value] : raw->table) {
+      const KeySpec* k = spec.find(key);
+      if (k == nullptr) {
+        throw sdk::ConfigError(value.source.describe() + ": " + unknown_key_message(key, spec, path, catalog));
+      }
+      out.set(key, coerce(value, *k, key_where(path, key), catalog));
+    }
+  }
+  // Defaults, in schema order, for keys not given.
+  Value ordered = Value::make_table(out.source);
+  for (const KeySpec& k : spec.keys) {
+    const Value* given = out.find(k.name);
+    ordered.set(k.name, given != nullptr ? *given : k.default_value);
+  }
+  return ordered;
+}
+
+std::vector<std::string> selected_names(const Value& raw, const ComponentSlot& slot, const SectionSpec& section,
+                                        const Value** where_value) {
+  const Value* sec = raw.find(slot.section);
+  const Value* v = sec != nullptr ? sec->find(slot.selector) : nullptr;
+  const KeySpec* spec = section.find(slot.selector);
+  *where_value = v;
+  const Value& chosen = v != nullptr ? *v : spec->default_value;
+  std::vector<std::string> names;
+  if (chosen.type == Value::Type::String) names.push_back(chosen.s);
+  for (const Value& item : chosen.list) {
+    if (item.type == Value::Type::String) names.push_back(item.s);
+  }
+  return names;
+}
+
+}  // namespace
+
+Value read_raw_config(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+  Value raw = file.empty() ? Value::make_table() : read_toml_file(file);
+  for (const auto& arg : overrides) apply_override(raw, arg);
+  return raw;
+}
+
+KeySpec plugin_key_spec(const std::string& name, const std::string& type, const std::string& default_literal,
+                        const std::string& doc, const std::string& owner) {
+  KeySpec spec{name, parse_key_type(type)};
+  spec.doc = doc;
+  spec.owner = owner;
+  Value def;
+  try {
+    def = default_literal.empty() ? Value::null() : *read_toml_string("v = " + default_literal, owner).find("v");
+  } catch (const sdk::ConfigError& e) {
+    throw sdk::Error(fmt::format("{} declares key '{}' with default '{}', which is not a TOML literal: {}", owner,
+                                 name, default_literal, e.what()));
+  }
+  def.source = Source{};
+  spec.nullable = def.is_null();
+  spec.default_value = def.is_null() ? def : coerce(def, spec, owner + " default of " + name, {});
+  return spec;
+}
+
+std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catalog) {
+  std::vector<SectionSpec> schema = core_schema();
+  for (const ComponentSlot& slot : component_slots()) {
+    auto section = std::find_if(schema.begin(), schema.end(), [&](const SectionSpec& s) { return s.name == slot.section; });
+    const Value* where_value = nullptr;
+    for (const std::string& name : selected_names(raw, slot, *section, &where_value)) {
+      const ComponentKeys* found = nullptr;
+      std::vector<std::string> known_names;
+      std::string known;
+      for (const ComponentKeys& c : catalog) {
+        if (c.kind != slot.kind) continue;
+        known_names.push_back(c.name);
+        known += fmt::format("{}{} ({} {})", known.empty() ? "" : ", ", c.name, c.file, c.version);
+        if (c.name == name) found = &c;
+      }
+      if (found == nullptr) {
+        // Routers only matter for MoE models; a dense model may name one that is not loaded.
+        if (std::string(slot.kind) == "router") continue;
+        const std::string origin = where_value != nullptr ? where_value->source.describe() : "default";
+        throw sdk::ConfigError(fmt::format("{}: [{}] {} = \"{}\": no {} '{}' in the loaded plugins. Known: {}.{}",
+                                           origin, slot.section, slot.selector, name, slot.kind, name,
+                                           known.empty() ? "(none; check --plugin-dir)" : known,
+                                           did_you_mean(name, known_names)));
+      }
+      for (const KeySpec& key : found->keys) {
+        if (const KeySpec* clash = section->find(key.name)) {
+          throw sdk::ConfigError(fmt::format("{} '{}' ({}) declares key '{}' in [{}], which {} already defines",
+                                             found->kind, found->name, found->file, key.name, slot.section,
+                                             clash->owner.empty() ? "kforge" : clash->owner));
+        }
+        section->keys.push_back(key);
+      }
+    }
+  }
+  return schema;
+}
+
+Value resolve(const Value& raw, const std::vector<SectionSpec>& schema, const Catalog& catalog) {
+  std::vector<std::string> names;
+  for (const SectionSpec& s : schema) names.push_back(s.name);
+  for (const auto& [key, value] : raw.table) {
+    if (std::find(names.begin(), names.end(), key) == names.end()) {
+      throw sdk::ConfigError(fmt::format("{}: unknown section [{}]. Valid sections: {}.{}", value.source.describe(),
+                                         key, join(names), did_you_mean(key, names)));
+    }
+    if (!value.is_table()) {
+      throw sdk::ConfigError(fmt::format("{}: '{}' must be a table ([{}] section), not a {}", value.source.describe(),
+                                         key, key, type_name(value.type)));
+    }
+  }
+  Value out = Value::make_table();
+  for (const SectionSpec& spec : schema) {
+    const Value* given = raw.find(spec.name);
+    if (spec.optional && given == nullptr) continue;
+    out.set(spec.name, resolve_table(given, spec, spec.name, catalog));
+  }
+  return out;
+}
+
+}  // namespace kforge::config

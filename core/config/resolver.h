@@ -1,0 +1,36 @@
+// Resolving a raw config tree against the schema: defaults, type coercion, unknown-key errors,
+// and the keys that the selected component plugins declare.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/schema.h"
+#include "config/value.h"
+
+namespace kforge::config {
+
+/// What one loaded component declares (from plugin metadata), for schema extension and errors.
+struct ComponentKeys {
+  std::string kind, name, version, file;
+  std::vector<KeySpec> keys;
+};
+using Catalog = std::vector<ComponentKeys>;
+
+/// The TOML file (optional: empty path means defaults only) with the overrides applied.
+Value read_raw_config(const std::filesystem::path& file, const std::vector<std::string>& overrides);
+
+/// The schema in force for this raw config: core sections plus the keys of the components the
+/// config selects. Throws sdk::ConfigError when a selected component is not in the catalog.
+std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catalog);
+
+/// Fills defaults, coerces types and rejects unknown keys (with valid keys and a suggestion).
+/// Throws sdk::ConfigError naming the source position, key, value and what is allowed.
+Value resolve(const Value& raw, const std::vector<SectionSpec>& schema, const Catalog& catalog);
+
+/// Parses a plugin's declared default (a TOML literal) into a KeySpec.
+KeySpec plugin_key_spec(const std::string& name, const std::string& type, const std::string& default_literal,
+                        const std::string& doc, const std::string& owner);
+
+}  // namespace kforge::config

@@ -1,0 +1,55 @@
+// Schema: every config section and key kforge accepts, with type, default, choices and doc.
+// The core sections carry KempnerForge's schema; component plugins add keys to their section.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/value.h"
+
+namespace kforge::config {
+
+enum class KeyType { Bool, Int, Float, String, IntList, FloatList, StringList, Table, TableList, Dict };
+
+struct SectionSpec;
+
+struct KeySpec {
+  std::string name;
+  KeyType type = KeyType::String;
+  Value default_value;               ///< Null: no default (nullable keys, optional tables)
+  bool nullable = false;             ///< may be null ("None" on the command line)
+  std::vector<std::string> choices;  ///< allowed string values (empty: any)
+  std::string doc;
+  const SectionSpec* sub = nullptr;  ///< schema of a Table / TableList element
+  std::string owner;                 ///< "" for core keys, else "<kind> '<name>'" of a plugin
+};
+
+struct SectionSpec {
+  std::string name;
+  std::vector<KeySpec> keys;
+  bool optional = false;  ///< present only when the file or command line sets it
+  std::string doc;
+
+  const KeySpec* find(const std::string& key) const;
+  std::vector<std::string> key_names() const;
+};
+
+/// Where a component kind is selected in the config and where its own keys live.
+struct ComponentSlot {
+  const char* kind;
+  const char* section;
+  const char* selector;  ///< key naming the component(s)
+  bool multiple;         ///< the selector is a list of names
+};
+
+const std::vector<ComponentSlot>& component_slots();
+
+/// The built-in schema (KempnerForge's sections plus kforge's additions), in document order.
+const std::vector<SectionSpec>& core_schema();
+
+/// Name of a key type as plugin metadata spells it ("int", "float_list", ...).
+const char* key_type_name(KeyType type);
+/// Parses a plugin metadata type name; throws sdk::Error for an unknown one.
+KeyType parse_key_type(const std::string& name);
+
+}  // namespace kforge::config

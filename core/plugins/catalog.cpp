@@ -1,0 +1,23 @@
+#include "plugins/catalog.h"
+
+#include "kforge/sdk/kinds.h"
+
+namespace kforge::plugins {
+
+config::Catalog make_catalog(const Registry& registry) {
+  config::Catalog catalog;
+  for (const char* kind : {sdk::kind::model, sdk::kind::router, sdk::kind::optimizer, sdk::kind::scheduler,
+                           sdk::kind::loss, sdk::kind::dataset, sdk::kind::hook, sdk::kind::metric_backend}) {
+    for (const Entry* e : registry.entries(kind)) {
+      config::ComponentKeys c{e->meta.kind, e->meta.name, e->plugin->version, e->plugin->path.filename().string(), {}};
+      const std::string owner = e->meta.kind + " '" + e->meta.name + "'";
+      for (const ConfigKeyMeta& k : e->meta.keys) {
+        c.keys.push_back(config::plugin_key_spec(k.name, k.type, k.default_value, k.doc, owner));
+      }
+      catalog.push_back(std::move(c));
+    }
+  }
+  return catalog;
+}
+
+}  // namespace kforge::plugins

@@ -1,0 +1,176 @@
+#include "plugins/plugin_file.h"
+
+#include <cxxabi.h>
+
+#include <boost/dll/shared_library.hpp>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <set>
+#include <string_view>
+
+#include "config/resolver.h"
+#include "kforge/sdk/plugin.h"
+
+namespace kforge::plugins {
+namespace {
+
+const std::set<std::string_view> kKinds = {"optimizer", "scheduler", "router", "loss",
+                                           "model",     "dataset",   "hook",   "metric_backend"};
+
+std::string str(const char* s) { return s != nullptr ? s : ""; }
+
+std::string demangle(const std::string& symbol) {
+  int status = 0;
+  char* out = abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) return symbol;
+  std::string result(out);
+  std::free(out);
+  return result;
+}
+
+// Turns a dlopen failure into a message that says what went wrong and what to do.
+std::string explain_load_failure(const std::filesystem::path& path, const std::string& what) {
+  const std::string file = path.string();
+  std::string detail = what;
+  if (auto pos = what.find("dlerror system message: "); pos != std::string::npos) {
+    detail = what.substr(pos + 24);
+    if (!detail.empty() && detail.back() == ')') detail.pop_back();
+  }
+  if (auto pos = detail.find("undefined symbol: "); pos != std::string::npos) {
+    std::string symbol = detail.substr(pos + 18);
+    if (auto end = symbol.find_first_of(" \t\n"); end != std::string::npos) symbol.resize(end);
+    return fmt::format(
+        "{}: cannot load: undefined symbol {}. The plugin was linked against a different LibTorch, "
+        "kforge SDK or _GLIBCXX_USE_CXX11_ABI than this kforge; rebuild it with find_package(kforge) "
+        "against this installation (kforge --version -v prints the versions).",
+        file, demangle(symbol));
+  }
+  if (detail.find("GLIBCXX_") != std::string::npos || detail.find("CXXABI_") != std::string::npos) {
+    return fmt::format(
+        "{}: cannot load: {}. It was built with a newer C++ compiler than this system's libstdc++; "
+        "rebuild it with this system's compiler.",
+        file, detail);
+  }
+  if (detail.find("invalid ELF header") != std::string::npos ||
+      detail.find("file too short") != std::string::npos ||
+      detail.find("not an ELF") != std::string::npos) {
+    return fmt::format(
+        "{}: not a shared library ({}). Only kforge plugin libraries named libkforge_*.so belong in "
+        "a plugin directory; remove or rename this file.",
+        file, detail);
+  }
+  return fmt::format("{}: cannot load: {}", file, detail);
+}
+
+std::string platform(bool cuda) { return cuda ? "CUDA" : "CPU"; }
+
+}  // namespace
+
+void PluginFile::refuse(std::string reason) {
+  ok = false;
+  error = std::move(reason);
+}
+
+kforge_build_info host_build_info() { return sdk::detail::this_build(); }
+
+PluginFile open_plugin(const std::filesystem::path& path) {
+  PluginFile plugin;
+  plugin.path = path;
+  const std::string file = path.string();
+  try {
+    plugin.library = std::make_shared<boost::dll::shared_library>(
+        path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    plugin.refuse(explain_load_failure(path, e.what()));
+    return plugin;
+  }
+  // Never unload: factories, vtables and exceptions from this library may outlive any owner.
+  static auto* keep_loaded = new std::vector<std::shared_ptr<boost::dll::shared_library>>();
+  keep_loaded->push_back(plugin.library);
+
+  if (!plugin.library->has(KFORGE_PLUGIN_ENTRY_SYMBOL)) {
+    plugin.refuse(fmt::format(
+        "{}: no entry point '{}'. Is it a kforge plugin (built with KFORGE_PLUGIN(...) from "
+        "<kforge/sdk/plugin.h>)? Remove it from the plugin directory or rebuild it.",
+        file, KFORGE_PLUGIN_ENTRY_SYMBOL));
+    return plugin;
+  }
+  auto entry = plugin.library->get<const kforge_plugin_info*()>(KFORGE_PLUGIN_ENTRY_SYMBOL);
+  const kforge_plugin_info* info = entry();
+  if (info == nullptr) {
+    plugin.refuse(fmt::format("{}: {}() returned null; the plugin is broken, rebuild it.", file,
+                              KFORGE_PLUGIN_ENTRY_SYMBOL));
+    return plugin;
+  }
+  const kforge_build_info host = host_build_info();
+  const kforge_build_info& build = info->build;  // frozen leading fields: always readable
+  plugin.abi_version = build.abi_version;
+  if (build.abi_version != host.abi_version || build.struct_size != host.struct_size) {
+    plugin.refuse(fmt::format(
+        "{}: built against kforge plugin ABI {} (kforge-sdk {}); this kforge speaks ABI {} "
+        "(kforge-sdk {}). Rebuild the plugin against kforge-sdk {}, or use a kforge that speaks ABI {}.",
+        file, build.abi_version, build.abi_version == host.abi_version ? str(build.sdk_version) : "unknown",
+        host.abi_version, host.sdk_version, host.sdk_version, build.abi_version));
+    return plugin;
+  }
+  plugin.sdk_version = str(build.sdk_version);
+  plugin.torch_version = str(build.torch_version);
+  plugin.cxx11_abi = build.cxx11_abi;
+  plugin.cuda = build.cuda != 0;
+  plugin.name = str(info->name);
+  plugin.version = str(info->version);
+  plugin.description = str(info->description);
+  for (uint32_t i = 0; i < info->n_components; ++i) {
+    const kforge_component_info& c = info->components[i];
+    ComponentMeta meta{str(c.kind), str(c.name), str(c.version), str(c.summary), {}};
+    for (uint32_t k = 0; k < c.n_keys; ++k) {
+      const kforge_config_key& key = c.keys[k];
+      meta.keys.push_back({str(key.name), str(key.type), str(key.default_value), str(key.doc)});
+    }
+    plugin.components.push_back(std::move(meta));
+  }
+
+  if (plugin.torch_version != host.torch_version || plugin.cxx11_abi != host.cxx11_abi) {
+    plugin.refuse(fmt::format(
+        "{}: built against LibTorch {} (cxx11-abi={}, {}); this kforge uses LibTorch {} "
+        "(cxx11-abi={}, {}). Tensors cross the plugin boundary as C++ objects, so these must match "
+        "exactly: rebuild the plugin against this LibTorch (find_package(kforge) sets the flags).",
+        file, plugin.torch_version, plugin.cxx11_abi, platform(plugin.cuda), host.torch_version,
+        host.cxx11_abi, platform(host.cuda != 0)));
+    return plugin;
+  }
+  if (plugin.cuda != (host.cuda != 0)) {
+    plugin.refuse(fmt::format(
+        "{}: built for a {} LibTorch; this kforge is a {} build. Rebuild the plugin {} "
+        "KFORGE_WITH_CUDA, or use a {} build of kforge (cmake -DKFORGE_WITH_CUDA={}).",
+        file, platform(plugin.cuda), platform(host.cuda != 0), plugin.cuda ? "without" : "with",
+        platform(plugin.cuda), plugin.cuda ? "ON" : "OFF"));
+    return plugin;
+  }
+  for (const auto& c : plugin.components) {
+    if (!kKinds.count(c.kind)) {
+      plugin.refuse(fmt::format(
+          "{}: component '{}' has unknown kind '{}'. Allowed kinds: optimizer, scheduler, router, "
+          "loss, model, dataset, hook, metric_backend.",
+          file, c.name, c.kind));
+      return plugin;
+    }
+    if (c.name.empty()) {
+      plugin.refuse(fmt::format("{}: a {} component has an empty name; give it one.", file, c.kind));
+      return plugin;
+    }
+    for (const auto& key : c.keys) {
+      try {
+        config::plugin_key_spec(key.name, key.type, key.default_value, key.doc, c.kind + " '" + c.name + "'");
+      } catch (const std::exception& e) {
+        plugin.refuse(fmt::format("{}: {}. Fix the component's kforge_config_key list.", file, e.what()));
+        return plugin;
+      }
+    }
+  }
+  plugin.info = info;
+  plugin.ok = true;
+  return plugin;
+}
+
+}  // namespace kforge::plugins

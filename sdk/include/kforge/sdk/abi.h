@@ -1,0 +1,68 @@
+/* kforge plugin ABI: the C structs a plugin exports through its one entry point.
+ * The leading fields of kforge_build_info are frozen forever so that any host can read them,
+ * even from an incompatible plugin, and refuse it with a precise message. */
+#ifndef KFORGE_SDK_ABI_H
+#define KFORGE_SDK_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bump on any change to these structs, to the component interfaces or to their meaning. */
+#define KFORGE_PLUGIN_ABI_VERSION 1u
+/* The name of the one symbol every plugin exports. */
+#define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Facts of the plugin's build. FROZEN: struct_size and abi_version stay the first two fields. */
+typedef struct kforge_build_info {
+  uint32_t struct_size;      /* sizeof(kforge_build_info) as the plugin saw it */
+  uint32_t abi_version;      /* KFORGE_PLUGIN_ABI_VERSION */
+  const char* sdk_version;   /* KFORGE_SDK_VERSION, e.g. "0.1.0" */
+  const char* torch_version; /* TORCH_VERSION of the LibTorch headers, e.g. "1.13.0" */
+  int32_t cxx11_abi;         /* _GLIBCXX_USE_CXX11_ABI */
+  int32_t cuda;              /* 1 when built for a CUDA LibTorch, 0 for CPU */
+  const char* compiler;      /* __VERSION__, informational */
+} kforge_build_info;
+
+/* One configuration key a component accepts in its config section. */
+typedef struct kforge_config_key {
+  const char* name;          /* key inside the section, e.g. "lion_beta" */
+  const char* type;          /* "bool" | "int" | "float" | "string" | "float_list" | "int_list" | "string_list" */
+  const char* default_value; /* TOML literal of the default, e.g. "0.9", "\"cosine\"", "[0.9, 0.95]" */
+  const char* doc;           /* one line */
+} kforge_config_key;
+
+/* Static description of one component (listed without running plugin code). */
+typedef struct kforge_component_info {
+  const char* kind;    /* optimizer|scheduler|router|loss|model|dataset|hook|metric_backend */
+  const char* name;    /* the name a config selects it by, e.g. "adamw" */
+  const char* version; /* semver of the component */
+  const char* summary; /* one line */
+  uint32_t n_keys;     /* extra config keys this component accepts in its kind's section */
+  const kforge_config_key* keys;
+} kforge_component_info;
+
+/* What kforge_plugin_entry() returns. `build` must stay the first member. */
+typedef struct kforge_plugin_info {
+  kforge_build_info build;
+  const char* name;        /* plugin (library) name */
+  const char* version;     /* plugin version */
+  const char* description; /* one line */
+  uint32_t n_components;
+  const kforge_component_info* components;
+  /* Registers factories into the host's kforge::sdk::Registrar (passed as void*).
+   * Returns 0 on success; otherwise writes a message into err and returns non-zero.
+   * Never throws. */
+  int (*register_all)(void* registrar, char* err, size_t err_len);
+} kforge_plugin_info;
+
+typedef const kforge_plugin_info* (*kforge_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KFORGE_SDK_ABI_H */

@@ -1,0 +1,33 @@
+// Model: a decoder the host trains; it also describes how it decomposes, for later sharding.
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kforge::sdk {
+
+/// One unit the host may shard, activation-checkpoint or give to a pipeline stage.
+struct ModelBlock {
+  std::string name;                 ///< module path, e.g. "layers.0"
+  std::vector<std::string> params;  ///< fully-qualified names of the parameters it owns
+};
+
+class Model : public torch::nn::Module {
+ public:
+  /// tokens: int64 [batch, seq] -> logits [batch, seq, vocab].
+  virtual torch::Tensor forward(const torch::Tensor& tokens) = 0;
+  /// Blocks in forward order. Parameters in no block (embedding, final norm, head) form the root.
+  virtual std::vector<ModelBlock> blocks() const = 0;
+  /// Training FLOPs per token (forward + backward) at this sequence length, for MFU.
+  virtual double flops_per_token(int64_t seq_len) const = 0;
+  /// Parameter count by the config formula (KempnerForge's num_params_estimate).
+  virtual int64_t num_params_estimate() const = 0;
+  /// Extra terms added to the objective after the last forward (e.g. MoE aux losses).
+  virtual std::vector<std::pair<std::string, torch::Tensor>> auxiliary_losses() { return {}; }
+};
+
+}  // namespace kforge::sdk

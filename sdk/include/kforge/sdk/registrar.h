@@ -1,0 +1,64 @@
+// Registrar: the host-owned (kind, name) -> factory map a plugin's register_all fills.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kforge/sdk/config_view.h"
+#include "kforge/sdk/dataset.h"
+#include "kforge/sdk/hook.h"
+#include "kforge/sdk/logger.h"
+#include "kforge/sdk/loss.h"
+#include "kforge/sdk/metric_backend.h"
+#include "kforge/sdk/model.h"
+#include "kforge/sdk/optimizer.h"
+#include "kforge/sdk/router.h"
+#include "kforge/sdk/scheduler.h"
+
+namespace kforge::sdk {
+
+/// Components a factory may build through the host (e.g. a model asking for its router).
+class ComponentSource {
+ public:
+  virtual ~ComponentSource() = default;
+  virtual std::shared_ptr<Router> make_router(const std::string& name, const RouterSpec& spec) const = 0;
+};
+
+/// What every factory receives: host services and the component's validated config section.
+/// The references are valid only during the factory call: copy the values a component keeps.
+struct BuildContext {
+  Logger& log;
+  const ConfigView& section;
+  const ComponentSource& components;
+};
+
+using ModelFactory = std::function<std::shared_ptr<Model>(const BuildContext&)>;
+using OptimizerFactory =
+    std::function<std::unique_ptr<Optimizer>(const BuildContext&, std::vector<NamedParameter> params)>;
+using SchedulerFactory = std::function<std::unique_ptr<Scheduler>(const BuildContext&, int64_t max_steps)>;
+using LossFactory = std::function<std::unique_ptr<Loss>(const BuildContext&)>;
+using RouterFactory = std::function<std::shared_ptr<Router>(const BuildContext&, const RouterSpec&)>;
+using DatasetFactory = std::function<std::unique_ptr<Dataset>(const BuildContext&, const DatasetSpec&)>;
+using HookFactory = std::function<std::unique_ptr<Hook>(const BuildContext&)>;
+using MetricBackendFactory =
+    std::function<std::unique_ptr<MetricBackend>(const BuildContext&, const RunInfo&)>;
+
+/// Each add_* throws kforge::sdk::Error if the name is already taken or was not declared in the
+/// plugin's component metadata.
+class Registrar {
+ public:
+  virtual ~Registrar() = default;
+  virtual void add_model(const std::string& name, ModelFactory factory) = 0;
+  virtual void add_optimizer(const std::string& name, OptimizerFactory factory) = 0;
+  virtual void add_scheduler(const std::string& name, SchedulerFactory factory) = 0;
+  virtual void add_loss(const std::string& name, LossFactory factory) = 0;
+  virtual void add_router(const std::string& name, RouterFactory factory) = 0;
+  virtual void add_dataset(const std::string& name, DatasetFactory factory) = 0;
+  virtual void add_hook(const std::string& name, HookFactory factory) = 0;
+  virtual void add_metric_backend(const std::string& name, MetricBackendFactory factory) = 0;
+};
+
+}  // namespace kforge::sdk

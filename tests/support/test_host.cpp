@@ -1,0 +1,50 @@
+#include "support/test_host.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+
+#include "plugins/catalog.h"
+
+namespace kforge::test {
+
+std::unique_ptr<cli::PluginHost> load_builtin_plugins(const std::vector<std::string>& extra_dirs) {
+  std::vector<std::string> dirs = {KFORGE_PLUGIN_DIR};
+  dirs.insert(dirs.end(), extra_dirs.begin(), extra_dirs.end());
+  return cli::load_plugins(dirs);
+}
+
+config::JobConfig job_from_toml(const std::string& toml, const plugins::Registry& registry,
+                                const std::vector<std::string>& overrides) {
+  const auto dir = temp_dir("config");
+  const auto path = dir / "test.toml";
+  std::ofstream(path) << toml;
+  return config::load_job_config(path, overrides, plugins::make_catalog(registry));
+}
+
+std::filesystem::path temp_dir(const std::string& label) {
+  static std::atomic<int> counter{0};
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("kforge_test_" + label + "_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+int run_command(const std::string& command, std::string* output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  std::array<char, 4096> buffer{};
+  std::string text;
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) text.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  if (output != nullptr) *output = text;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace kforge::test
