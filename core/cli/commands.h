@@ -5,5 +5,6 @@ namespace kforge::cli {
 
 int cmd_run(int argc, char** argv);
 int cmd_list_plugins(int argc, char** argv);
+int cmd_prepare_data(int argc, char** argv);
 
 }  // namespace kforge::cli

@@ -16,12 +16,14 @@ constexpr const char* kUsage = R"(kforge: fault-tolerant training of decoder LLM
 Usage:
   kforge run CONFIG.toml [--plugin-dir DIR]... [--dry-run] [--section.key=value]...
   kforge list-plugins [--plugin-dir DIR]... [--json] [-v]
+  kforge prepare-data --input TEXT... --output DIR (--train-tokenizer --vocab-size N | --tokenizer MODEL)
   kforge --version
   kforge COMMAND --help
 
 Commands:
   run            train with a TOML config (resumes from checkpoint.dir automatically)
   list-plugins   list the components of every plugin found, and refused plugin files
+  prepare-data   tokenise text files into .npy shards with a SentencePiece tokenizer
 
 Plugins are the libkforge_*.so files in each --plugin-dir and in the directory that ships with
 kforge. Config keys are KempnerForge's; any key can be overridden as --section.key=value.
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
   }
   if (command == "run") return cmd_run(argc - 1, argv + 1);
   if (command == "list-plugins") return cmd_list_plugins(argc - 1, argv + 1);
+  if (command == "prepare-data") return cmd_prepare_data(argc - 1, argv + 1);
   std::fprintf(stderr, "kforge: unknown command '%s'.\n\n%s", command.c_str(), kUsage);
   return kExitUsage;
 }

@@ -1,6 +1,7 @@
 #include "config/job_config.h"
 
 #include "config/rules.h"
+#include "kforge/sdk/error.h"
 
 namespace kforge::config {
 namespace {
@@ -26,7 +27,13 @@ bool CheckpointConfig::should_save(int64_t step) const {
   return step % interval == 0;
 }
 
-SectionView JobConfig::view(const std::string& section) const { return SectionView(section, *tree.find(section)); }
+SectionView JobConfig::view(const std::string& section) const {
+  const Value* table = tree.find(section);
+  if (table == nullptr) {
+    throw sdk::ConfigError("[" + section + "] is not in this config (an optional section that was not set)");
+  }
+  return SectionView(section, *table);
+}
 
 std::string JobConfig::to_toml() const { return to_toml_document(tree); }
 

@@ -25,7 +25,8 @@ void mark_command_line(Value& v) {
   for (auto& [k, child] : v.table) mark_command_line(child);
 }
 
-// Python literals inside a list or tuple, translated to TOML.
+// Python literals inside a list, tuple or dict, translated to TOML: True/False, (..) -> [..],
+// {'k': v} -> {'k' = v}.
 std::string pythonic_to_toml(std::string_view text) {
   std::string out;
   std::string word;
@@ -50,7 +51,7 @@ std::string pythonic_to_toml(std::string_view text) {
       word += c;
     } else {
       flush();
-      out += c == '(' ? '[' : c == ')' ? ']' : c;
+      out += c == '(' ? '[' : c == ')' ? ']' : c == ':' ? '=' : c;
     }
   }
   flush();
@@ -75,15 +76,20 @@ Value parse_override_value(std::string_view text) {
   }
   if (!text.empty()) {
     std::string literal(text);
-    if (text.front() == '[' || text.front() == '(') literal = pythonic_to_toml(text);
-    if (text.front() == '\'' && text.back() == '\'' && text.size() >= 2) {
+    const char first = text.front();
+    if (first == '[' || first == '(' || first == '{') literal = pythonic_to_toml(text);
+    if (first == '\'' && text.back() == '\'' && text.size() >= 2) {
       return Value::string(std::string(text.substr(1, text.size() - 2)), kCommandLine);
     }
     try {
       Value doc = read_toml_string("v = " + literal, "command line");
       Value v = *doc.find("v");
       mark_command_line(v);
-      v.s = std::string(text);  // the literal text, for keys whose type is string
+      // A quoted string is its content; anything else (numbers, bools, dates) also keeps its
+      // literal text, for keys whose type is string ("--checkpoint.dir=2024-01-01").
+      if (v.type == Value::Type::String && first == '"') return v;
+      if (v.type == Value::Type::String) return Value::string(std::string(text), kCommandLine);
+      v.s = std::string(text);
       return v;
     } catch (const sdk::ConfigError&) {
       // Not a literal: a bare word such as a name or a path.

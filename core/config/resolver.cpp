@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "config/did_you_mean.h"
@@ -19,7 +20,8 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 [[noreturn]] void fail(const Value& v, const std::string& where, const std::string& message) {
-  throw sdk::ConfigError(fmt::format("{}: {} = {}: {}", v.source.describe(), where, v.to_toml(), message));
+  throw sdk::ConfigError(
+      fmt::format("{}: {} = {}: {}", v.source.describe(), where, v.is_null() ? "None" : v.to_toml(), message));
 }
 
 std::string expected(const KeySpec& spec) {
@@ -62,7 +64,7 @@ Value coerce_scalar(const Value& v, const KeySpec& spec, const std::string& wher
       break;
     case KeyType::Int:
       if (v.type == Value::Type::Int) return v;
-      if (v.type == Value::Type::Float && std::floor(v.f) == v.f && from_command_line(v)) {
+      if (v.type == Value::Type::Float && std::floor(v.f) == v.f && std::fabs(v.f) < 9.2e18 && from_command_line(v)) {
         return Value::integer(static_cast<int64_t>(v.f), v.source);
       }
       break;
@@ -106,7 +108,32 @@ Value coerce_list(const Value& v, const KeySpec& spec, const std::string& where)
   return out;
 }
 
-Value coerce(const Value& v, const KeySpec& spec, const std::string& where, const Catalog& catalog) {
+// A table of name = value (anneal_weights, moma_experts_per_modality, module_patterns).
+Value coerce_dict(const Value& v, const KeySpec& spec, const std::string& where) {
+  if (!v.is_table()) fail(v, where, expected(spec));
+  Value out = Value::make_table(v.source);
+  KeySpec item{"", spec.item};
+  // By name: TOML tables have no order (toml++ iterates them sorted), so neither do dicts.
+  auto entries = v.table;
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [k, child] : entries) {
+    const std::string child_where = where + "." + k;
+    if (spec.item == KeyType::StringList) {
+      if (child.type != Value::Type::List) fail(child, child_where, expected(item));
+      out.set(k, coerce_list(child, item, child_where));
+    } else {
+      out.set(k, coerce_scalar(child, item, child_where));
+    }
+  }
+  return out;
+}
+
+// "[model] dim" for a section key, "[data.datasets[0]] path" for nested ones.
+std::string key_where(const std::string& path, const std::string& key) { return "[" + path + "] " + key; }
+
+// `path` is the table holding the key ("model", "data.datasets[0]"); nested tables extend it.
+Value coerce(const Value& v, const KeySpec& spec, const std::string& path, const Catalog& catalog) {
+  const std::string where = key_where(path, spec.name);
   if (v.is_null()) {
     if (spec.nullable) return v;
     fail(v, where, expected(spec));
@@ -117,43 +144,50 @@ Value coerce(const Value& v, const KeySpec& spec, const std::string& where, cons
     case KeyType::StringList: return coerce_list(v, spec, where);
     case KeyType::Table:
       if (!v.is_table()) fail(v, where, expected(spec));
-      return resolve_table(&v, *spec.sub, where, catalog);
+      return resolve_table(&v, *spec.sub, path + "." + spec.name, catalog);
     case KeyType::TableList: {
       if (v.type != Value::Type::List) fail(v, where, expected(spec));
       Value out = Value::make_list({}, v.source);
       for (size_t k = 0; k < v.list.size(); ++k) {
-        const std::string item_where = fmt::format("{}[{}]", where, k);
-        if (!v.list[k].is_table()) fail(v.list[k], item_where, "expected a table");
-        out.list.push_back(resolve_table(&v.list[k], *spec.sub, item_where, catalog));
+        const std::string item_path = fmt::format("{}.{}[{}]", path, spec.name, k);
+        if (!v.list[k].is_table()) fail(v.list[k], "[" + item_path + "]", "expected a table");
+        out.list.push_back(resolve_table(&v.list[k], *spec.sub, item_path, catalog));
       }
       return out;
     }
-    case KeyType::Dict: {
-      if (!v.is_table()) fail(v, where, expected(spec));
-      Value out = Value::make_table(v.source);
-      KeySpec number{"", KeyType::Float};
-      for (const auto& [k, child] : v.table) out.set(k, coerce_scalar(child, number, where + "." + k));
-      return out;
-    }
+    case KeyType::Dict: return coerce_dict(v, spec, where);
     default: return coerce_scalar(v, spec, where);
   }
 }
 
-// "[model] dim" for a section key, "[data.datasets[0]] path" for nested ones.
-std::string key_where(const std::string& path, const std::string& key) { return "[" + path + "] " + key; }
+const ComponentSlot* slot_of_kind(const std::string& kind) {
+  for (const ComponentSlot& slot : component_slots()) {
+    if (kind == slot.kind) return &slot;
+  }
+  return nullptr;
+}
 
 std::string unknown_key_message(const std::string& key, const SectionSpec& spec, const std::string& path,
                                 const Catalog& catalog) {
+  const std::string valid = join(spec.key_names());
+  for (const auto& [name, why] : spec.hints) {
+    if (name == key) return fmt::format("key '{}' is not valid in [{}]: {}. Valid keys: {}.", key, path, why, valid);
+  }
+  // A key that a component of this section's kind declares, but that component is not selected.
   for (const ComponentKeys& c : catalog) {
+    const ComponentSlot* slot = slot_of_kind(c.kind);
+    if (slot == nullptr || path != slot->section) continue;
     for (const KeySpec& k : c.keys) {
-      if (k.name == key) {
-        return fmt::format("unknown key '{}' in [{}]: it is accepted by {} '{}' ({}), which this config does "
-                           "not select. Valid keys: {}.",
-                           key, path, c.kind, c.name, c.file, join(spec.key_names()));
-      }
+      if (k.name != key) continue;
+      const std::string how = slot->multiple
+                                  ? fmt::format("add \"{}\" to [{}] {}", c.name, slot->section, slot->selector)
+                                  : fmt::format("set [{}] {} = \"{}\"", slot->section, slot->selector, c.name);
+      return fmt::format("unknown key '{}' in [{}]: it is accepted by {} '{}' ({}), which this config does not "
+                         "select ({} to use it). Valid keys: {}.",
+                         key, path, c.kind, c.name, c.file, how, valid);
     }
   }
-  return fmt::format("unknown key '{}' in [{}]. Valid keys: {}.{}", key, path, join(spec.key_names()),
+  return fmt::format("unknown key '{}' in [{}]. Valid keys: {}.{}", key, path, valid,
                      did_you_mean(key, spec.key_names()));
 }
 
@@ -165,7 +199,13 @@ Value resolve_table(const Value* raw, const SectionSpec& spec, const std::string
       if (k == nullptr) {
         throw sdk::ConfigError(value.source.describe() + ": " + unknown_key_message(key, spec, path, catalog));
       }
-      out.set(key, coerce(value, *k, key_where(path, key), catalog));
+      out.set(key, coerce(value, *k, path, catalog));
+    }
+  }
+  for (const KeySpec& k : spec.keys) {
+    if (k.required() && out.find(k.name) == nullptr) {
+      throw sdk::ConfigError(fmt::format("{}: [{}] {} is required ({}) and has no default",
+                                         raw != nullptr ? raw->source.describe() : "default", path, k.name, k.doc));
     }
   }
   // Defaults, in schema order, for keys not given.
@@ -192,11 +232,58 @@ std::vector<std::string> selected_names(const Value& raw, const ComponentSlot& s
   return names;
 }
 
+const SectionSpec* core_section(const std::string& name) {
+  for (const SectionSpec& s : core_schema()) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+// Lays the command-line tree over the file's the way KempnerForge's loader does: sections and
+// sub-sections ([checkpoint.dyn_ckpt_window]) merge key by key; every other value, dicts and
+// lists (of tables) included, is replaced wholesale.
+void overlay(Value& base, const Value& over, const SectionSpec* spec) {
+  for (const auto& [key, value] : over.table) {
+    Value* existing = base.find(key);
+    const KeySpec* k = spec != nullptr ? spec->find(key) : nullptr;
+    if (existing != nullptr && existing->is_table() && value.is_table() && k != nullptr && k->type == KeyType::Table) {
+      overlay(*existing, value, k->sub);
+    } else {
+      base.set(key, value);
+    }
+  }
+}
+
+// [vlm] is a discriminated union on arch: its keys are the base keys plus the chosen arch's.
+SectionSpec vlm_spec_for(const Value& raw) {
+  const Value* vlm = raw.find("vlm");
+  const Value* arch = vlm != nullptr && vlm->is_table() ? vlm->find("arch") : nullptr;
+  // A non-string arch is reported by the type check of the default spec.
+  if (arch == nullptr || arch->type != Value::Type::String) return vlm_section("joint_decoder");
+  const auto& arches = vlm_arches();
+  if (std::find(arches.begin(), arches.end(), arch->s) == arches.end()) {
+    throw sdk::ConfigError(fmt::format("{}: [vlm] arch = {}: Unknown vlm.arch. Registered: {}.{}", arch->source.describe(),
+                                       arch->to_toml(), join(arches), did_you_mean(arch->s, arches)));
+  }
+  return vlm_section(arch->s);
+}
+
 }  // namespace
 
 Value read_raw_config(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
   Value raw = file.empty() ? Value::make_table() : read_toml_file(file);
-  for (const auto& arg : overrides) apply_override(raw, arg);
+  // Overrides build their own tree first (later ones win, nested keys merge), as KempnerForge's
+  // _parse_cli_overrides does, then that tree is laid over the file.
+  Value cli = Value::make_table();
+  for (const auto& arg : overrides) apply_override(cli, arg);
+  for (const auto& [section, value] : cli.table) {
+    Value* existing = raw.find(section);
+    if (existing != nullptr && existing->is_table() && value.is_table()) {
+      overlay(*existing, value, core_section(section));
+    } else {
+      raw.set(section, value);
+    }
+  }
   return raw;
 }
 
@@ -214,16 +301,22 @@ KeySpec plugin_key_spec(const std::string& name, const std::string& type, const 
   }
   def.source = Source{};
   spec.nullable = def.is_null();
-  spec.default_value = def.is_null() ? def : coerce(def, spec, owner + " default of " + name, {});
+  spec.default_value = def.is_null() ? def : coerce(def, spec, owner + " default", {});
   return spec;
 }
 
 std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catalog) {
   std::vector<SectionSpec> schema = core_schema();
+  for (SectionSpec& section : schema) {
+    if (section.name == "vlm") section = vlm_spec_for(raw);
+  }
   for (const ComponentSlot& slot : component_slots()) {
     auto section = std::find_if(schema.begin(), schema.end(), [&](const SectionSpec& s) { return s.name == slot.section; });
     const Value* where_value = nullptr;
+    std::vector<std::string> done;
     for (const std::string& name : selected_names(raw, slot, *section, &where_value)) {
+      if (std::find(done.begin(), done.end(), name) != done.end()) continue;  // listed twice
+      done.push_back(name);
       const ComponentKeys* found = nullptr;
       std::vector<std::string> known_names;
       std::string known;
@@ -271,7 +364,8 @@ Value resolve(const Value& raw, const std::vector<SectionSpec>& schema, const Ca
   Value out = Value::make_table();
   for (const SectionSpec& spec : schema) {
     const Value* given = raw.find(spec.name);
-    if (spec.optional && given == nullptr) continue;
+    const bool implied = !spec.implied_by.empty() && raw.find(spec.implied_by) != nullptr;
+    if (spec.optional && given == nullptr && !implied) continue;
     out.set(spec.name, resolve_table(given, spec, spec.name, catalog));
   }
   return out;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <optional>
 #include <set>
 
 #include "kforge/sdk/error.h"
@@ -19,16 +21,31 @@ struct Section {
   bool null(const char* key) const { return at(key).is_null(); }
 
   // Throws "<source>: [section] key = value: message" unless ok.
+  // A defaulted key is reported at its table's position (the [section] header) when there is one.
   void require(bool ok, const char* key, const std::string& message) const {
     if (ok) return;
     const Value& v = at(key);
-    throw sdk::ConfigError(fmt::format("{}: [{}] {} = {}: {}", v.source.describe(), name, key, v.to_toml(), message));
+    const Source& where = v.source.origin.empty() ? table.source : v.source;
+    throw sdk::ConfigError(fmt::format("{}: [{}] {} = {}: {}", where.describe(), name, key, v.to_toml(), message));
   }
   void positive(const char* key) const { require(at(key).as_number() > 0, key, "must be > 0"); }
   void non_negative(const char* key) const { require(at(key).as_number() >= 0, key, "must be >= 0"); }
 };
 
 Section section(const Value& root, const char* name) { return Section{*root.find(name), name}; }
+
+bool has(const Value& root, const char* name) { return root.find(name) != nullptr; }
+
+std::string quoted_list(const Value& list) {
+  std::string out;
+  for (const Value& v : list.list) out += (out.empty() ? "" : ", ") + v.to_toml();
+  return "[" + out + "]";
+}
+
+// Cross-section failure about a whole section: "<source of the table>: message".
+[[noreturn]] void fail_section(const Value& table, const std::string& message) {
+  throw sdk::ConfigError(fmt::format("{}: {}", table.source.describe(), message));
+}
 
 void check_model(const Section& m) {
   for (const char* k : {"dim", "n_layers", "n_heads", "vocab_size", "max_seq_len"}) m.positive(k);
@@ -135,6 +152,148 @@ void check_distributed(const Section& d) {
   d.positive("nccl_timeout_sec");
 }
 
+void check_vision_encoder(const Section& v) {
+  v.non_negative("feature_dim");
+  v.non_negative("num_tokens");
+}
+
+void check_adapter(const Section& a) {
+  a.non_negative("hidden_dim");
+  a.positive("pool_window");
+  a.positive("pool_heads");
+}
+
+// MoT / MoMa modality lists: at least two, "image" and "text" among them, no duplicates.
+void check_modalities(const Section& v, const char* key) {
+  const Value& list = v.at(key);
+  std::set<std::string> seen;
+  for (const Value& m : list.list) {
+    v.require(seen.insert(m.s).second, key, fmt::format("must not contain duplicates ('{}' twice)", m.s));
+  }
+  v.require(list.list.size() >= 2, key, "must have at least 2 entries");
+  v.require(seen.count("image") == 1, key, "must include \"image\"");
+  v.require(seen.count("text") == 1, key, "must include \"text\"");
+}
+
+void check_moma_experts(const Section& v) {
+  const Value& experts = v.at("moma_experts_per_modality");
+  std::set<std::string> modalities;
+  for (const Value& m : v.at("moma_modalities").list) modalities.insert(m.s);
+  for (const auto& [name, count] : experts.table) {
+    v.require(modalities.count(name) == 1, "moma_experts_per_modality",
+              fmt::format("has unknown modality '{}' (allowed: the moma_modalities {})", name,
+                          quoted_list(v.at("moma_modalities"))));
+    v.require(count.i > 0, "moma_experts_per_modality",
+              fmt::format("the expert count of '{}' must be > 0. For dense per-modality FFN use arch='mot' instead",
+                          name));
+  }
+  for (const std::string& m : modalities) {
+    v.require(experts.find(m) != nullptr, "moma_experts_per_modality",
+              fmt::format("has no entry for modality '{}' (it must cover exactly the moma_modalities {})", m,
+                          quoted_list(v.at("moma_modalities"))));
+  }
+}
+
+void check_vlm(const Section& v) {
+  v.positive("max_text_len");
+  const Value& stages = v.at("freeze_schedule");
+  for (size_t k = 1; k < stages.list.size(); ++k) {
+    Section stage{stages.list[k], fmt::format("vlm.freeze_schedule[{}]", k)};
+    const int64_t previous = stages.list[k - 1].find("start_step")->i;
+    stage.require(stage.i("start_step") > previous, "start_step",
+                  fmt::format("freeze_schedule start_steps must be strictly monotonic (previous stage: {})", previous));
+  }
+  const std::string arch = v.at("arch").s;
+  if (arch == "cross_attention") {
+    v.positive("cross_attention_every_n_layers");
+    v.non_negative("cross_attention_n_heads");
+    v.non_negative("cross_attention_n_kv_heads");
+  } else if (arch == "mot") {
+    check_modalities(v, "mot_modalities");
+    v.non_negative("mot_image_n_heads");
+    v.non_negative("mot_image_n_kv_heads");
+    v.require(!v.at("mot_warm_start_from_text").b || !v.at("mot_warm_start_path").s.empty(),
+              "mot_warm_start_from_text", "requires [vlm] mot_warm_start_path (a state dict to copy from)");
+  } else if (arch == "moma") {
+    check_modalities(v, "moma_modalities");
+    check_moma_experts(v);
+    v.non_negative("moma_capacity_factor");
+  }
+}
+
+void check_video(const Section& v) {
+  v.non_negative("max_samples");
+  v.require(v.i("min_frames") >= 1, "min_frames", "must be >= 1");
+  v.require(v.i("max_frames") >= 1, "max_frames", "must be >= 1");
+  v.require(v.i("min_frames") <= v.i("max_frames"), "min_frames",
+            fmt::format("must be <= max_frames ({})", v.i("max_frames")));
+  v.positive("fps");
+  v.positive("frame_size");
+}
+
+int64_t isqrt(int64_t n) {
+  int64_t r = static_cast<int64_t>(std::sqrt(static_cast<double>(n)));
+  while (r * r > n) --r;
+  while ((r + 1) * (r + 1) <= n) ++r;
+  return r;
+}
+
+// Tokens out of the adapter for `n` encoder tokens: projections keep n; pooling adapters pool
+// the square patch grid with a window x window kernel (avgpool: ceil edges; attentional_pool:
+// the grid must divide).
+int64_t adapter_output_tokens(const Section& adapter, const Section& encoder) {
+  const std::string type = adapter.at("type").s;
+  const int64_t n = encoder.i("num_tokens");
+  if (type != "avgpool" && type != "attentional_pool") return n;
+  const int64_t grid = isqrt(n);
+  encoder.require(grid * grid == n, "num_tokens",
+                  fmt::format("[adapter] type = \"{}\" pools a square patch grid: num_tokens must be a perfect square",
+                              type));
+  const int64_t window = adapter.i("pool_window");
+  if (type == "attentional_pool") {
+    adapter.require(grid % window == 0, "pool_window",
+                    fmt::format("attentional_pool needs the patch grid ({0}x{0}) divisible by the window", grid));
+  }
+  const int64_t side = (grid + window - 1) / window;
+  return side * side;
+}
+
+// Residual-stream budget of a VLM with a known encoder token count: frames x adapter tokens of
+// image tokens (none in the residual for cross-attention) plus max_text_len. 0 when unknown.
+struct VlmBudget {
+  int64_t residual_image_tokens = 0, max_text_len = 0;
+  int64_t required() const { return residual_image_tokens + max_text_len; }
+};
+
+std::optional<VlmBudget> vlm_budget(const Value& root) {
+  if (!has(root, "vlm") || !has(root, "vision_encoder")) return std::nullopt;
+  const Section encoder = section(root, "vision_encoder");
+  if (encoder.i("num_tokens") <= 0) return std::nullopt;  // probed at build time
+  const Section vlm = section(root, "vlm");
+  const int64_t frames = has(root, "video") ? section(root, "video").i("max_frames") : 1;
+  const int64_t visual = frames * adapter_output_tokens(section(root, "adapter"), encoder);
+  return VlmBudget{vlm.at("arch").s == "cross_attention" ? 0 : visual, vlm.i("max_text_len")};
+}
+
+// JobConfig.__post_init__: what needs more than one section but not the world size.
+void check_vlm_sections(const Value& root) {
+  if (has(root, "vlm") && !has(root, "vision_encoder")) {
+    fail_section(*root.find("vlm"),
+                 "[vlm] is set but [vision_encoder] is missing; a VLM run requires a [vision_encoder] section");
+  }
+  if (has(root, "video") && !has(root, "vlm")) {
+    fail_section(*root.find("video"),
+                 "[video] is set but [vlm] is missing; video training runs through the VLM, so [vlm] (and "
+                 "[vision_encoder]) are required");
+  }
+  if (const auto budget = vlm_budget(root)) {
+    const Section m = section(root, "model");
+    m.require(m.i("max_seq_len") >= budget->required(), "max_seq_len",
+              fmt::format("insufficient for the VLM: residual_image_tokens ({}) + vlm.max_text_len ({}) = {}",
+                          budget->residual_image_tokens, budget->max_text_len, budget->required()));
+  }
+}
+
 }  // namespace
 
 void check_sections(const Value& root) {
@@ -153,7 +312,35 @@ void check_sections(const Value& root) {
                fmt::format("must be > start_step ({})", prof.i("start_step")));
   check_checkpoint(section(root, "checkpoint"));
   check_distributed(section(root, "distributed"));
+  if (has(root, "vision_encoder")) check_vision_encoder(section(root, "vision_encoder"));
+  if (has(root, "adapter")) check_adapter(section(root, "adapter"));
+  if (has(root, "vlm")) check_vlm(section(root, "vlm"));
+  if (has(root, "video")) check_video(section(root, "video"));
+  check_vlm_sections(root);
 }
+
+namespace {
+
+void check_world_vlm(const Value& root) {
+  const Section d = section(root, "distributed");
+  const Section m = section(root, "model");
+  const Section vlm = section(root, "vlm");
+  if (const auto budget = vlm_budget(root)) {
+    const Section t = section(root, "train");
+    t.require(t.i("seq_len") >= budget->required(), "seq_len",
+              fmt::format("insufficient for the VLM: residual_image_tokens ({}) + vlm.max_text_len ({}) = {}",
+                          budget->residual_image_tokens, budget->max_text_len, budget->required()));
+  }
+  d.require(d.i("pp") == 1, "pp", "VLM + Pipeline Parallelism is not supported");
+  if (vlm.at("arch").s == "moma") {
+    m.require(m.i("num_experts") == 0, "num_experts",
+              "MoMa + model.num_experts > 0 is rejected: MoMa takes its expert counts from "
+              "[vlm] moma_experts_per_modality; set num_experts = 0 with arch = \"moma\"");
+    d.require(d.i("ep") == 1, "ep", "MoMa + Expert Parallelism is not supported");
+  }
+}
+
+}  // namespace
 
 void check_world(const Value& root, int world_size) {
   const Section d = section(root, "distributed");
@@ -195,6 +382,7 @@ void check_world(const Value& root, int world_size) {
     d.require(m.i("num_experts") % d.i("ep") == 0, "ep",
               fmt::format("[model] num_experts ({}) must be divisible by ep", m.i("num_experts")));
   }
+  if (has(root, "vlm")) check_world_vlm(root);
 }
 
 }  // namespace kforge::config

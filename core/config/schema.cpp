@@ -1,5 +1,7 @@
 #include "config/schema.h"
 
+#include <algorithm>
+
 #include "kforge/sdk/error.h"
 
 namespace kforge::config {
@@ -25,13 +27,27 @@ KeySpec SL(const char* name, std::vector<std::string> def, const char* doc, std:
   return {name, KeyType::StringList, Value::make_list(std::move(items)), false, std::move(choices), doc};
 }
 KeySpec Dict(const char* name, const char* doc) { return {name, KeyType::Dict, Value::make_table(), false, {}, doc}; }
+// A table of name = value with a typed value (Int, Float or StringList) and a default.
+KeySpec TypedDict(const char* name, KeyType item, Value def, const char* doc) {
+  KeySpec k{name, KeyType::Dict, std::move(def), false, {}, doc};
+  k.item = item;
+  return k;
+}
+// A key without a default that must be given.
+KeySpec ReqI(const char* name, const char* doc) { return {name, KeyType::Int, Value::null(), false, {}, doc}; }
+KeySpec ReqS(const char* name, const char* doc) { return {name, KeyType::String, Value::null(), false, {}, doc}; }
+Value strings(std::vector<std::string> items) {
+  std::vector<Value> out;
+  for (auto& s : items) out.push_back(Value::string(std::move(s)));
+  return Value::make_list(std::move(out));
+}
 KeySpec Sub(const char* name, const SectionSpec* sub, const char* doc) {
   KeySpec k{name, KeyType::Table, Value::null(), true, {}, doc};
   k.sub = sub;
   return k;
 }
-KeySpec SubList(const char* name, const SectionSpec* sub, const char* doc) {
-  KeySpec k{name, KeyType::TableList, Value::make_list({}), false, {}, doc};
+KeySpec SubList(const char* name, const SectionSpec* sub, const char* doc, Value def = Value::make_list({})) {
+  KeySpec k{name, KeyType::TableList, std::move(def), false, {}, doc};
   k.sub = sub;
   return k;
 }
@@ -52,6 +68,73 @@ const SectionSpec kPhase{"data.phases",
                          {I("start_step", 0, "step at which this phase starts"),
                           Dict("dataset_weights", "mixture weights by dataset name for this phase"),
                           F("lr_scale", 1.0, "multiplier of every learning rate in this phase")}};
+
+// [vlm] freeze directives: FreezeSpec(module, frozen=True) and FreezeStage(start_step, specs).
+const SectionSpec kFreezeSpec{"vlm.freeze",
+                              {ReqS("module", "alias of module_patterns or an fnmatch pattern over parameter names"),
+                               B("frozen", true, "freeze (true) or unfreeze (false) the matched parameters")}};
+
+const SectionSpec kFreezeStage{"vlm.freeze_schedule",
+                               {ReqI("start_step", "step from which this stage's specs apply"),
+                                SubList("specs", &kFreezeSpec, "freeze directives of this stage")}};
+
+Value freeze_spec(const char* module, bool frozen) {
+  Value v = Value::make_table();
+  v.set("module", Value::string(module));
+  v.set("frozen", Value::boolean(frozen));
+  return v;
+}
+
+// module_patterns: the three base aliases plus the arch's own alias (KempnerForge's defaults),
+// sorted by name as every resolved dict is.
+Value module_patterns(const std::string& arch) {
+  Value v = Value::make_table();
+  for (const char* alias : {"transformer", "vision_encoder", "adapter"}) {
+    v.set(alias, strings({alias, std::string(alias) + ".*"}));
+  }
+  if (arch == "cross_attention") {
+    v.set("cross_attention", strings({"transformer.cross_attention_layers", "transformer.cross_attention_layers.*"}));
+  } else if (arch == "mot" || arch == "moma") {
+    v.set(arch, strings({"transformer.layers", "transformer.layers.*"}));
+  }
+  std::sort(v.table.begin(), v.table.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return v;
+}
+
+std::vector<KeySpec> vlm_base_keys(const std::string& arch) {
+  return {S("arch", "joint_decoder", "VLM architecture", {"cross_attention", "joint_decoder", "moma", "mot"}),
+          I("max_text_len", 512, "fixed text length (padded)"),
+          SubList("freeze", &kFreezeSpec, "static freeze directives ([[vlm.freeze]])",
+                  Value::make_list({freeze_spec("vision_encoder", true)})),
+          SubList("freeze_schedule", &kFreezeStage, "freeze stages by step ([[vlm.freeze_schedule]])"),
+          TypedDict("module_patterns", KeyType::StringList, module_patterns(arch),
+                    "module alias -> fnmatch patterns over parameter names")};
+}
+
+std::vector<KeySpec> vlm_arch_keys(const std::string& arch) {
+  Value experts = Value::make_table();
+  experts.set("image", Value::integer(4));
+  experts.set("text", Value::integer(4));
+  if (arch == "cross_attention") {
+    return {I("cross_attention_every_n_layers", 4, "a cross-attention block after every n-th text block"),
+            I("cross_attention_n_heads", 0, "cross-attention heads (0: model n_heads)"),
+            I("cross_attention_n_kv_heads", 0, "cross-attention key/value heads (0: its n_heads)")};
+  }
+  if (arch == "mot") {
+    return {SL("mot_modalities", {"image", "text"}, "modalities with their own weights"),
+            I("mot_image_n_heads", 0, "image-stream heads (0: model n_heads)"),
+            I("mot_image_n_kv_heads", 0, "image-stream key/value heads (0: model n_kv_heads)"),
+            B("mot_warm_start_from_text", false, "copy a text state dict into every modality at step 0"),
+            S("mot_warm_start_path", "", "state dict for the warm start")};
+  }
+  if (arch == "moma") {
+    return {SL("moma_modalities", {"image", "text"}, "modalities with their own expert groups"),
+            TypedDict("moma_experts_per_modality", KeyType::Int, experts, "experts per modality"),
+            F("moma_capacity_factor", 0.0, "expert-choice capacity (0: 1/#experts of the modality)"),
+            B("moma_gumbel_noise", true, "Gumbel-sigmoid noise on router scores in training")};
+  }
+  return {};
+}
 
 std::vector<SectionSpec> build_schema() {
   std::vector<SectionSpec> s;
@@ -215,6 +298,39 @@ std::vector<SectionSpec> build_schema() {
                 S("trace_dir", "profiler_traces", "trace output directory")},
                false,
                "step profiler"});
+  s.push_back({"vision_encoder",
+               {S("type", "random", "vision encoder", {"clip", "random", "siglip2"}),
+                S("path", "", "Hugging Face id or local path of the encoder"),
+                I("feature_dim", 0, "encoder feature width (0: probe the encoder)"),
+                I("num_tokens", 0, "image tokens per image (0: probe the encoder)")},
+               true,
+               "the VLM's vision encoder (required by [vlm])"});
+  SectionSpec adapter{"adapter",
+                      {S("type", "mlp_2layer", "vision-to-text connector",
+                         {"attentional_pool", "avgpool", "linear", "mlp_2layer"}),
+                       I("hidden_dim", 0, "mlp_2layer hidden width (0: the model dim)"),
+                       S("activation", "gelu", "mlp_2layer activation", {"gelu", "silu", "relu"}),
+                       I("pool_window", 2, "pooling window side (avgpool, attentional_pool)"),
+                       I("pool_heads", 16, "attention heads of attentional_pool")},
+                      true,
+                      "the VLM's connector (defaults apply when [vlm] is set without it)"};
+  adapter.implied_by = "vlm";
+  s.push_back(std::move(adapter));
+  s.push_back(vlm_section("joint_decoder"));
+  s.push_back({"video",
+               {S("data_root", "", "root directory of the video dataset"),
+                S("dataset_type", "webvid", "video dataset", {"webvid"}),
+                S("dataset_name", "webvid-10M", "corpus name under data_root"),
+                S("sampling_policy", "uniform", "frame sampling policy", {"uniform"}),
+                S("split", "train", "split to read", {"train", "validation"}),
+                I("max_samples", 0, "cap on clips read (0: all)"),
+                I("max_frames", 16, "frames per clip (the visual-token budget)"),
+                I("min_frames", 4, "fewest frames sampled per clip"),
+                F("fps", 2.0, "sampling rate in frames per second"),
+                I("frame_size", 224, "square frame size in pixels"),
+                S("prompt", "", "instruction before the caption (masked from the loss)")},
+               true,
+               "video training through the VLM (requires [vlm])"});
   return s;
 }
 
@@ -241,6 +357,29 @@ const std::vector<ComponentSlot>& component_slots() {
       {"hook", "train", "hooks", true},           {"metric_backend", "metrics", "backends", true},
   };
   return slots;
+}
+
+const std::vector<std::string>& vlm_arches() {
+  static const std::vector<std::string> arches = {"cross_attention", "joint_decoder", "moma", "mot"};
+  return arches;
+}
+
+SectionSpec vlm_section(const std::string& arch) {
+  const auto& arches = vlm_arches();
+  if (std::find(arches.begin(), arches.end(), arch) == arches.end()) {
+    throw sdk::ConfigError("Unknown vlm.arch '" + arch + "'. Registered: cross_attention, joint_decoder, moma, mot");
+  }
+  SectionSpec spec{"vlm", vlm_base_keys(arch), true,
+                   "vision-language model; arch picks the architecture and its keys (requires [vision_encoder])"};
+  for (KeySpec& k : vlm_arch_keys(arch)) spec.keys.push_back(std::move(k));
+  for (const std::string& other : arches) {
+    if (other == arch) continue;
+    for (const KeySpec& k : vlm_arch_keys(other)) {
+      spec.hints.emplace_back(k.name, "it belongs to [vlm] arch = \"" + other + "\", and this config has arch = \"" +
+                                          arch + "\". Set arch = \"" + other + "\" or remove the key");
+    }
+  }
+  return spec;
 }
 
 const std::vector<SectionSpec>& core_schema() {

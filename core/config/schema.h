@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/value.h"
@@ -22,6 +23,10 @@ struct KeySpec {
   std::string doc;
   const SectionSpec* sub = nullptr;  ///< schema of a Table / TableList element
   std::string owner;                 ///< "" for core keys, else "<kind> '<name>'" of a plugin
+  KeyType item = KeyType::Float;     ///< value type of a Dict: Int, Float or StringList
+
+  /// A key that must be given: no default and not nullable (e.g. a freeze stage's start_step).
+  bool required() const { return default_value.is_null() && !nullable && type != KeyType::Table; }
 };
 
 struct SectionSpec {
@@ -29,6 +34,12 @@ struct SectionSpec {
   std::vector<KeySpec> keys;
   bool optional = false;  ///< present only when the file or command line sets it
   std::string doc;
+  /// Keys not valid in this variant of the section, each with the reason (shown instead of a
+  /// plain "unknown key"), e.g. [vlm] keys that belong to another arch.
+  std::vector<std::pair<std::string, std::string>> hints;
+  /// An optional section materialised with its defaults when this other section is present
+  /// ([adapter] when [vlm] is set).
+  std::string implied_by;
 
   const KeySpec* find(const std::string& key) const;
   std::vector<std::string> key_names() const;
@@ -46,6 +57,12 @@ const std::vector<ComponentSlot>& component_slots();
 
 /// The built-in schema (KempnerForge's sections plus kforge's additions), in document order.
 const std::vector<SectionSpec>& core_schema();
+
+/// The [vlm] architectures ("arch" values), sorted.
+const std::vector<std::string>& vlm_arches();
+/// The [vlm] section for one arch: the base keys plus that arch's keys, with hints for the keys
+/// of the other arches. Throws sdk::ConfigError for an unknown arch.
+SectionSpec vlm_section(const std::string& arch);
 
 /// Name of a key type as plugin metadata spells it ("int", "float_list", ...).
 const char* key_type_name(KeyType type);

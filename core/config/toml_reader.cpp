@@ -32,8 +32,10 @@ Value convert(const toml::node& node, const std::string& origin) {
   if (const auto* v = node.as_integer()) return Value::integer(v->get(), src);
   if (const auto* v = node.as_floating_point()) return Value::floating(v->get(), src);
   if (const auto* v = node.as_boolean()) return Value::boolean(v->get(), src);
-  // Dates and times have no meaning in a kforge config; the key's type check reports the position.
-  return Value::string("<date/time>", src);
+  // Dates and times have no meaning in a kforge config (no key takes one).
+  throw sdk::ConfigError(fmt::format("{}: a TOML date/time is not a valid config value (no key takes one; quote "
+                                     "it to make a string)",
+                                     src.describe()));
 }
 
 Value parse(const std::string& text, const std::string& origin) {

@@ -31,16 +31,20 @@ std::string demangle(const std::string& symbol) {
 // Turns a dlopen failure into a message that says what went wrong and what to do.
 std::string explain_load_failure(const std::filesystem::path& path, const std::string& what) {
   const std::string file = path.string();
+  // Boost.DLL reports "...load() failed (dlerror system message: <dlerror>): <errno text>";
+  // keep only <dlerror>, without its leading "<file>: ".
   std::string detail = what;
   if (auto pos = what.find("dlerror system message: "); pos != std::string::npos) {
     detail = what.substr(pos + 24);
-    if (!detail.empty() && detail.back() == ')') detail.pop_back();
+    if (auto end = detail.rfind("): "); end != std::string::npos) detail.resize(end);
+    else if (!detail.empty() && detail.back() == ')') detail.pop_back();
   }
+  if (detail.rfind(file + ": ", 0) == 0) detail.erase(0, file.size() + 2);
   if (auto pos = detail.find("undefined symbol: "); pos != std::string::npos) {
     std::string symbol = detail.substr(pos + 18);
     if (auto end = symbol.find_first_of(" \t\n"); end != std::string::npos) symbol.resize(end);
     return fmt::format(
-        "{}: cannot load: undefined symbol {}. The plugin was linked against a different LibTorch, "
+        "{}: cannot load: undefined symbol {}. Usually the plugin was built against a different LibTorch, "
         "kforge SDK or _GLIBCXX_USE_CXX11_ABI than this kforge; rebuild it with find_package(kforge) "
         "against this installation (kforge --version -v prints the versions).",
         file, demangle(symbol));
@@ -105,12 +109,19 @@ PluginFile open_plugin(const std::filesystem::path& path) {
   const kforge_build_info host = host_build_info();
   const kforge_build_info& build = info->build;  // frozen leading fields: always readable
   plugin.abi_version = build.abi_version;
-  if (build.abi_version != host.abi_version || build.struct_size != host.struct_size) {
+  if (build.abi_version == host.abi_version && build.struct_size != host.struct_size) {
     plugin.refuse(fmt::format(
-        "{}: built against kforge plugin ABI {} (kforge-sdk {}); this kforge speaks ABI {} "
-        "(kforge-sdk {}). Rebuild the plugin against kforge-sdk {}, or use a kforge that speaks ABI {}.",
-        file, build.abi_version, build.abi_version == host.abi_version ? str(build.sdk_version) : "unknown",
-        host.abi_version, host.sdk_version, host.sdk_version, build.abi_version));
+        "{}: its kforge_build_info is {} bytes, but plugin ABI {} defines it as {} bytes. The plugin "
+        "was not built from the kforge SDK headers (or they were edited); rebuild it with KFORGE_PLUGIN(...) "
+        "from kforge-sdk {}.",
+        file, build.struct_size, host.abi_version, host.struct_size, host.sdk_version));
+    return plugin;
+  }
+  if (build.abi_version != host.abi_version) {
+    plugin.refuse(fmt::format(
+        "{}: built against kforge plugin ABI {}; this kforge speaks ABI {} (kforge-sdk {}). "
+        "Rebuild the plugin against kforge-sdk {}, or use a kforge that speaks ABI {}.",
+        file, build.abi_version, host.abi_version, host.sdk_version, host.sdk_version, build.abi_version));
     return plugin;
   }
   plugin.sdk_version = str(build.sdk_version);
@@ -130,6 +141,14 @@ PluginFile open_plugin(const std::filesystem::path& path) {
     plugin.components.push_back(std::move(meta));
   }
 
+  if (plugin.torch_version == host.torch_version && plugin.cxx11_abi != host.cxx11_abi) {
+    plugin.refuse(fmt::format(
+        "{}: built with _GLIBCXX_USE_CXX11_ABI={}; this kforge uses _GLIBCXX_USE_CXX11_ABI={} (LibTorch {}). "
+        "std::string and other standard types differ between the two, so rebuild the plugin with "
+        "-D_GLIBCXX_USE_CXX11_ABI={} (find_package(kforge) sets it).",
+        file, plugin.cxx11_abi, host.cxx11_abi, host.torch_version, host.cxx11_abi));
+    return plugin;
+  }
   if (plugin.torch_version != host.torch_version || plugin.cxx11_abi != host.cxx11_abi) {
     plugin.refuse(fmt::format(
         "{}: built against LibTorch {} (cxx11-abi={}, {}); this kforge uses LibTorch {} "
@@ -163,7 +182,11 @@ PluginFile open_plugin(const std::filesystem::path& path) {
       try {
         config::plugin_key_spec(key.name, key.type, key.default_value, key.doc, c.kind + " '" + c.name + "'");
       } catch (const std::exception& e) {
-        plugin.refuse(fmt::format("{}: {}. Fix the component's kforge_config_key list.", file, e.what()));
+        std::string what = e.what();
+        if (what.find("'" + key.name + "'") == std::string::npos) {
+          what = fmt::format("{} '{}' key '{}': {}", c.kind, c.name, key.name, what);
+        }
+        plugin.refuse(fmt::format("{}: {}. Fix the component's kforge_config_key list.", file, what));
         return plugin;
       }
     }

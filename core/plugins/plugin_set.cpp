@@ -35,7 +35,7 @@ PluginSet PluginSet::discover(const std::vector<fs::path>& dirs) {
     std::vector<fs::path> found;
     for (const auto& entry : fs::directory_iterator(dir)) {
       const std::string name = entry.path().filename().string();
-      if (name.rfind("libkforge_", 0) == 0 && entry.path().extension() == ".so") {
+      if (name.rfind("libkforge_", 0) == 0 && entry.path().extension() == ".so" && entry.is_regular_file(ec)) {
         found.push_back(entry.path());
       }
     }

@@ -1,0 +1,217 @@
+#include "checkpoint/checkpoint_manager.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "checkpoint/checksum.h"
+#include "kforge/sdk/error.h"
+
+namespace kforge::checkpoint {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kFormat = "kforge-checkpoint";
+constexpr const char* kShard = "shard-00000-of-00001.safetensors";
+constexpr const char* kTrainState = "train_state.json";
+constexpr const char* kConfig = "config.toml";
+constexpr const char* kMetadata = "metadata.json";
+
+void fsync_path(const fs::path& path, bool directory) {
+  const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) throw sdk::Error(fmt::format("cannot write checkpoint file {} (disk full or no permission?)", path.string()));
+  }
+  fsync_path(path, false);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw sdk::Error(fmt::format("{}: missing or unreadable", path.string()));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+nlohmann::json tensor_index(const Snapshot& s) {
+  nlohmann::json index = nlohmann::json::object();
+  auto add = [&](const std::string& prefix, const TensorMap& tensors) {
+    for (const auto& [name, t] : tensors) {
+      index[prefix + name] = {{"global_shape", t.sizes().vec()},
+                              {"shards", {{{"file", kShard}, {"rank", 0}, {"offsets", std::vector<int64_t>(t.dim(), 0)}}}}};
+    }
+  };
+  add("model/", s.model);
+  add("optimizer/", s.optimizer);
+  return index;
+}
+
+std::optional<int64_t> step_of(const fs::path& p) {
+  static const std::regex pattern("step_([0-9]+)");
+  std::smatch m;
+  const std::string name = p.filename().string();
+  if (!std::regex_match(name, m, pattern)) return std::nullopt;
+  return std::stoll(m[1].str());
+}
+
+}  // namespace
+
+CheckpointManager::CheckpointManager(fs::path dir, int64_t keep_last_n, std::function<bool(int64_t)> is_milestone)
+    : dir_(std::move(dir)), keep_last_n_(keep_last_n), is_milestone_(std::move(is_milestone)) {}
+
+fs::path CheckpointManager::save(const Snapshot& s) {
+  fs::create_directories(dir_);
+  // Leftovers of an interrupted save are never loaded; clear them.
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.path().filename().string().find(".tmp-") != std::string::npos) fs::remove_all(entry.path());
+  }
+  const std::string name = fmt::format("step_{}", s.step);
+  const fs::path tmp = dir_ / fmt::format("{}.tmp-{}", name, ::getpid());
+  fs::create_directories(tmp);
+
+  TensorMap tensors;
+  for (const auto& [k, t] : s.model) tensors.emplace("model/" + k, t);
+  for (const auto& [k, t] : s.optimizer) tensors.emplace("optimizer/" + k, t);
+  if (s.rng.defined()) tensors.emplace("rng/torch_cpu", s.rng);
+  const std::map<std::string, std::string> files = {
+      {kShard, encode_safetensors(tensors, {{"format", kFormat}})},
+      {kTrainState, s.train_state.dump(2)},
+      {kConfig, s.config_toml}};
+  nlohmann::json meta = {{"format", kFormat},         {"schema_version", kSchemaVersion},
+                         {"step", s.step},            {"tokens_seen", s.tokens_seen},
+                         {"world_size", 1},           {"plugins", s.plugins},
+                         {"tensors", tensor_index(s)}, {"files", nlohmann::json::object()}};
+  for (const auto& [file, bytes] : files) {
+    write_file(tmp / file, bytes);
+    meta["files"][file] = {{"bytes", bytes.size()}, {"checksum", checksum_hex(checksum(bytes.data(), bytes.size()))}};
+  }
+  write_file(tmp / kMetadata, meta.dump(2));  // last: a directory without it is incomplete
+  fsync_path(tmp, true);
+
+  const fs::path final_dir = dir_ / name;
+  if (fs::exists(final_dir)) fs::remove_all(final_dir);
+  fs::rename(tmp, final_dir);
+  fsync_path(dir_, true);
+
+  const fs::path link_tmp = dir_ / "latest.tmp";
+  fs::remove(link_tmp);
+  fs::create_directory_symlink(name, link_tmp);
+  fs::rename(link_tmp, dir_ / "latest");
+  fsync_path(dir_, true);
+  prune();
+  return final_dir;
+}
+
+std::vector<std::pair<int64_t, fs::path>> CheckpointManager::list() const {
+  std::vector<std::pair<int64_t, fs::path>> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec)) return out;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (!entry.is_directory() || entry.is_symlink()) continue;
+    if (auto step = step_of(entry.path())) out.emplace_back(*step, entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void CheckpointManager::prune() const {
+  if (keep_last_n_ <= 0) return;
+  std::error_code ec;
+  const fs::path latest = fs::canonical(dir_ / "latest", ec);
+  auto all = list();
+  const int64_t excess = static_cast<int64_t>(all.size()) - keep_last_n_;
+  for (int64_t k = 0; k < excess; ++k) {
+    const auto& [step, path] = all[static_cast<size_t>(k)];
+    if (is_milestone_ && is_milestone_(step)) continue;
+    if (!latest.empty() && fs::equivalent(path, latest, ec)) continue;
+    fs::remove_all(path);
+  }
+}
+
+Snapshot CheckpointManager::load(const fs::path& step_dir) {
+  const fs::path meta_path = step_dir / kMetadata;
+  nlohmann::json meta;
+  try {
+    meta = nlohmann::json::parse(read_file(meta_path));
+  } catch (const nlohmann::json::exception& e) {
+    throw sdk::Error(fmt::format("{}: not valid JSON ({}); the checkpoint is damaged", meta_path.string(), e.what()));
+  }
+  if (meta.value("format", "") != kFormat) {
+    throw sdk::Error(fmt::format("{}: not a kforge checkpoint (format '{}')", meta_path.string(), meta.value("format", "")));
+  }
+  const int version = meta.value("schema_version", 0);
+  if (version > kSchemaVersion) {
+    throw sdk::Error(fmt::format("{}: written by a newer kforge (checkpoint schema {}, this kforge reads up to {}); "
+                                 "upgrade kforge to resume it",
+                                 meta_path.string(), version, kSchemaVersion));
+  }
+  std::map<std::string, std::string> contents;
+  for (const auto& [file, info] : meta.at("files").items()) {
+    const fs::path path = step_dir / file;
+    std::string bytes = read_file(path);
+    const size_t expected = info.at("bytes").get<size_t>();
+    if (bytes.size() != expected) {
+      throw sdk::Error(fmt::format("{}: truncated or overwritten ({} bytes, expected {})", path.string(), bytes.size(),
+                                   expected));
+    }
+    if (checksum_hex(checksum(bytes.data(), bytes.size())) != info.at("checksum").get<std::string>()) {
+      throw sdk::Error(fmt::format("{}: checksum mismatch: the file is corrupted", path.string()));
+    }
+    contents.emplace(file, std::move(bytes));
+  }
+  for (const char* required : {kShard, kTrainState, kConfig}) {
+    if (!contents.count(required)) throw sdk::Error(fmt::format("{}: missing from the checkpoint", (step_dir / required).string()));
+  }
+  Snapshot s;
+  s.step = meta.at("step").get<int64_t>();
+  s.tokens_seen = meta.at("tokens_seen").get<int64_t>();
+  s.plugins = meta.value("plugins", nlohmann::json::array());
+  s.config_toml = contents[kConfig];
+  s.train_state = nlohmann::json::parse(contents[kTrainState]);
+  for (auto& [name, t] : decode_safetensors(contents[kShard], (step_dir / kShard).string())) {
+    if (name.rfind("model/", 0) == 0) s.model.emplace(name.substr(6), t);
+    else if (name.rfind("optimizer/", 0) == 0) s.optimizer.emplace(name.substr(10), t);
+    else if (name == "rng/torch_cpu") s.rng = t;
+  }
+  return s;
+}
+
+std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(const std::string&)>& warn) const {
+  std::vector<fs::path> candidates;
+  std::error_code ec;
+  const fs::path latest = fs::canonical(dir_ / "latest", ec);
+  if (!ec && fs::is_directory(latest)) candidates.push_back(latest);
+  auto all = list();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (candidates.empty() || !fs::equivalent(it->second, candidates.front(), ec)) candidates.push_back(it->second);
+  }
+  if (candidates.empty()) return std::nullopt;
+  std::string failures;
+  for (const fs::path& dir : candidates) {
+    try {
+      return load(dir);
+    } catch (const sdk::Error& e) {
+      warn(fmt::format("skipping checkpoint {}: {}", dir.string(), e.what()));
+      failures += fmt::format("\n  {}", e.what());
+    }
+  }
+  throw sdk::Error(fmt::format("{} holds checkpoints but none is complete; refusing to start from scratch. Move the "
+                               "directory aside to start fresh, or set checkpoint.load_path.{}",
+                               dir_.string(), failures));
+}
+
+}  // namespace kforge::checkpoint

@@ -1,0 +1,102 @@
+#include "checkpoint/safetensors.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "kforge/sdk/error.h"
+
+namespace kforge::checkpoint {
+namespace {
+
+struct DType {
+  const char* name;
+  at::ScalarType type;
+};
+constexpr DType kTypes[] = {{"F64", at::kDouble}, {"F32", at::kFloat}, {"BF16", at::kBFloat16}, {"F16", at::kHalf},
+                            {"I64", at::kLong},   {"I32", at::kInt},   {"U8", at::kByte},       {"BOOL", at::kBool}};
+
+const char* dtype_name(at::ScalarType t) {
+  for (const auto& d : kTypes) {
+    if (d.type == t) return d.name;
+  }
+  throw sdk::Error(fmt::format("safetensors: unsupported tensor dtype {}", c10::toString(t)));
+}
+
+}  // namespace
+
+std::string encode_safetensors(const TensorMap& tensors, const std::map<std::string, std::string>& metadata) {
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::vector<at::Tensor> contiguous;
+  size_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    at::Tensor t = tensor.detach().cpu().contiguous();
+    const size_t bytes = t.nbytes();
+    header[name] = {{"dtype", dtype_name(t.scalar_type())},
+                    {"shape", t.sizes().vec()},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+    contiguous.push_back(std::move(t));
+  }
+  std::string json = header.dump();
+  while (json.size() % 8 != 0) json += ' ';
+  std::string out;
+  out.reserve(8 + json.size() + offset);
+  const uint64_t length = json.size();
+  out.append(reinterpret_cast<const char*>(&length), 8);
+  out += json;
+  for (const at::Tensor& t : contiguous) out.append(static_cast<const char*>(t.data_ptr()), t.nbytes());
+  return out;
+}
+
+TensorMap decode_safetensors(const std::string& bytes, const std::string& origin,
+                             std::map<std::string, std::string>* metadata) {
+  auto bad = [&](const std::string& what) {
+    return sdk::Error(fmt::format("{}: not a valid safetensors file: {}", origin, what));
+  };
+  if (bytes.size() < 8) throw bad(fmt::format("{} bytes, shorter than the 8-byte header length", bytes.size()));
+  uint64_t length = 0;
+  std::memcpy(&length, bytes.data(), 8);
+  if (length > bytes.size() - 8) {
+    throw bad(fmt::format("header claims {} bytes but the file has {} (truncated?)", length, bytes.size()));
+  }
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(length));
+  } catch (const std::exception& e) {
+    throw bad(std::string("header is not JSON: ") + e.what());
+  }
+  const size_t data_size = bytes.size() - 8 - length;
+  const char* data = bytes.data() + 8 + length;
+  TensorMap out;
+  size_t end_max = 0;
+  for (const auto& [name, info] : header.items()) {
+    if (name == "__metadata__") {
+      if (metadata != nullptr) *metadata = info.get<std::map<std::string, std::string>>();
+      continue;
+    }
+    const std::string dtype = info.at("dtype").get<std::string>();
+    const auto* type = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const DType& d) { return dtype == d.name; });
+    if (type == std::end(kTypes)) throw bad(fmt::format("tensor '{}' has unsupported dtype {}", name, dtype));
+    const auto shape = info.at("shape").get<std::vector<int64_t>>();
+    const auto offsets = info.at("data_offsets").get<std::vector<size_t>>();
+    at::Tensor t = at::empty(shape, at::TensorOptions().dtype(type->type));
+    if (offsets.size() != 2 || offsets[1] < offsets[0] || offsets[1] - offsets[0] != t.nbytes()) {
+      throw bad(fmt::format("tensor '{}' offsets do not match its shape and dtype", name));
+    }
+    if (offsets[1] > data_size) {
+      throw bad(fmt::format("tensor '{}' ends at byte {} but the data section has {} (truncated?)", name, offsets[1],
+                            data_size));
+    }
+    std::memcpy(t.data_ptr(), data + offsets[0], t.nbytes());
+    end_max = std::max(end_max, offsets[1]);
+    out.emplace(name, std::move(t));
+  }
+  if (end_max != data_size) throw bad(fmt::format("{} trailing bytes after the last tensor", data_size - end_max));
+  return out;
+}
+
+}  // namespace kforge::checkpoint

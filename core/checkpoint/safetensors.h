@@ -1,0 +1,23 @@
+// safetensors files: an 8-byte header length, a JSON header (dtype, shape, data offsets per
+// tensor, plus string metadata), then the raw little-endian tensor bytes.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace kforge::checkpoint {
+
+using TensorMap = std::map<std::string, at::Tensor>;
+
+/// Serialises tensors (any CPU dtype of F64/F32/BF16/F16/I64/I32/U8/BOOL) and metadata.
+std::string encode_safetensors(const TensorMap& tensors, const std::map<std::string, std::string>& metadata = {});
+
+/// Parses a whole file image; throws sdk::Error naming `origin` and the defect (truncated data,
+/// bad header, offsets out of range, unknown dtype).
+TensorMap decode_safetensors(const std::string& bytes, const std::string& origin,
+                             std::map<std::string, std::string>* metadata = nullptr);
+
+}  // namespace kforge::checkpoint

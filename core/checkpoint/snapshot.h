@@ -1,0 +1,26 @@
+// Snapshot: everything one checkpoint holds, in memory (what save writes and load returns).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "checkpoint/safetensors.h"
+
+namespace kforge::checkpoint {
+
+/// Bumped when the on-disk layout or the meaning of a field changes; load refuses newer ones.
+inline constexpr int kSchemaVersion = 1;
+
+struct Snapshot {
+  int64_t step = 0;
+  int64_t tokens_seen = 0;
+  TensorMap model;            ///< parameter FQN -> tensor
+  TensorMap optimizer;        ///< the optimizer's state_dict (keyed by parameter name)
+  at::Tensor rng;             ///< torch CPU generator state (uint8)
+  nlohmann::json train_state; ///< data positions, scheduler step, NaN counters, ...
+  std::string config_toml;    ///< the resolved config of the run that wrote it
+  nlohmann::json plugins;     ///< [{file, name, version}] of the plugin set
+};
+
+}  // namespace kforge::checkpoint

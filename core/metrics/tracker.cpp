@@ -1,0 +1,54 @@
+#include "metrics/tracker.h"
+
+#include "metrics/memory.h"
+
+namespace kforge::metrics {
+namespace {
+constexpr double kAlpha = 0.1;  // KempnerForge's EMA weight of the newest value
+}
+
+MetricsTracker::MetricsTracker(std::vector<std::unique_ptr<sdk::MetricBackend>> backends, int64_t log_interval,
+                               double flops_per_token, double peak_tflops)
+    : backends_(std::move(backends)),
+      log_interval_(log_interval),
+      flops_per_token_(flops_per_token),
+      peak_tflops_(peak_tflops) {}
+
+void MetricsTracker::start_step() { step_start_ = std::chrono::steady_clock::now(); }
+
+void MetricsTracker::end_step(const StepStats& s) {
+  const double step_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start_).count();
+  const double tokens_per_sec = step_time > 0 ? static_cast<double>(s.tokens) / step_time : 0.0;
+  const double mfu = peak_tflops_ > 0 ? flops_per_token_ * tokens_per_sec / (peak_tflops_ * 1e12) : 0.0;
+  if (!smoothed_seeded_) {
+    ema_loss_ = s.loss, ema_tokens_per_sec_ = tokens_per_sec, ema_mfu_ = mfu, ema_step_time_ = step_time;
+    smoothed_seeded_ = true;
+  } else {
+    ema_loss_ = kAlpha * s.loss + (1 - kAlpha) * ema_loss_;
+    ema_tokens_per_sec_ = kAlpha * tokens_per_sec + (1 - kAlpha) * ema_tokens_per_sec_;
+    ema_mfu_ = kAlpha * mfu + (1 - kAlpha) * ema_mfu_;
+    ema_step_time_ = kAlpha * step_time + (1 - kAlpha) * ema_step_time_;
+  }
+  if (s.step % log_interval_ != 0 && s.step != 1) return;
+  log(s.step, {{"train/loss", s.loss},
+               {"train/grad_norm", s.grad_norm},
+               {"train/lr", s.lr},
+               {"train/tokens_per_sec", tokens_per_sec},
+               {"train/mfu", mfu * 100.0},
+               {"train/step_time_sec", step_time},
+               {"memory/peak_rss_gb", peak_rss_gib()},
+               {"smoothed/loss", ema_loss_},
+               {"smoothed/tokens_per_sec", ema_tokens_per_sec_},
+               {"smoothed/mfu", ema_mfu_ * 100.0},
+               {"smoothed/step_time", ema_step_time_}});
+}
+
+void MetricsTracker::log(int64_t step, const sdk::MetricList& metrics) {
+  for (auto& backend : backends_) backend->log(step, metrics);
+}
+
+void MetricsTracker::flush() {
+  for (auto& backend : backends_) backend->flush();
+}
+
+}  // namespace kforge::metrics

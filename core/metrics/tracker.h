@@ -1,0 +1,42 @@
+// MetricsTracker: per-step timing, throughput, MFU and memory, EMA-smoothed, fanned out to the
+// metric backend plugins every log_interval steps.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kforge/sdk/metric_backend.h"
+
+namespace kforge::metrics {
+
+struct StepStats {
+  int64_t step = 0;
+  double loss = 0, grad_norm = 0, lr = 0;
+  int64_t tokens = 0;  ///< tokens processed by this step (all ranks)
+};
+
+class MetricsTracker {
+ public:
+  /// flops_per_token for MFU; peak_tflops is the total over all devices of the run.
+  MetricsTracker(std::vector<std::unique_ptr<sdk::MetricBackend>> backends, int64_t log_interval,
+                 double flops_per_token, double peak_tflops);
+
+  void start_step();
+  /// Records a finished step; logs (train/*, smoothed/*, memory) when step % log_interval == 0 or step == 1.
+  void end_step(const StepStats& stats);
+  /// Logs arbitrary metrics now (eval results, ...).
+  void log(int64_t step, const sdk::MetricList& metrics);
+  void flush();
+
+ private:
+  std::vector<std::unique_ptr<sdk::MetricBackend>> backends_;
+  int64_t log_interval_;
+  double flops_per_token_, peak_tflops_;
+  std::chrono::steady_clock::time_point step_start_;
+  bool smoothed_seeded_ = false;
+  double ema_loss_ = 0, ema_tokens_per_sec_ = 0, ema_mfu_ = 0, ema_step_time_ = 0;
+};
+
+}  // namespace kforge::metrics

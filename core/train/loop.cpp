@@ -1,0 +1,113 @@
+// The step loop: micro-batches -> step body -> NaN policy -> optimizer/scheduler -> metrics ->
+// hooks -> eval -> checkpoint -> shutdown check; then the final checkpoint.
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "log/log.h"
+#include "resilience/shutdown.h"
+#include "train/trainer.h"
+
+namespace kforge::train {
+
+std::vector<data::Batch> Trainer::next_micro_batches() {
+  std::vector<data::Batch> batches;
+  for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) {
+    batches.push_back(data::make_batch(*train_data_, sampler_->next_batch()));
+  }
+  return batches;
+}
+
+void Trainer::zero_grad() {
+  for (auto& p : params_) {
+    if (p.tensor.grad().defined()) p.tensor.mutable_grad().zero_();
+  }
+}
+
+sdk::MetricList Trainer::evaluate() {
+  at::NoGradGuard no_grad;
+  model_->eval();
+  data::BatchSampler sampler(eval_data_->size(), job_.train.batch_size, job_.train.seed, 0, 1, /*shuffle=*/false);
+  double total = 0;
+  for (int64_t k = 0; k < job_.eval.steps; ++k) {
+    const data::Batch batch = data::make_batch(*eval_data_, sampler.next_batch());
+    total += loss_->compute(model_->forward(batch.input_ids), batch.labels).item<double>();
+  }
+  model_->train();
+  const double loss = total / static_cast<double>(job_.eval.steps);
+  return {{"eval/loss", loss}, {"eval/perplexity", std::exp(std::min(loss, 20.0))}};
+}
+
+TrainingResult Trainer::train() {
+  auto& log = log::get();
+  const auto& train = job_.train;
+  const int64_t tokens_per_step = train.batch_size * train.seq_len * train.grad_accum_steps;
+  resilience::install_shutdown_handlers(train.shutdown_timeout_sec);
+  for (auto& hook : hooks_) hook->on_train_begin(step_);
+  if (resumed_from_ < 0 && job_.checkpoint.window && job_.checkpoint.should_save(0)) save_checkpoint();
+
+  Outcome outcome = Outcome::Completed;
+  bool stop_requested = false;
+  log.info("training from step {} to {} ({} tokens per step)", step_, train.max_steps, tokens_per_step);
+  while (step_ < train.max_steps) {
+    tracker_->start_step();
+    const std::vector<data::Batch> batches = next_micro_batches();
+    const double lr_factor = scheduler_->factor(step_);
+    optimizer_->set_lr_factor(lr_factor);
+    const double lr = optimizer_->lr();
+    const StepResult result = options_.step_fn(*this, batches);
+    const bool finite = std::isfinite(result.loss) && std::isfinite(result.grad_norm);
+    if (finite) optimizer_->step();
+    zero_grad();
+    ++step_;
+    tokens_seen_ += tokens_per_step;
+    if (!finite) {
+      ++consecutive_nans_;
+      ++total_nans_;
+      log.warn("step {}: loss {} / grad norm {} is not finite: optimizer step skipped ({} in a row; stopping at {})",
+               step_, result.loss, result.grad_norm, consecutive_nans_, train.nan_max_consecutive);
+      if (consecutive_nans_ >= train.nan_max_consecutive) {
+        log.error("{} consecutive non-finite losses: stopping without a checkpoint (the last good one is in {})",
+                  consecutive_nans_, job_.checkpoint.dir);
+        outcome = Outcome::TooManyNans;
+        break;
+      }
+      continue;
+    }
+    consecutive_nans_ = 0;
+    tracker_->end_step({step_, result.loss, result.grad_norm, lr, tokens_per_step});
+    const sdk::StepEvent event{step_, result.loss, result.grad_norm, lr, tokens_seen_, model_.get()};
+    for (auto& hook : hooks_) {
+      try {
+        hook->on_step_end(event);
+      } catch (const sdk::StopTraining& stop) {
+        log.info("step {}: a hook asked to stop: {}", step_, stop.what());
+        stop_requested = true;
+      }
+    }
+    if (eval_data_ && step_ % job_.eval.interval == 0) {
+      const sdk::MetricList metrics = evaluate();
+      tracker_->log(step_, metrics);
+      for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);
+    }
+    if (job_.checkpoint.should_save(step_)) save_checkpoint();
+    if (resilience::shutdown_requested()) {
+      log.warn("step {}: shutdown requested (signal {}): saving and exiting; rerun the same command to resume", step_,
+               resilience::shutdown_signal());
+      outcome = Outcome::Preempted;
+      break;
+    }
+    if (stop_requested) {
+      outcome = Outcome::StoppedByHook;
+      break;
+    }
+  }
+  if (outcome != Outcome::TooManyNans && last_saved_step_ != step_) save_checkpoint();
+  for (auto& hook : hooks_) hook->on_train_end(step_, tokens_seen_);
+  tracker_->flush();
+  resilience::remove_shutdown_handlers();
+  return {outcome, step_, tokens_seen_, resumed_from_};
+}
+
+}  // namespace kforge::train

@@ -1,0 +1,32 @@
+// The step body: forward and backward over one optimizer step's micro-batches, then clipping.
+// The loop around it (NaN policy, optimizer and scheduler step, metrics, checkpoints) is shared.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "data/batch.h"
+#include "kforge/sdk/optimizer.h"
+
+namespace kforge::train {
+
+class Trainer;
+
+struct StepResult {
+  double loss = 0;       ///< mean of the micro-batch losses
+  double grad_norm = 0;  ///< global L2 norm of the gradients before clipping
+};
+
+/// A step body. It must leave clipped gradients in the parameters' .grad and must not step the
+/// optimizer; a non-finite loss or norm makes the loop skip the update.
+using StepFn = std::function<StepResult(Trainer& trainer, const std::vector<data::Batch>& micro_batches)>;
+
+/// The standard text step: per micro-batch logits = model(input_ids), loss (+ the model's
+/// auxiliary losses) / n_micro, backward; then global-norm clipping to train.grad_clip_norm.
+StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches);
+
+/// torch.nn.utils.clip_grad_norm_ semantics: returns the pre-clip total norm and scales the
+/// gradients by min(1, max_norm / (norm + 1e-6)).
+double clip_grad_norm(const std::vector<sdk::NamedParameter>& params, double max_norm);
+
+}  // namespace kforge::train

@@ -1,0 +1,13 @@
+// The built-in metric backends: a console line and a JSON-lines file.
+#pragma once
+
+#include <memory>
+
+#include "kforge/sdk/sdk.h"
+
+namespace kforge::metrics_plugin {
+
+std::unique_ptr<sdk::MetricBackend> make_console(const sdk::BuildContext& ctx, const sdk::RunInfo& run);
+std::unique_ptr<sdk::MetricBackend> make_jsonl(const sdk::BuildContext& ctx, const sdk::RunInfo& run);
+
+}  // namespace kforge::metrics_plugin

@@ -1,0 +1,57 @@
+// console: one human-readable line per logging step on stdout (rank 0 only).
+#include <cstdio>
+#include <string>
+
+#include "backends.h"
+
+namespace kforge::metrics_plugin {
+namespace {
+
+const double* find(const sdk::MetricList& metrics, const std::string& key) {
+  for (const auto& [k, v] : metrics) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+class ConsoleBackend final : public sdk::MetricBackend {
+ public:
+  explicit ConsoleBackend(bool enabled) : enabled_(enabled) {}
+
+  void log(int64_t step, const sdk::MetricList& metrics) override {
+    if (!enabled_) return;
+    std::string line = "[step " + std::to_string(step) + "]";
+    if (const double* loss = find(metrics, "train/loss")) {
+      char buf[256];
+      std::snprintf(buf, sizeof(buf), " loss=%.4f | lr=%.3e | grad_norm=%.3f | tok/s=%.0f | mfu=%.1f%% | mem=%.2fGB | "
+                    "step_time=%.3fs",
+                    *loss, value(metrics, "train/lr"), value(metrics, "train/grad_norm"),
+                    value(metrics, "train/tokens_per_sec"), value(metrics, "train/mfu"),
+                    value(metrics, "memory/peak_rss_gb"), value(metrics, "train/step_time_sec"));
+      line += buf;
+    } else {
+      for (const auto& [k, v] : metrics) {
+        char buf[128];
+        std::snprintf(buf, sizeof(buf), " %s=%.4f", k.c_str(), v);
+        line += buf;
+      }
+    }
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  static double value(const sdk::MetricList& metrics, const std::string& key) {
+    const double* v = find(metrics, key);
+    return v != nullptr ? *v : 0.0;
+  }
+  bool enabled_;
+};
+
+}  // namespace
+
+std::unique_ptr<sdk::MetricBackend> make_console(const sdk::BuildContext&, const sdk::RunInfo& run) {
+  return std::make_unique<ConsoleBackend>(run.rank == 0);
+}
+
+}  // namespace kforge::metrics_plugin

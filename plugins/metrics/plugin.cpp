@@ -1,0 +1,21 @@
+// Entry point of libkforge_metrics.so: the console and jsonl metric backends.
+#include "backends.h"
+
+namespace {
+
+constexpr kforge_component_info kComponents[] = {
+    KFORGE_COMPONENT(kforge::sdk::kind::metric_backend, "console", "0.1.0",
+                     "one line per logging step on stdout: loss, lr, grad norm, tok/s, MFU, memory"),
+    KFORGE_COMPONENT(kforge::sdk::kind::metric_backend, "jsonl", "0.1.0",
+                     "appends every logged metric as JSON lines to <metrics.run_dir>/metrics.jsonl"),
+};
+
+void register_components(kforge::sdk::Registrar& r) {
+  r.add_metric_backend("console", kforge::metrics_plugin::make_console);
+  r.add_metric_backend("jsonl", kforge::metrics_plugin::make_jsonl);
+}
+
+}  // namespace
+
+KFORGE_PLUGIN("kforge-metrics", "0.1.0", "Built-in metric backends: console and JSON lines", kComponents,
+              register_components)

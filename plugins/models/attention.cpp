@@ -1,0 +1,59 @@
+// Attention: projections, QK-norm, RoPE, explicit causal GQA attention (LibTorch 1.13 has no SDPA).
+#include "attention.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+
+#include "rope.h"
+
+namespace kforge::models {
+
+Attention::Attention(const ModelConfig& c)
+    : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), head_dim_(c.head_dim()) {
+  q_proj_ = register_module("q_proj", std::make_shared<Linear>(c.dim, n_heads_ * head_dim_));
+  k_proj_ = register_module("k_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_));
+  v_proj_ = register_module("v_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_));
+  o_proj_ = register_module("o_proj", std::make_shared<Linear>(n_heads_ * head_dim_, c.dim));
+  if (c.qk_norm) {
+    // KempnerForge builds these with the model's norm_eps (1e-5 by default).
+    q_norm_ = register_module("q_norm", std::make_shared<RMSNorm>(head_dim_, c.norm_eps));
+    k_norm_ = register_module("k_norm", std::make_shared<RMSNorm>(head_dim_, c.norm_eps));
+  }
+}
+
+at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t batch = x.size(0);
+  const int64_t seq = x.size(1);
+  at::Tensor q = q_proj_->forward(x).view({batch, seq, n_heads_, head_dim_});
+  at::Tensor k = k_proj_->forward(x).view({batch, seq, n_kv_heads_, head_dim_});
+  at::Tensor v = v_proj_->forward(x).view({batch, seq, n_kv_heads_, head_dim_});
+  if (q_norm_) {
+    q = q_norm_->forward(q);
+    k = k_norm_->forward(k);
+  }
+  // (B, heads, S, hd); apply_rope returns contiguous tensors in that layout.
+  q = apply_rope(q.transpose(1, 2), cos, sin);
+  k = apply_rope(k.transpose(1, 2), cos, sin);
+  v = v.transpose(1, 2).contiguous();
+  const at::Tensor out = causal_attention(q, k, v);  // (B, H, S, hd)
+  return o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
+}
+
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), hd = q.size(3);
+  const int64_t kv_heads = k.size(1);
+  const int64_t group = heads / kv_heads;
+  // Heads kv*group .. kv*group+group-1 share kv head `kv`: fold the group into the query rows.
+  const at::Tensor qg = q.reshape({batch, kv_heads, group * seq, hd});
+  at::Tensor scores = at::matmul(qg, k.transpose(-2, -1));  // (B, KV, G*S, S)
+  scores.mul_(1.0 / std::sqrt(static_cast<double>(hd)));
+  // Row r is query position r % S: mask keys after it.
+  const at::Tensor future = at::ones({seq, seq}, q.options().dtype(at::kBool)).triu(1);
+  scores.masked_fill_(group == 1 ? future : future.repeat({group, 1}), -std::numeric_limits<double>::infinity());
+  const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(v.scalar_type());
+  return at::matmul(probs, v).reshape({batch, heads, seq, hd});
+}
+
+}  // namespace kforge::models

@@ -1,0 +1,18 @@
+// RMSNorm in fp32.
+#include "rms_norm.h"
+
+#include <ATen/ATen.h>
+
+namespace kforge::models {
+
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return (normed * weight).to(x.scalar_type());
+}
+
+RMSNorm::RMSNorm(int64_t dim, double eps) : eps_(eps) {
+  weight_ = register_parameter("weight", at::ones({dim}));
+}
+
+}  // namespace kforge::models

@@ -1,0 +1,33 @@
+// RoPE: rotary position embedding tables (rotate-half layout, fp32) and their application.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <utility>
+
+namespace kforge::models {
+
+/// cos/sin tables of shape (max_seq_len, head_dim / 2) in fp32, angle[p, i] = p * theta^(-2i/hd).
+/// Plain tensors, not parameters or buffers: they stay fp32 and out of checkpoints.
+class RopeTables {
+ public:
+  RopeTables(int64_t head_dim, int64_t max_seq_len, double theta);
+
+  /// Tables for positions [0, seq_len), on `like`'s device and in its dtype (cached per device/dtype).
+  /// Throws sdk::ConfigError when seq_len exceeds max_seq_len.
+  std::pair<at::Tensor, at::Tensor> slice(int64_t seq_len, const at::Tensor& like);
+
+  const at::Tensor& cos() const { return cos_; }
+  const at::Tensor& sin() const { return sin_; }
+
+ private:
+  at::Tensor cos_, sin_;          // fp32, CPU, (max_seq_len, hd/2)
+  at::Tensor cached_cos_, cached_sin_;  // cos_/sin_ converted to the last requested device/dtype
+};
+
+/// Rotates x (..., seq, head_dim) in rotate-half layout: the pair (i, i + hd/2) turns by angle[pos, i].
+/// cos/sin: (seq, head_dim / 2) in x's dtype. Returns a new contiguous tensor.
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+
+}  // namespace kforge::models

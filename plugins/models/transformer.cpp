@@ -1,0 +1,71 @@
+// Transformer: construction, init, forward and the block decomposition.
+#include "transformer.h"
+
+#include <ATen/ATen.h>
+#include <kforge/sdk/error.h>
+
+#include <cmath>
+#include <string>
+
+namespace kforge::models {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+Transformer::Transformer(const ModelConfig& config)
+    : config_(config), rope_(config.head_dim(), config.max_seq_len, config.rope_theta) {
+  config_.validate();
+  token_embedding_ = register_module("token_embedding", std::make_shared<TokenEmbedding>(config_.vocab_size, config_.dim));
+  layers_holder_ = register_module("layers", std::make_shared<torch::nn::Module>("Layers"));
+  for (int64_t i = 0; i < config_.n_layers; ++i) {
+    layers_.push_back(layers_holder_->register_module(std::to_string(i), std::make_shared<TransformerBlock>(config_)));
+  }
+  norm_ = register_module("norm", make_norm(config_.norm_type, config_.dim, config_.norm_eps));
+  output_head_ = config_.tie_embeddings
+                     ? register_module("output_head", std::make_shared<OutputHead>(token_embedding_->weight()))
+                     : register_module("output_head", std::make_shared<OutputHead>(config_.dim, config_.vocab_size));
+  init_weights();
+}
+
+void Transformer::init_weights() {
+  at::NoGradGuard no_grad;
+  const double std = config_.init_std;
+  const double residual_std = std / std::sqrt(2.0 * static_cast<double>(config_.n_layers));
+  for (auto& item : named_parameters(/*recurse=*/true)) {
+    at::Tensor& p = item.value();
+    if (p.dim() < 2) continue;
+    const bool residual = ends_with(item.key(), "o_proj.weight") || ends_with(item.key(), "down_proj.weight");
+    p.normal_(0.0, residual ? residual_std : std);
+  }
+}
+
+at::Tensor Transformer::forward(const at::Tensor& tokens) {
+  if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong) {
+    throw sdk::Error("transformer: tokens must be an int64 tensor [batch, seq], got " +
+                     std::string(c10::toString(tokens.scalar_type())) + " with " + std::to_string(tokens.dim()) +
+                     " dims");
+  }
+  at::Tensor x = token_embedding_->forward(tokens);
+  const auto [cos, sin] = rope_.slice(tokens.size(1), x);
+  for (const auto& layer : layers_) x = layer->forward(x, cos, sin);
+  return output_head_->forward(norm_->forward(x));
+}
+
+std::vector<sdk::ModelBlock> Transformer::blocks() const {
+  std::vector<sdk::ModelBlock> out;
+  out.reserve(layers_.size());
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    sdk::ModelBlock block{"layers." + std::to_string(i), {}};
+    for (const auto& item : layers_[i]->named_parameters(/*recurse=*/true)) {
+      block.params.push_back(block.name + "." + item.key());
+    }
+    out.push_back(std::move(block));
+  }
+  return out;
+}
+
+}  // namespace kforge::models

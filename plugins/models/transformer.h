@@ -1,0 +1,49 @@
+// Transformer: the dense Llama-style decoder (KempnerForge §3.1) as a kforge sdk::Model.
+#pragma once
+
+#include <kforge/sdk/model.h>
+
+#include <memory>
+#include <vector>
+
+#include "model_config.h"
+#include "norm.h"
+#include "output_head.h"
+#include "rope.h"
+#include "token_embedding.h"
+#include "transformer_block.h"
+
+namespace kforge::models {
+
+/// token_embedding -> layers.{i} -> norm -> output_head. Parameter names are KempnerForge's:
+/// token_embedding.embedding.weight, layers.{i}.attention_norm.weight,
+/// layers.{i}.attention.{q,k,v,o}_proj.weight, [layers.{i}.attention.{q,k}_norm.weight],
+/// layers.{i}.mlp_norm.weight, layers.{i}.mlp.{gate,up,down}_proj.weight, norm.weight,
+/// output_head.proj.weight (absent when tie_embeddings).
+class Transformer : public sdk::Model {
+ public:
+  /// Builds and initialises the weights from the global torch RNG (init_weights).
+  explicit Transformer(const ModelConfig& config);
+
+  at::Tensor forward(const at::Tensor& tokens) override;
+  std::vector<sdk::ModelBlock> blocks() const override;
+  double flops_per_token(int64_t seq_len) const override { return config_.flops_per_token(seq_len); }
+  int64_t num_params_estimate() const override { return config_.num_params(); }
+
+  const ModelConfig& config() const { return config_; }
+  /// KempnerForge's init: every >= 2-D parameter N(0, init_std), those ending in o_proj.weight or
+  /// down_proj.weight N(0, init_std / sqrt(2 * n_layers)); 1-D parameters keep their values
+  /// (norm weights 1, LayerNorm biases 0).
+  void init_weights();
+
+ private:
+  ModelConfig config_;
+  std::shared_ptr<TokenEmbedding> token_embedding_;
+  std::shared_ptr<torch::nn::Module> layers_holder_;
+  std::vector<std::shared_ptr<TransformerBlock>> layers_;
+  std::shared_ptr<Norm> norm_;
+  std::shared_ptr<OutputHead> output_head_;
+  RopeTables rope_;
+};
+
+}  // namespace kforge::models

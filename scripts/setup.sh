@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything kforge needs on Debian 12 (as root, or through sudo). Idempotent: packages
+# already present are left alone; apt-get update runs first whenever something must be installed.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config ccache
+  libtorch-dev libopenblas0-openmp          # LibTorch 1.13 (CPU, Gloo) and a fast OpenMP BLAS for it
+  libtomlplusplus-dev libspdlog-dev libcxxopts-dev libboost-dev nlohmann-json3-dev
+  libsentencepiece-dev sentencepiece libgtest-dev
+  python3-torch python3-numpy               # the independent oracle of the numerical tests
+)
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi   # fetches the demo corpus
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# LibTorch calls the system libblas.so.3: make sure it is OpenBLAS (OpenMP build), not the
+# reference BLAS, which is ~60x slower.
+blas=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3
+if [ -e "$blas" ] && [ "$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)" != "$(readlink -f "$blas")" ]; then
+  as_root update-alternatives --set libblas.so.3-x86_64-linux-gnu "$blas"
+fi
+echo "setup: dependencies ready"

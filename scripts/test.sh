@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Installs, builds and runs every test (unit, integration, multi-process) with CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+ctest --test-dir "${KFORGE_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"

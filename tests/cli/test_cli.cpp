@@ -1,0 +1,164 @@
+// The kforge binary as a user runs it: --version, --help, each subcommand's --help, exit codes
+// (0 ok, 2 usage/config), and `run --dry-run` printing the resolved config as TOML.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "config/toml_reader.h"
+#include "support/test_host.h"
+
+namespace kforge::test {
+namespace {
+
+struct Result {
+  int status;
+  std::string output;  ///< stdout and stderr together
+};
+
+Result kforge(const std::string& args) {
+  Result r;
+  r.status = run_command(std::string("'") + KFORGE_BIN + "' " + args, &r.output);
+  return r;
+}
+
+void expect_has(const std::string& text, const std::vector<std::string>& parts) {
+  for (const std::string& p : parts) EXPECT_NE(text.find(p), std::string::npos) << "missing '" << p << "' in:\n" << text;
+}
+
+std::filesystem::path write(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const char* kSmallConfig =
+    "[model]\ndim = 64\nn_layers = 2\nn_heads = 4\nvocab_size = 256\nmax_seq_len = 128\n"
+    "[train]\nbatch_size = 2\nseq_len = 64\nmax_steps = 100\n"
+    "[checkpoint]\ndir = \"ckpt\"\n";
+
+TEST(Cli, Version) {
+  const Result r = kforge("--version");
+  EXPECT_EQ(r.status, 0) << r.output;
+  expect_has(r.output, {"kforge ", "plugin ABI", "LibTorch", "compiler"});
+}
+
+TEST(Cli, HelpNamesTheCommands) {
+  for (const char* flag : {"--help", "-h", "help"}) {
+    const Result r = kforge(flag);
+    EXPECT_EQ(r.status, 0) << flag << "\n" << r.output;
+    expect_has(r.output, {"Usage:", "kforge run CONFIG.toml", "list-plugins", "prepare-data", "--section.key=value"});
+  }
+}
+
+TEST(Cli, NoCommandIsAUsageError) {
+  const Result r = kforge("");
+  EXPECT_EQ(r.status, 2);
+  expect_has(r.output, {"Usage:"});
+}
+
+TEST(Cli, UnknownCommandExits2) {
+  const Result r = kforge("frobnicate");
+  EXPECT_EQ(r.status, 2);
+  expect_has(r.output, {"unknown command 'frobnicate'", "Usage:"});
+}
+
+TEST(Cli, RunHelpNamesItsOptions) {
+  const Result r = kforge("run --help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  expect_has(r.output, {"kforge run", "CONFIG.toml", "--plugin-dir", "--dry-run", "--section.key=value", "75"});
+}
+
+TEST(Cli, ListPluginsHelpNamesItsOptions) {
+  const Result r = kforge("list-plugins --help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  expect_has(r.output, {"kforge list-plugins", "--plugin-dir", "--json", "--verbose"});
+}
+
+TEST(Cli, PrepareDataHelpNamesItsOptions) {
+  const Result r = kforge("prepare-data --help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  expect_has(r.output, {"kforge prepare-data", "--input", "--output", "--tokenizer", "--train-tokenizer", "--vocab-size"});
+}
+
+TEST(Cli, RunWithoutConfigExits2) {
+  const Result r = kforge("run");
+  EXPECT_EQ(r.status, 2);
+  expect_has(r.output, {"missing CONFIG.toml"});
+}
+
+TEST(Cli, DryRunPrintsTheResolvedConfig) {
+  const auto dir = temp_dir("cli_dry_run");
+  const auto cfg = write(dir / "small.toml", kSmallConfig);
+  const auto out = dir / "resolved.toml";
+  const Result r = kforge("run '" + cfg.string() + "' --dry-run --train.max_steps=7 --optimizer.lr=1e-3 "
+                          "--optimizer.betas='(0.8, 0.9)' --checkpoint.dyn_ckpt_window.stop=16 > '" +
+                          out.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output << read(out);
+  const std::string text = read(out);
+  expect_has(text, {"# kforge run --dry-run: " + cfg.string(), "[model]", "[optimizer]", "[checkpoint.dyn_ckpt_window]"});
+  // The printed text is TOML that holds the file's values, the overrides and the defaults.
+  config::Value tree;
+  ASSERT_NO_THROW(tree = config::read_toml_string(text, "dry-run output")) << text;
+  EXPECT_EQ(tree.find("model")->find("dim")->i, 64);
+  EXPECT_EQ(tree.find("train")->find("max_steps")->i, 7);
+  EXPECT_DOUBLE_EQ(tree.find("optimizer")->find("lr")->f, 1e-3);
+  EXPECT_DOUBLE_EQ(tree.find("optimizer")->find("betas")->list.at(0).f, 0.8);
+  EXPECT_EQ(tree.find("checkpoint")->find("dyn_ckpt_window")->find("stop")->i, 16);
+  EXPECT_EQ(tree.find("scheduler")->find("warmup_steps")->i, 2000);
+  EXPECT_EQ(tree.find("checkpoint")->find("dir")->s, "ckpt");
+
+  // Fed back to kforge, the printed config resolves to the same config.
+  const auto again = dir / "again.toml";
+  const Result r2 = kforge("run '" + out.string() + "' --dry-run > '" + again.string() + "'");
+  ASSERT_EQ(r2.status, 0) << r2.output << read(again);
+  const std::string text2 = read(again);
+  EXPECT_EQ(text.substr(text.find('\n')), text2.substr(text2.find('\n')));  // all but the header line
+}
+
+TEST(Cli, ConfigErrorExits2WithTheMessage) {
+  const auto dir = temp_dir("cli_config_error");
+  const auto cfg = write(dir / "bad.toml", std::string(kSmallConfig) + "[optimizer]\nweight_decy = 0.1\n");
+  const Result r = kforge("run '" + cfg.string() + "' --dry-run");
+  EXPECT_EQ(r.status, 2) << r.output;
+  expect_has(r.output, {cfg.string() + ":14:15: unknown key 'weight_decy' in [optimizer]", "Did you mean 'weight_decay'?"});
+}
+
+TEST(Cli, OverrideErrorExits2NamingTheCommandLine) {
+  const auto dir = temp_dir("cli_override_error");
+  const auto cfg = write(dir / "small.toml", kSmallConfig);
+  const Result r = kforge("run '" + cfg.string() + "' --dry-run --model.n_layers=two");
+  EXPECT_EQ(r.status, 2) << r.output;
+  expect_has(r.output, {"command line: [model] n_layers = \"two\": expected an integer"});
+}
+
+TEST(Cli, DryRunChecksTheWorldRules) {
+  const auto dir = temp_dir("cli_world");
+  const auto cfg = write(dir / "small.toml", kSmallConfig);
+  const Result r = kforge("run '" + cfg.string() + "' --dry-run --train.seq_len=256");
+  EXPECT_EQ(r.status, 2) << r.output;
+  expect_has(r.output, {"[train] seq_len = 256", "must be <= [model] max_seq_len (128)"});
+}
+
+TEST(Cli, MalformedTomlExits2WithThePosition) {
+  const auto dir = temp_dir("cli_malformed");
+  const auto cfg = write(dir / "broken.toml", "[model]\ndim = = 4\n");
+  const Result r = kforge("run '" + cfg.string() + "' --dry-run");
+  EXPECT_EQ(r.status, 2) << r.output;
+  expect_has(r.output, {cfg.string() + ":2:", "malformed TOML"});
+}
+
+TEST(Cli, MissingConfigFileExits2NamingIt) {
+  const Result r = kforge("run /nonexistent/kforge-test/missing.toml --dry-run");
+  EXPECT_EQ(r.status, 2) << r.output;
+  expect_has(r.output, {"/nonexistent/kforge-test/missing.toml", "no such file"});
+}
+
+}  // namespace
+}  // namespace kforge::test

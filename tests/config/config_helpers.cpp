@@ -1,0 +1,97 @@
+#include "config_helpers.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "config/rules.h"
+#include "kforge/sdk/error.h"
+#include "support/test_host.h"
+
+namespace kforge::test {
+
+config::Catalog base_catalog(const config::Catalog& extra) {
+  config::Catalog catalog = {
+      {"model", "transformer", "1.0.0", "libkforge_models.so", {}},
+      {"router", "softmax_topk", "1.0.0", "libkforge_models.so", {}},
+      {"optimizer", "adamw", "1.0.0", "libkforge_optimizers.so", {}},
+      {"scheduler", "cosine", "1.0.0", "libkforge_schedulers.so", {}},
+      {"loss", "cross_entropy", "1.0.0", "libkforge_losses.so", {}},
+      {"dataset", "memmap", "1.0.0", "libkforge_data.so", {}},
+      {"metric_backend", "console", "1.0.0", "libkforge_metrics.so", {}},
+      {"metric_backend", "jsonl", "1.0.0", "libkforge_metrics.so", {}},
+  };
+  catalog.insert(catalog.end(), extra.begin(), extra.end());
+  return catalog;
+}
+
+config::JobConfig load(const std::string& toml, const std::vector<std::string>& overrides,
+                       const config::Catalog& catalog) {
+  const auto path = temp_dir("cfg") / "cfg.toml";
+  std::ofstream(path) << toml;
+  return config::load_job_config(path, overrides, catalog);
+}
+
+std::string load_error(const std::string& toml, const std::vector<std::string>& overrides,
+                       const config::Catalog& catalog) {
+  try {
+    load(toml, overrides, catalog);
+  } catch (const sdk::ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "config loaded without error:\n" << toml;
+  return "";
+}
+
+std::string world_error(const std::string& toml, int world_size, const std::vector<std::string>& overrides) {
+  const config::JobConfig job = load(toml, overrides);
+  try {
+    config::check_world(job.tree, world_size);
+  } catch (const sdk::ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "check_world(" << world_size << ") passed for:\n" << toml;
+  return "";
+}
+
+const config::Value& at(const config::JobConfig& job, const std::string& section, const std::string& key) {
+  const config::Value* s = job.tree.find(section);
+  if (s == nullptr) throw std::runtime_error("no section [" + section + "]");
+  const config::Value* v = s->find(key);
+  if (v == nullptr) throw std::runtime_error("no key [" + section + "] " + key);
+  return *v;
+}
+
+bool same_tree(const config::Value& a, const config::Value& b, std::string* where) {
+  auto differ = [&](const std::string& what) {
+    if (where != nullptr) *where = what + ": " + a.to_toml() + " vs " + b.to_toml();
+    return false;
+  };
+  if (a.type != b.type) return differ("type");
+  switch (a.type) {
+    case config::Value::Type::Null: return true;
+    case config::Value::Type::Bool: return a.b == b.b || differ("bool");
+    case config::Value::Type::Int: return a.i == b.i || differ("int");
+    case config::Value::Type::Float: return a.f == b.f || differ("float");
+    case config::Value::Type::String: return a.s == b.s || differ("string");
+    case config::Value::Type::List:
+      if (a.list.size() != b.list.size()) return differ("list size");
+      for (size_t k = 0; k < a.list.size(); ++k) {
+        if (!same_tree(a.list[k], b.list[k], where)) return false;
+      }
+      return true;
+    case config::Value::Type::Table:
+      if (a.table.size() != b.table.size()) return differ("table size");
+      for (size_t k = 0; k < a.table.size(); ++k) {
+        if (a.table[k].first != b.table[k].first) return differ("key " + a.table[k].first);
+        if (!same_tree(a.table[k].second, b.table[k].second, where)) {
+          if (where != nullptr) *where = a.table[k].first + "." + *where;
+          return false;
+        }
+      }
+      return true;
+  }
+  return false;
+}
+
+}  // namespace kforge::test
