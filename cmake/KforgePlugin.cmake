@@ -27,7 +27,9 @@ function(kforge_add_plugin name)
     target_link_libraries(${target} PRIVATE kforge_sdk)
   endif()
   target_link_libraries(${target} PRIVATE ${TORCH_LIBRARIES} ${ARG_LIBRARIES})
-  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  # --exclude-libs keeps template instantiations from static libraries out of the dynamic
+  # symbol table: the entry point stays the only export.
+  target_link_options(${target} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL)
   if(COMMAND kforge_use_pch)
     kforge_use_pch(${target})
   endif()

@@ -3,6 +3,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -17,7 +19,10 @@ std::shared_ptr<spdlog::logger>& instance() {
 void init(int rank) {
   auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   auto logger = std::make_shared<spdlog::logger>("kforge", sink);
-  logger->set_pattern("[rank " + std::to_string(rank) + "] %^%l%$ %v");
+  // On a terminal, first erase the training status line (metrics/status_line.h) so it never
+  // garbles a log line.
+  const std::string erase = ::isatty(STDERR_FILENO) ? "\r\033[K" : "";
+  logger->set_pattern(erase + "[rank " + std::to_string(rank) + "] %^%l%$ %v");
   const char* level = std::getenv("KFORGE_LOG_LEVEL");
   logger->set_level(level != nullptr ? spdlog::level::from_str(level) : spdlog::level::info);
   logger->flush_on(spdlog::level::info);

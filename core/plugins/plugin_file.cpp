@@ -46,7 +46,7 @@ std::string explain_load_failure(const std::filesystem::path& path, const std::s
     return fmt::format(
         "{}: cannot load: undefined symbol {}. Usually the plugin was built against a different LibTorch, "
         "kforge SDK or _GLIBCXX_USE_CXX11_ABI than this kforge; rebuild it with find_package(kforge) "
-        "against this installation (kforge --version -v prints the versions).",
+        "against this installation (kforge --version prints the versions).",
         file, demangle(symbol));
   }
   if (detail.find("GLIBCXX_") != std::string::npos || detail.find("CXXABI_") != std::string::npos) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "log/log.h"
+#include "metrics/status_line.h"
 #include "resilience/shutdown.h"
 #include "train/trainer.h"
 
@@ -49,6 +50,7 @@ TrainingResult Trainer::train() {
 
   Outcome outcome = Outcome::Completed;
   bool stop_requested = false;
+  metrics::StatusLine status(step_, train.max_steps);
   log.info("training from step {} to {} ({} tokens per step)", step_, train.max_steps, tokens_per_step);
   while (step_ < train.max_steps) {
     tracker_->start_step();
@@ -77,6 +79,7 @@ TrainingResult Trainer::train() {
     }
     consecutive_nans_ = 0;
     tracker_->end_step({step_, result.loss, result.grad_norm, lr, tokens_per_step});
+    status.update(step_, result.loss);
     const sdk::StepEvent event{step_, result.loss, result.grad_norm, lr, tokens_seen_, model_.get()};
     for (auto& hook : hooks_) {
       try {
@@ -103,6 +106,7 @@ TrainingResult Trainer::train() {
       break;
     }
   }
+  status.clear();
   if (outcome != Outcome::TooManyNans && last_saved_step_ != step_) save_checkpoint();
   for (auto& hook : hooks_) hook->on_train_end(step_, tokens_seen_);
   tracker_->flush();

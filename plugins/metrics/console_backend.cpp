@@ -16,7 +16,7 @@ const double* find(const sdk::MetricList& metrics, const std::string& key) {
 
 class ConsoleBackend final : public sdk::MetricBackend {
  public:
-  explicit ConsoleBackend(bool enabled) : enabled_(enabled) {}
+  ConsoleBackend(bool enabled, bool interactive) : enabled_(enabled), interactive_(interactive) {}
 
   void log(int64_t step, const sdk::MetricList& metrics) override {
     if (!enabled_) return;
@@ -36,6 +36,8 @@ class ConsoleBackend final : public sdk::MetricBackend {
         line += buf;
       }
     }
+    // On a terminal the host may be showing a status line on stderr: erase it first.
+    if (interactive_) std::fputs("\r\033[K", stderr);
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   }
@@ -46,12 +48,13 @@ class ConsoleBackend final : public sdk::MetricBackend {
     return v != nullptr ? *v : 0.0;
   }
   bool enabled_;
+  bool interactive_;
 };
 
 }  // namespace
 
 std::unique_ptr<sdk::MetricBackend> make_console(const sdk::BuildContext&, const sdk::RunInfo& run) {
-  return std::make_unique<ConsoleBackend>(run.rank == 0);
+  return std::make_unique<ConsoleBackend>(run.rank == 0, run.interactive);
 }
 
 }  // namespace kforge::metrics_plugin

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "optimizers/component_host.h"
+#include "support/component_host.h"
 
 namespace kforge::test {
 

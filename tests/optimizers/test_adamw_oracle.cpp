@@ -6,7 +6,7 @@
 #include <iomanip>
 
 #include "optimizers/adamw_fixture.h"
-#include "optimizers/component_host.h"
+#include "support/component_host.h"
 #include "support/npy.h"
 #include "support/oracle.h"
 

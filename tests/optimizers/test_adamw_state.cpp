@@ -6,7 +6,7 @@
 
 #include "kforge/sdk/error.h"
 #include "optimizers/adamw_fixture.h"
-#include "optimizers/component_host.h"
+#include "support/component_host.h"
 
 namespace kforge::test {
 namespace {

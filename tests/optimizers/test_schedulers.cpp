@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "optimizers/component_host.h"
+#include "support/component_host.h"
 
 namespace kforge::test {
 namespace {

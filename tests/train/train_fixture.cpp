@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <csignal>
-#include <fstream>
 
+#include "data/npy_writer.h"
 #include "support/test_host.h"
 
 namespace kforge::test {
@@ -28,18 +28,6 @@ void RecordingHook::on_train_end(int64_t step, int64_t tokens_seen) {
   events.push_back(fmt::format("end {} {}", step, tokens_seen));
 }
 
-void write_uint16_npy(const std::filesystem::path& path, const std::vector<uint16_t>& tokens) {
-  std::string header = fmt::format("{{'descr': '<u2', 'fortran_order': False, 'shape': ({},), }}", tokens.size());
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t len = static_cast<uint16_t>(header.size());
-  out.write(reinterpret_cast<const char*>(&len), 2);
-  out << header;
-  out.write(reinterpret_cast<const char*>(tokens.data()), static_cast<std::streamsize>(tokens.size() * 2));
-}
-
 TrainFixture::TrainFixture() {
   root = temp_dir("train");
   data_dir = root / "data";
@@ -47,13 +35,13 @@ TrainFixture::TrainFixture() {
   std::filesystem::create_directories(data_dir / "eval");
   constexpr int kVocab = 64;
   for (int shard = 0; shard < 2; ++shard) {
-    std::vector<uint16_t> tokens(3000);
-    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<uint16_t>((i * 7 + shard) % kVocab);
-    write_uint16_npy(data_dir / fmt::format("shard_{}.npy", shard), tokens);
+    std::vector<int> tokens(3000);
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int>((i * 7 + shard) % kVocab);
+    data::write_npy_tokens(data_dir / fmt::format("shard_{}.npy", shard), data::TokenDtype::uint16, tokens);
   }
-  std::vector<uint16_t> eval(600);
-  for (size_t i = 0; i < eval.size(); ++i) eval[i] = static_cast<uint16_t>((i * 7 + 3) % kVocab);
-  write_uint16_npy(data_dir / "eval" / "eval_0.npy", eval);
+  std::vector<int> eval(600);
+  for (size_t i = 0; i < eval.size(); ++i) eval[i] = static_cast<int>((i * 7 + 3) % kVocab);
+  data::write_npy_tokens(data_dir / "eval" / "eval_0.npy", data::TokenDtype::uint16, eval);
   plugins = load_builtin_plugins();
   toml = fmt::format(R"([model]
 dim = 32

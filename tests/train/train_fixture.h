@@ -46,7 +46,4 @@ class TrainFixture {
   std::string toml;
 };
 
-/// Writes a 1-D uint16 .npy file.
-void write_uint16_npy(const std::filesystem::path& path, const std::vector<uint16_t>& tokens);
-
 }  // namespace kforge::test
