@@ -27,12 +27,16 @@ void install_shutdown_handlers(double timeout_sec) {
   action.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGUSR1, &action, nullptr);
+  // Ctrl-C saves too; a second Ctrl-C (handler reset to the default) stops at once.
+  action.sa_flags |= SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
 }
 
 void remove_shutdown_handlers() {
   ::alarm(0);
   std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGUSR1, SIG_DFL);
+  std::signal(SIGINT, SIG_DFL);
 }
 
 bool shutdown_requested() { return g_signal.load() != 0; }

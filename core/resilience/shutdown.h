@@ -1,5 +1,6 @@
-// Shutdown on SIGTERM / SIGUSR1 (SLURM preemption): the handler only records the request; the
-// loop saves a checkpoint at the next step boundary and exits with kExitPreempted.
+// Shutdown on SIGTERM / SIGUSR1 (SLURM preemption) or Ctrl-C (SIGINT): the handler only records
+// the request; the loop saves a checkpoint at the next step boundary and exits with
+// kExitPreempted. A second Ctrl-C ends the process at once.
 #pragma once
 
 namespace kforge::resilience {
@@ -11,7 +12,7 @@ void install_shutdown_handlers(double timeout_sec);
 /// Restores the default handlers and cancels a pending forced exit.
 void remove_shutdown_handlers();
 
-/// True once SIGTERM or SIGUSR1 arrived.
+/// True once SIGTERM, SIGUSR1 or SIGINT arrived.
 bool shutdown_requested();
 
 /// The signal number that requested shutdown (0 if none).

@@ -25,10 +25,10 @@ std::vector<std::string> find_shards(const std::string& dir, const std::string& 
                            "directory of token shards (see `kforge prepare-data --help`)");
   }
   if (!fs::exists(dir, ec)) {
-    throw sdk::Error(fmt::format("data directory '{}' does not exist (check [data] dataset_path)", dir));
+    throw sdk::ConfigError(fmt::format("data directory '{}' does not exist (check [data] dataset_path)", dir));
   }
   if (!fs::is_directory(dir, ec)) {
-    throw sdk::Error(fmt::format("data path '{}' is not a directory; dataset_path must name the directory that "
+    throw sdk::ConfigError(fmt::format("data path '{}' is not a directory; dataset_path must name the directory that "
                                  "holds the shards, and file_pattern selects them",
                                  dir));
   }
@@ -40,7 +40,7 @@ std::vector<std::string> find_shards(const std::string& dir, const std::string& 
   }
   if (ec) throw sdk::Error(fmt::format("cannot list data directory '{}': {}", dir, ec.message()));
   if (names.empty()) {
-    throw sdk::Error(fmt::format("no file in '{}' matches file_pattern '{}' (check [data] file_pattern, e.g. "
+    throw sdk::ConfigError(fmt::format("no file in '{}' matches file_pattern '{}' (check [data] file_pattern, e.g. "
                                  "\"*.npy\" or \"*.bin\")",
                                  dir, pattern));
   }

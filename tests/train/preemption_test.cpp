@@ -36,6 +36,17 @@ TEST(Preemption, SigusrOneAlsoRequestsAShutdown) {
   EXPECT_TRUE(std::filesystem::exists(fx.checkpoint_dir / "step_2"));
 }
 
+TEST(Preemption, CtrlCSavesLikeSigterm) {
+  TrainFixture fx;
+  auto hook = std::make_shared<RecordingHook>();
+  hook->signal_at = 4;
+  hook->signal = SIGINT;
+  const auto result = fx.run({}, {hook});
+  EXPECT_EQ(result.outcome, train::Outcome::Preempted);
+  EXPECT_EQ(result.step, 4);
+  EXPECT_TRUE(std::filesystem::exists(fx.checkpoint_dir / "step_4"));
+}
+
 // The kforge process itself: a SIGTERM sent once training has produced a metric line makes it
 // save and exit with 75 (so a SLURM requeue resumes it).
 TEST(Preemption, KforgeRunExitsWith75AfterSigterm) {
