@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <thread>
 
 #include "config/rules.h"
@@ -15,6 +16,14 @@
 
 namespace kforge::train {
 namespace {
+
+// The process layout a launcher asked for (torchrun's WORLD_SIZE, else SLURM's SLURM_NTASKS).
+int requested_world_size() {
+  for (const char* var : {"WORLD_SIZE", "SLURM_NTASKS"}) {
+    if (const char* v = std::getenv(var)) return std::max(1, std::atoi(v));
+  }
+  return 1;
+}
 
 int thread_count(int64_t configured) {
   if (configured > 0) return static_cast<int>(configured);
@@ -28,7 +37,13 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   auto& log = log::get();
   const auto& train = job_.train;
 
-  // Mesh: a single process (the distributed runtime adds process groups here).
+  // Mesh: a single process (the distributed runtime adds process groups here). Several processes
+  // sharing one checkpoint directory without process groups would corrupt each other's work.
+  if (const int world = requested_world_size(); world > 1) {
+    throw sdk::ConfigError(fmt::format("the launcher asks for {} processes (WORLD_SIZE / SLURM_NTASKS), but this "
+                                       "kforge trains in a single process: launch one process per job",
+                                       world));
+  }
   config::check_world(job_.tree, 1);
   at::set_num_threads(thread_count(train.num_threads));
 

@@ -1,6 +1,7 @@
 // The library entry point: an experiment supplies its own step body and hooks to run_training.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "train/train_fixture.h"
@@ -53,6 +54,27 @@ TEST(LibraryEntryPoint, MetricsGoToTheJsonlBackend) {
   EXPECT_NE(text.find("\"train/loss\""), std::string::npos);
   EXPECT_NE(text.find("\"train/mfu\""), std::string::npos);
   EXPECT_NE(text.find("\"eval/perplexity\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kforge::test
+
+namespace kforge::test {
+namespace {
+
+// Without process groups, N processes would share one checkpoint directory: refuse the launch.
+TEST(LibraryEntryPoint, RefusesAMultiProcessLaunch) {
+  TrainFixture fx;
+  ::setenv("WORLD_SIZE", "2", 1);
+  try {
+    fx.run({"--train.max_steps=2"}, {});
+    ::unsetenv("WORLD_SIZE");
+    FAIL() << "a WORLD_SIZE=2 launch must be refused";
+  } catch (const sdk::ConfigError& e) {
+    ::unsetenv("WORLD_SIZE");
+    EXPECT_NE(std::string(e.what()).find("asks for 2 processes"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(fx.checkpoint_dir / "step_2"));
 }
 
 }  // namespace
