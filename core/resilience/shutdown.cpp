@@ -18,7 +18,7 @@ extern "C" void on_shutdown_signal(int sig) {
 
 }  // namespace
 
-void install_shutdown_handlers(double timeout_sec) {
+ShutdownHandlers::ShutdownHandlers(double timeout_sec) {
   g_signal.store(0);
   g_timeout_sec = timeout_sec > 0 ? static_cast<unsigned>(timeout_sec + 0.5) : 0;
   struct sigaction action {};
@@ -32,7 +32,7 @@ void install_shutdown_handlers(double timeout_sec) {
   sigaction(SIGINT, &action, nullptr);
 }
 
-void remove_shutdown_handlers() {
+ShutdownHandlers::~ShutdownHandlers() {
   ::alarm(0);
   std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGUSR1, SIG_DFL);

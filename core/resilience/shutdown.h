@@ -5,12 +5,16 @@
 
 namespace kforge::resilience {
 
-/// Installs the handlers (replacing any previous ones) and clears a pending request.
-/// timeout_sec > 0 arms a forced exit (SIGALRM) that long after the signal, in case the save stalls.
-void install_shutdown_handlers(double timeout_sec);
-
-/// Restores the default handlers and cancels a pending forced exit.
-void remove_shutdown_handlers();
+/// While alive, the handlers are installed (replacing any previous ones, clearing a pending
+/// request); the destructor restores the defaults and cancels a pending forced exit.
+class ShutdownHandlers {
+ public:
+  /// timeout_sec > 0 arms a forced exit (SIGALRM) that long after the signal, in case the save stalls.
+  explicit ShutdownHandlers(double timeout_sec);
+  ~ShutdownHandlers();
+  ShutdownHandlers(const ShutdownHandlers&) = delete;
+  ShutdownHandlers& operator=(const ShutdownHandlers&) = delete;
+};
 
 /// True once SIGTERM, SIGUSR1 or SIGINT arrived.
 bool shutdown_requested();

@@ -44,7 +44,7 @@ TrainingResult Trainer::train() {
   auto& log = log::get();
   const auto& train = job_.train;
   const int64_t tokens_per_step = train.batch_size * train.seq_len * train.grad_accum_steps;
-  resilience::install_shutdown_handlers(train.shutdown_timeout_sec);
+  const resilience::ShutdownHandlers shutdown_handlers(train.shutdown_timeout_sec);
   for (auto& hook : hooks_) hook->on_train_begin(step_);
   if (resumed_from_ < 0 && job_.checkpoint.window && job_.checkpoint.should_save(0)) save_checkpoint();
 
@@ -110,7 +110,6 @@ TrainingResult Trainer::train() {
   if (outcome != Outcome::TooManyNans && last_saved_step_ != step_) save_checkpoint();
   for (auto& hook : hooks_) hook->on_train_end(step_, tokens_seen_);
   tracker_->flush();
-  resilience::remove_shutdown_handlers();
   return {outcome, step_, tokens_seen_, resumed_from_};
 }
 
