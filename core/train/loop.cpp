@@ -8,6 +8,7 @@
 #include "log/log.h"
 #include "metrics/status_line.h"
 #include "resilience/shutdown.h"
+#include "train/evaluator.h"
 #include "train/trainer.h"
 
 namespace kforge::train {
@@ -24,20 +25,6 @@ void Trainer::zero_grad() {
   for (auto& p : params_) {
     if (p.tensor.grad().defined()) p.tensor.mutable_grad().zero_();
   }
-}
-
-sdk::MetricList Trainer::evaluate() {
-  at::NoGradGuard no_grad;
-  model_->eval();
-  data::BatchSampler sampler(eval_data_->size(), job_.train.batch_size, job_.train.seed, 0, 1, /*shuffle=*/false);
-  double total = 0;
-  for (int64_t k = 0; k < job_.eval.steps; ++k) {
-    const data::Batch batch = data::make_batch(*eval_data_, sampler.next_batch());
-    total += loss_->compute(model_->forward(batch.input_ids), batch.labels).item<double>();
-  }
-  model_->train();
-  const double loss = total / static_cast<double>(job_.eval.steps);
-  return {{"eval/loss", loss}, {"eval/perplexity", std::exp(std::min(loss, 20.0))}};
 }
 
 TrainingResult Trainer::train() {
@@ -90,7 +77,9 @@ TrainingResult Trainer::train() {
       }
     }
     if (eval_data_ && step_ % job_.eval.interval == 0) {
-      const sdk::MetricList metrics = evaluate();
+      optimizer_->use_eval_weights();
+      const sdk::MetricList metrics = evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps);
+      optimizer_->use_train_weights();
       tracker_->log(step_, metrics);
       for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);
     }

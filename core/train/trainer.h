@@ -61,7 +61,6 @@ class Trainer {
   checkpoint::Snapshot snapshot() const;
   void save_checkpoint();
   std::vector<data::Batch> next_micro_batches();
-  sdk::MetricList evaluate();
   void zero_grad();
 
   const config::JobConfig& job_;

@@ -81,6 +81,7 @@ void Trainer::restore(const checkpoint::Snapshot& s) {
     }
   }
   if (!excluded(job_, "optimizer")) optimizer_->load_state_dict(s.optimizer);
+  optimizer_->use_train_weights();
   if (!excluded(job_, "train_state")) {
     step_ = s.step;
     tokens_seen_ = s.tokens_seen;
@@ -98,7 +99,9 @@ void Trainer::restore(const checkpoint::Snapshot& s) {
 }
 
 void Trainer::save_checkpoint() {
+  optimizer_->use_eval_weights();  // checkpoints hold the evaluation weights
   const auto dir = checkpoints_->save(snapshot());
+  optimizer_->use_train_weights();
   last_saved_step_ = step_;
   log::get().info("checkpoint saved: {}", dir.string());
   for (auto& hook : hooks_) hook->on_checkpoint_save(step_, job_.checkpoint.dir);

@@ -30,6 +30,13 @@ class Optimizer {
   virtual StateDict state_dict() const = 0;
   /// Restores state_dict(); throws kforge::sdk::Error naming a missing or mis-shaped entry.
   virtual void load_state_dict(const StateDict& state) = 0;
+
+  /// Optimizers that evaluate at other weights than they train at (Schedule-Free) swap them here.
+  /// The host calls use_eval_weights() before evaluation and before taking state_dict() for a
+  /// checkpoint (so checkpoints hold the evaluation weights), and use_train_weights() after both
+  /// and after load_state_dict(). Both are idempotent; the default does nothing.
+  virtual void use_eval_weights() {}
+  virtual void use_train_weights() {}
 };
 
 }  // namespace kforge::sdk

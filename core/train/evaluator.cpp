@@ -1,0 +1,28 @@
+#include "train/evaluator.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "data/batch.h"
+#include "data/sampler.h"
+
+namespace kforge::train {
+
+sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
+                         int64_t steps) {
+  at::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  data::BatchSampler sampler(data.size(), batch_size, /*seed=*/0, /*rank=*/0, /*world=*/1, /*shuffle=*/false);
+  double total = 0;
+  for (int64_t k = 0; k < steps; ++k) {
+    const data::Batch batch = data::make_batch(data, sampler.next_batch());
+    total += loss.compute(model.forward(batch.input_ids), batch.labels).item<double>();
+  }
+  model.train(was_training);
+  const double mean = total / static_cast<double>(steps);
+  return {{"eval/loss", mean}, {"eval/perplexity", std::exp(std::min(mean, 20.0))}};
+}
+
+}  // namespace kforge::train

@@ -1,0 +1,19 @@
+// Evaluation: mean loss and perplexity of a model over the first batches of a dataset.
+#pragma once
+
+#include <cstdint>
+
+#include "kforge/sdk/dataset.h"
+#include "kforge/sdk/hook.h"
+#include "kforge/sdk/loss.h"
+#include "kforge/sdk/model.h"
+
+namespace kforge::train {
+
+/// {"eval/loss", "eval/perplexity" = exp(min(loss, 20))} over `steps` batches of `batch_size`
+/// windows taken in order (wrapping around), without gradients, in eval mode; the model's
+/// training mode is restored afterwards.
+sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
+                         int64_t steps);
+
+}  // namespace kforge::train
