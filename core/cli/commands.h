@@ -6,5 +6,8 @@ namespace kforge::cli {
 int cmd_run(int argc, char** argv);
 int cmd_list_plugins(int argc, char** argv);
 int cmd_prepare_data(int argc, char** argv);
+int cmd_check_env(int argc, char** argv);
+int cmd_generate(int argc, char** argv);
+int cmd_eval(int argc, char** argv);
 
 }  // namespace kforge::cli

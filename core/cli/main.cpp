@@ -17,6 +17,10 @@ Usage:
   kforge run CONFIG.toml [--plugin-dir DIR]... [--dry-run] [--section.key=value]...
   kforge list-plugins [--plugin-dir DIR]... [--json] [-v]
   kforge prepare-data --input TEXT... --output DIR (--train-tokenizer --vocab-size N | --tokenizer MODEL)
+  kforge generate --checkpoint DIR [--prompt TEXT]... [--prompts-file FILE] [--max-new-tokens N]
+                  [--temperature T] [--top-k K] [--top-p P] [--seed S] [--tokenizer MODEL]
+  kforge eval --checkpoint DIR [--plugin-dir DIR]... [--section.key=value]...
+  kforge check-env [--json] [--strict]
   kforge --version
   kforge COMMAND --help
 
@@ -24,6 +28,9 @@ Commands:
   run            train with a TOML config (resumes from checkpoint.dir automatically)
   list-plugins   list the components of every plugin found, and refused plugin files
   prepare-data   tokenise text files into .npy shards with a SentencePiece tokenizer
+  generate       continue prompts with a checkpoint (KV-cache sampling)
+  eval           eval loss and perplexity of a checkpoint on its eval dataset
+  check-env      report the BLAS, threads, ISA and GEMM speed this machine gives kforge
 
 Plugins are the libkforge_*.so files in each --plugin-dir and in the directory that ships with
 kforge. Config keys are KempnerForge's; any key can be overridden as --section.key=value.
@@ -56,6 +63,9 @@ int main(int argc, char** argv) {
   if (command == "run") return cmd_run(argc - 1, argv + 1);
   if (command == "list-plugins") return cmd_list_plugins(argc - 1, argv + 1);
   if (command == "prepare-data") return cmd_prepare_data(argc - 1, argv + 1);
+  if (command == "check-env") return cmd_check_env(argc - 1, argv + 1);
+  if (command == "generate") return cmd_generate(argc - 1, argv + 1);
+  if (command == "eval") return cmd_eval(argc - 1, argv + 1);
   std::fprintf(stderr, "kforge: unknown command '%s'.\n\n%s", command.c_str(), kUsage);
   return kExitUsage;
 }

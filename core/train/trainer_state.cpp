@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "checkpoint/model_loading.h"
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/kinds.h"
 #include "train/trainer.h"
@@ -52,34 +53,7 @@ checkpoint::Snapshot Trainer::snapshot() const {
 }
 
 void Trainer::restore(const checkpoint::Snapshot& s) {
-  if (!excluded(job_, "model")) {
-    at::NoGradGuard no_grad;
-    std::set<std::string> expected;
-    auto load = [&](const std::string& name, at::Tensor target) {
-      expected.insert(name);
-      auto it = s.model.find(name);
-      if (it == s.model.end()) {
-        throw sdk::Error(fmt::format("checkpoint step {} has no tensor for model parameter '{}': it was written by a "
-                                     "different model config (compare its config.toml with yours)",
-                                     s.step, name));
-      }
-      if (it->second.sizes() != target.sizes()) {
-        throw sdk::Error(fmt::format("checkpoint step {}: '{}' has shape {} but the model expects {}: the [model] "
-                                     "config changed since it was written",
-                                     s.step, name, c10::str(it->second.sizes()), c10::str(target.sizes())));
-      }
-      target.copy_(it->second);
-    };
-    for (const auto& item : model_->named_parameters(true)) load(item.key(), item.value());
-    for (const auto& item : model_->named_buffers(true)) load(item.key(), item.value());
-    for (const auto& [name, t] : s.model) {
-      if (!expected.count(name)) {
-        throw sdk::Error(fmt::format("checkpoint step {} has '{}', which this model does not have: the [model] config "
-                                     "changed since it was written",
-                                     s.step, name));
-      }
-    }
-  }
+  if (!excluded(job_, "model")) checkpoint::load_model_weights(*model_, s);
   if (!excluded(job_, "optimizer")) optimizer_->load_state_dict(s.optimizer);
   optimizer_->use_train_weights();
   if (!excluded(job_, "train_state")) {

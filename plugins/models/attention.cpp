@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "rope.h"
 
@@ -23,7 +24,8 @@ Attention::Attention(const ModelConfig& c)
   }
 }
 
-at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache,
+                              size_t layer) {
   const int64_t batch = x.size(0);
   const int64_t seq = x.size(1);
   at::Tensor q = q_proj_->forward(x).view({batch, seq, n_heads_, head_dim_});
@@ -37,20 +39,21 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
   q = apply_rope(q.transpose(1, 2), cos, sin);
   k = apply_rope(k.transpose(1, 2), cos, sin);
   v = v.transpose(1, 2).contiguous();
+  if (cache) std::tie(k, v) = cache->update(layer, k, v);
   const at::Tensor out = causal_attention(q, k, v);  // (B, H, S, hd)
   return o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
 }
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), hd = q.size(3);
-  const int64_t kv_heads = k.size(1);
+  const int64_t kv_heads = k.size(1), keys = k.size(2);
   const int64_t group = heads / kv_heads;
   // Heads kv*group .. kv*group+group-1 share kv head `kv`: fold the group into the query rows.
   const at::Tensor qg = q.reshape({batch, kv_heads, group * seq, hd});
-  at::Tensor scores = at::matmul(qg, k.transpose(-2, -1));  // (B, KV, G*S, S)
+  at::Tensor scores = at::matmul(qg, k.transpose(-2, -1));  // (B, KV, G*S, Sk)
   scores.mul_(1.0 / std::sqrt(static_cast<double>(hd)));
-  // Row r is query position r % S: mask keys after it.
-  const at::Tensor future = at::ones({seq, seq}, q.options().dtype(at::kBool)).triu(1);
+  // Row r is query position keys - S + r % S: mask keys after it.
+  const at::Tensor future = at::ones({seq, keys}, q.options().dtype(at::kBool)).triu(keys - seq + 1);
   scores.masked_fill_(group == 1 ? future : future.repeat({group, 1}), -std::numeric_limits<double>::infinity());
   const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(v.scalar_type());
   return at::matmul(probs, v).reshape({batch, heads, seq, hd});

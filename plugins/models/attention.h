@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "kv_cache.h"
 #include "linear.h"
 #include "model_config.h"
 #include "rms_norm.h"
@@ -17,8 +18,11 @@ namespace kforge::models {
 class Attention : public torch::nn::Module {
  public:
   explicit Attention(const ModelConfig& config);
-  /// x: (B, S, dim); cos/sin: (S, hd/2) in x's dtype. Returns (B, S, dim).
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+  /// x: (B, S, dim); cos/sin: (S, hd/2) in x's dtype, for x's positions. Returns (B, S, dim).
+  /// With a cache, x holds positions [fill, fill + S): its K/V are appended to `layer`'s cache and
+  /// the queries attend to every cached position up to their own.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
+                     size_t layer = 0);
 
  private:
   int64_t n_heads_, n_kv_heads_, head_dim_;
@@ -26,8 +30,9 @@ class Attention : public torch::nn::Module {
   std::shared_ptr<RMSNorm> q_norm_, k_norm_;  // null without qk_norm
 };
 
-/// softmax(q k^T / sqrt(hd) + causal mask) v in fp32 softmax. q: (B, H, S, hd), k/v: (B, KV, S, hd),
-/// H a multiple of KV, all contiguous. Returns (B, H, S, hd).
+/// softmax(q k^T / sqrt(hd) + causal mask) v in fp32 softmax. q: (B, H, Sq, hd) at positions
+/// [Sk - Sq, Sk), k/v: (B, KV, Sk, hd) at positions [0, Sk); H a multiple of KV, q contiguous.
+/// Query i sees keys up to Sk - Sq + i. Returns (B, H, Sq, hd).
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 
 }  // namespace kforge::models

@@ -43,15 +43,22 @@ void Transformer::init_weights() {
   }
 }
 
-at::Tensor Transformer::forward(const at::Tensor& tokens) {
+at::Tensor Transformer::forward(const at::Tensor& tokens) { return run(tokens, nullptr); }
+
+at::Tensor Transformer::run(const at::Tensor& tokens, KVCache* cache) {
   if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong) {
     throw sdk::Error("transformer: tokens must be an int64 tensor [batch, seq], got " +
                      std::string(c10::toString(tokens.scalar_type())) + " with " + std::to_string(tokens.dim()) +
                      " dims");
   }
+  const int64_t start = cache ? cache->fill() : 0;
+  const int64_t seq = tokens.size(1);
   at::Tensor x = token_embedding_->forward(tokens);
-  const auto [cos, sin] = rope_.slice(tokens.size(1), x);
-  for (const auto& layer : layers_) x = layer->forward(x, cos, sin);
+  auto [cos, sin] = rope_.slice(start + seq, x);
+  cos = cos.narrow(0, start, seq);
+  sin = sin.narrow(0, start, seq);
+  for (size_t i = 0; i < layers_.size(); ++i) x = layers_[i]->forward(x, cos, sin, cache, i);
+  if (cache) cache->advance(seq);
   return output_head_->forward(norm_->forward(x));
 }
 

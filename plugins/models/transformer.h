@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "kv_cache.h"
 #include "model_config.h"
 #include "norm.h"
 #include "output_head.h"
@@ -29,6 +30,11 @@ class Transformer : public sdk::Model {
   std::vector<sdk::ModelBlock> blocks() const override;
   double flops_per_token(int64_t seq_len) const override { return config_.flops_per_token(seq_len); }
   int64_t num_params_estimate() const override { return config_.num_params(); }
+  int64_t max_seq_len() const override { return config_.max_seq_len; }
+  /// A KVCache for `batch` rows and `max_len` <= max_seq_len positions (ConfigError beyond).
+  std::unique_ptr<DecodeState> start_decoding(int64_t batch, int64_t max_len) override;
+  /// Appends `tokens` at the cache's fill (RoPE positions offset by it) -> logits (B, T, vocab).
+  at::Tensor decode(const at::Tensor& tokens, DecodeState& state) override;
 
   const ModelConfig& config() const { return config_; }
   /// KempnerForge's init: every >= 2-D parameter N(0, init_std), those ending in o_proj.weight or
@@ -37,6 +43,9 @@ class Transformer : public sdk::Model {
   void init_weights();
 
  private:
+  /// forward() without a cache; decode() with one (positions start at its fill).
+  at::Tensor run(const at::Tensor& tokens, KVCache* cache);
+
   ModelConfig config_;
   std::shared_ptr<TokenEmbedding> token_embedding_;
   std::shared_ptr<torch::nn::Module> layers_holder_;

@@ -10,8 +10,9 @@ TransformerBlock::TransformerBlock(const ModelConfig& c) {
   mlp_ = register_module("mlp", std::make_shared<MLP>(c.dim, c.computed_ffn_hidden_dim(), c.activation));
 }
 
-at::Tensor TransformerBlock::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
-  const at::Tensor h = x + attention_->forward(attention_norm_->forward(x), cos, sin);
+at::Tensor TransformerBlock::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache,
+                                     size_t layer) {
+  const at::Tensor h = x + attention_->forward(attention_norm_->forward(x), cos, sin, cache, layer);
   return h + mlp_->forward(mlp_norm_->forward(h));
 }
 

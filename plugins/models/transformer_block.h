@@ -15,7 +15,9 @@ namespace kforge::models {
 class TransformerBlock : public torch::nn::Module {
  public:
   explicit TransformerBlock(const ModelConfig& config);
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+  /// With a cache, attention appends this block's K/V as layer `layer` (see Attention::forward).
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
+                     size_t layer = 0);
 
  private:
   std::shared_ptr<Norm> attention_norm_, mlp_norm_;

@@ -8,6 +8,7 @@
 
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/param_groups.h"
+#include "optimizer_config.h"
 #include "state_entries.h"
 
 namespace kforge::optimizers {
@@ -101,16 +102,10 @@ std::vector<std::string> AdamW::decayed_names() const {
 }
 
 std::unique_ptr<sdk::Optimizer> make_adamw(const sdk::BuildContext& ctx, std::vector<sdk::NamedParameter> params) {
-  const sdk::ConfigView& cfg = ctx.section;
-  const std::vector<double> betas = cfg.get_float_list("betas");
-  if (betas.size() != 2) throw sdk::ConfigError("[optimizer] betas: adamw needs exactly two values");
+  const CommonHyper common = read_common_hyper(ctx.section, "adamw");
   AdamWOptions options;
-  options.hyper.lr = cfg.get_float("lr");
-  options.hyper.weight_decay = cfg.get_float("weight_decay");
-  options.hyper.beta1 = betas[0];
-  options.hyper.beta2 = betas[1];
-  options.hyper.eps = cfg.get_float("eps");
-  options.decay_embeddings = cfg.get_bool("decay_embeddings");
+  options.hyper = AdamWHyper{common.lr, common.weight_decay, common.beta1, common.beta2, common.eps};
+  options.decay_embeddings = common.decay_embeddings;
   auto optimizer = std::make_unique<AdamW>(params, options);
   ctx.log.info("adamw: weight decay on " + std::to_string(optimizer->decayed_names().size()) + " of " +
                std::to_string(optimizer->size()) + " trainable tensors");

@@ -1,19 +1,39 @@
 // The optimizers plugin's entry point: component metadata and registration.
 #include "adamw.h"
 #include "kforge/sdk/plugin.h"
+#include "lion.h"
+#include "muon.h"
+#include "schedule_free_adamw.h"
 #include "schedulers.h"
+#include "sgd.h"
 
 namespace {
 
-constexpr kforge_config_key kAdamWKeys[] = {
-    {"decay_embeddings", "bool", "false", "also decay embedding weights (KempnerForge decays them)"},
+#define KFORGE_DECAY_EMBEDDINGS_KEY \
+  {"decay_embeddings", "bool", "false", "also decay embedding weights (KempnerForge decays them)"}
+
+constexpr kforge_config_key kDecayKeys[] = {KFORGE_DECAY_EMBEDDINGS_KEY};
+constexpr kforge_config_key kSgdKeys[] = {
+    KFORGE_DECAY_EMBEDDINGS_KEY,
+    {"sgd_momentum", "float", "0.9", "momentum factor (>= 0; dampening 0)"},
+    {"sgd_nesterov", "bool", "false", "Nesterov momentum (needs sgd_momentum > 0)"},
 };
 
 constexpr const char* kSchedulers[] = {"cosine", "linear", "wsd", "constant", "rex", "none"};
 
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "adamw", "1.0.0",
-                               "AdamW (decoupled weight decay), equal to torch.optim.AdamW", kAdamWKeys),
+                               "AdamW (decoupled weight decay), equal to torch.optim.AdamW", kDecayKeys),
+    KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "lion", "1.0.0",
+                               "Lion: sign of interpolated momentum, decoupled weight decay, one state tensor",
+                               kDecayKeys),
+    KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "sgd", "1.0.0",
+                               "SGD with (Nesterov) momentum, equal to torch.optim.SGD", kSgdKeys),
+    KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "schedule_free_adamw", "1.0.0",
+                               "Schedule-Free AdamW; evaluates at the averaged weights (use scheduler none)",
+                               kDecayKeys),
+    KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "muon", "1.0.0",
+                               "Muon (Newton-Schulz momentum) for matrices, AdamW for the rest", kDecayKeys),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "cosine", "1.0.0", "linear warmup, cosine decay to min_lr_ratio"),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "linear", "1.0.0", "linear warmup, linear decay to min_lr_ratio"),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "wsd", "1.0.0",
@@ -25,9 +45,14 @@ constexpr kforge_component_info kComponents[] = {
 
 void register_all(kforge::sdk::Registrar& r) {
   r.add_optimizer("adamw", kforge::optimizers::make_adamw);
+  r.add_optimizer("lion", kforge::optimizers::make_lion);
+  r.add_optimizer("sgd", kforge::optimizers::make_sgd);
+  r.add_optimizer("schedule_free_adamw", kforge::optimizers::make_schedule_free_adamw);
+  r.add_optimizer("muon", kforge::optimizers::make_muon);
   for (const char* name : kSchedulers) r.add_scheduler(name, kforge::optimizers::scheduler_factory(name));
 }
 
 }  // namespace
 
-KFORGE_PLUGIN("optimizers", "1.0.0", "AdamW and the warmup/decay learning-rate schedulers", kComponents, register_all)
+KFORGE_PLUGIN("optimizers", "1.0.0", "AdamW, Lion, SGD, Schedule-Free AdamW, Muon and the learning-rate schedulers",
+              kComponents, register_all)

@@ -3,7 +3,10 @@
 
 #include <torch/nn/module.h>
 
+#include "kforge/sdk/error.h"
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +21,11 @@ struct ModelBlock {
 
 class Model : public torch::nn::Module {
  public:
+  /// What a model keeps between decode() calls (e.g. a KV cache); opaque to the host.
+  struct DecodeState {
+    virtual ~DecodeState() = default;
+  };
+
   /// tokens: int64 [batch, seq] -> logits [batch, seq, vocab].
   virtual torch::Tensor forward(const torch::Tensor& tokens) = 0;
   /// Blocks in forward order. Parameters in no block (embedding, final norm, head) form the root.
@@ -28,6 +36,22 @@ class Model : public torch::nn::Module {
   virtual int64_t num_params_estimate() const = 0;
   /// Extra terms added to the objective after the last forward (e.g. MoE aux losses).
   virtual std::vector<std::pair<std::string, torch::Tensor>> auxiliary_losses() { return {}; }
+
+  /// Longest sequence the model accepts (positions), or 0 when it has no limit.
+  virtual int64_t max_seq_len() const { return 0; }
+  /// A fresh, empty decoding state for `batch` rows and at most `max_len` positions in total.
+  virtual std::unique_ptr<DecodeState> start_decoding(int64_t batch, int64_t max_len) {
+    (void)batch;
+    (void)max_len;
+    throw Error("model " + name() + " does not support cached decoding");
+  }
+  /// tokens: int64 [batch, T], appended at the state's position -> logits [batch, T, vocab]
+  /// (the same as forward() over the whole sequence so far, for those T positions).
+  virtual torch::Tensor decode(const torch::Tensor& tokens, DecodeState& state) {
+    (void)tokens;
+    (void)state;
+    throw Error("model " + name() + " does not support cached decoding");
+  }
 };
 
 }  // namespace kforge::sdk

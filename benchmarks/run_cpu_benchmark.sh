@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# CPU throughput benchmark: kforge against a plain PyTorch-eager trainer of the same model.
+#
+#   bash benchmarks/run_cpu_benchmark.sh [--steps N] [--threads T] [--batch B] [--shapes "debug small"]
+#                                        [--kforge PATH] [--profile]
+#
+# For each shape (benchmarks/configs/bench_<shape>.toml) it writes random uint16 tokens, runs
+# `kforge run` and benchmarks/peer_trainer.py (Debian's python3-torch 1.13: the same LibTorch and
+# BLAS) with the same model, batch, seq, threads, fp32, AdamW, clipping and CE, drops the first 2
+# warm-up steps and prints tokens/s, step time median and p10-p90, achieved GFLOP/s (6N + 12*L*D*S
+# per token), MFU against the fp32 GEMM peak measured here, peak RSS and kforge/peer ratios.
+# Nothing here is a test: it reports, it does not pass or fail. 3-8 minutes on 2 cores (idle vs shared).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+STEPS=8             # measured steps = STEPS - 2 warm-up
+THREADS=$(nproc)
+BATCH=4
+SHAPES="debug small"
+KFORGE=""
+PROFILE=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --steps) STEPS="$2"; shift 2 ;;
+    --threads) THREADS="$2"; shift 2 ;;
+    --batch) BATCH="$2"; shift 2 ;;
+    --shapes) SHAPES="$2"; shift 2 ;;
+    --kforge) KFORGE="$2"; shift 2 ;;
+    --profile) PROFILE=1; shift ;;
+    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+if (( STEPS < 4 )); then echo "--steps must be >= 4 (2 warm-up steps are dropped)" >&2; exit 2; fi
+
+PY=/usr/bin/python3   # Debian's python3-torch, not a pyenv python on PATH
+"$PY" -c 'import torch, numpy' 2>/dev/null || { echo "need Debian's python3-torch and python3-numpy at $PY" >&2; exit 2; }
+
+if [[ -z "$KFORGE" ]]; then
+  for candidate in build/bin/kforge build-bench/bin/kforge; do
+    [[ -x "$candidate" ]] && { KFORGE="$candidate"; break; }
+  done
+fi
+if [[ -z "$KFORGE" ]]; then
+  echo "building kforge into build-bench/ (Release)" >&2
+  cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DKFORGE_BUILD_TESTS=OFF >/dev/null
+  make -C build-bench -j"$(nproc)" kforge kforge_builtin_plugins >/dev/null
+  KFORGE=build-bench/bin/kforge
+fi
+
+# Same threads for both: LibTorch intra-op pool (train.num_threads / torch.set_num_threads) and OpenMP.
+export OMP_NUM_THREADS="$THREADS"
+WORK=benchmarks/.work
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+echo "== machine: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p'), $(nproc) cores usable, threads=$THREADS"
+echo "== kforge: $KFORGE ($(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ', dirty tree'))"
+echo "== BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)"
+echo "== load average before: $(cut -d" " -f1-3 /proc/loadavg) (other processes on these cores skew every number)"
+
+# The MFU denominator: best of 5 fp32 1024^3 GEMMs on $THREADS threads (kforge's measure_cpu_gemm_tflops),
+# measured before and after the runs; the higher one is used (a busy machine only lowers it).
+measure_peak() {
+"$PY" - "$THREADS" > "$1" <<'EOF'
+import json, sys, time, torch
+torch.set_num_threads(int(sys.argv[1]))
+n = 1024
+a, b = torch.rand(n, n), torch.rand(n, n)
+c = a @ b
+best = 0.0
+for _ in range(5):
+    t0 = time.perf_counter(); torch.mm(a, b, out=c); dt = time.perf_counter() - t0
+    best = max(best, 2 * n ** 3 / dt / 1e9)
+json.dump({"peak_gflops": best}, sys.stdout)
+EOF
+}
+measure_peak "$WORK/peak_before.json"
+echo "== measured fp32 GEMM peak (before): $("$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["peak_gflops"])' "$WORK/peak_before.json") GFLOP/s"
+
+for shape in $SHAPES; do
+  cfg="benchmarks/configs/bench_${shape}.toml"
+  data="$WORK/data_${shape}"
+  mkdir -p "$data"
+  vocab=$("$PY" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["model"]["vocab_size"])' "$cfg")
+  seq=$("$PY" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["train"]["seq_len"])' "$cfg")
+  ntok=$(( (STEPS + 2) * BATCH * (seq + 1) * 2 ))
+  "$PY" -c 'import sys, numpy as np
+v, n, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+np.save(out, np.random.default_rng(0).integers(0, v, size=n, dtype=np.int64).astype(np.uint16))' \
+    "$vocab" "$ntok" "$data/tokens.npy"
+
+  echo "== [$shape] kforge: $STEPS steps, batch $BATCH x seq $seq" >&2
+  "$KFORGE" run "$cfg" --train.max_steps="$STEPS" --train.batch_size="$BATCH" --train.num_threads="$THREADS" \
+    --data.dataset_path="$data" --checkpoint.dir="$WORK/ckpt_${shape}" --metrics.run_dir="$WORK/kforge_${shape}" \
+    --metrics.log_interval=1 --metrics.backends='["jsonl"]' > "$WORK/kforge_${shape}.log" 2>&1 \
+    || { echo "kforge failed on $shape; see $WORK/kforge_${shape}.log" >&2; tail -20 "$WORK/kforge_${shape}.log" >&2; exit 1; }
+
+  echo "== [$shape] peer (PyTorch eager $("$PY" -c 'import torch; print(torch.__version__)')): $STEPS steps" >&2
+  peer_cfg="$WORK/peer_${shape}.toml"
+  sed "s/^batch_size = .*/batch_size = $BATCH/" "$cfg" > "$peer_cfg"
+  prof=(); (( PROFILE )) && prof=(--profile)
+  "$PY" benchmarks/peer_trainer.py "$peer_cfg" --data "$data/tokens.npy" --steps "$STEPS" --threads "$THREADS" \
+    --out "$WORK/peer_${shape}.json" "${prof[@]}" > "$WORK/peer_${shape}.profile.txt" 2> "$WORK/peer_${shape}.log" \
+    || { echo "peer failed on $shape; see $WORK/peer_${shape}.log" >&2; tail -20 "$WORK/peer_${shape}.log" >&2; exit 1; }
+done
+
+echo "== load average after: $(cut -d" " -f1-3 /proc/loadavg)"
+measure_peak "$WORK/peak_after.json"
+echo "== measured fp32 GEMM peak (after): $("$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["peak_gflops"])' "$WORK/peak_after.json") GFLOP/s"
+"$PY" - "$WORK" "$BATCH" $SHAPES <<'EOF'
+import json, statistics, sys
+work, batch, shapes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+peak = max(json.load(open(f"{work}/peak_{w}.json"))["peak_gflops"] for w in ("before", "after"))
+WARMUP = 2
+
+def pct(xs, q):
+    xs = sorted(xs); k = (len(xs) - 1) * q; f = int(k); c = min(f + 1, len(xs) - 1)
+    return xs[f] + (xs[c] - xs[f]) * (k - f)
+
+def summarize(times, tokens, fpt, rss):
+    t = times[WARMUP:]
+    med = statistics.median(t)
+    tok_s = tokens * len(t) / sum(t)
+    return {"tok_s": tok_s, "med": med, "p10": pct(t, 0.1), "p90": pct(t, 0.9),
+            "gflops": fpt * tok_s / 1e9, "mfu": 100 * fpt * tok_s / 1e9 / peak, "rss": rss, "n": len(t)}
+
+rows = []
+for shape in shapes:
+    recs = [json.loads(l) for l in open(f"{work}/kforge_{shape}/metrics.jsonl")]
+    recs = [r for r in recs if "train/step_time_sec" in r]
+    recs.sort(key=lambda r: r["step"])
+    peer = json.load(open(f"{work}/peer_{shape}.json"))
+    fpt, tokens = peer["flops_per_token"], peer["tokens_per_step"]
+    k = summarize([r["train/step_time_sec"] for r in recs], tokens, fpt,
+                  max(r["memory/peak_rss_gb"] for r in recs))
+    p = summarize(peer["step_times"], tokens, fpt, peer["peak_rss_gb"])
+    k["loss"] = recs[-1]["train/loss"]; p["loss"] = peer["losses"][-1]
+    rows.append((shape, peer["params"], fpt, k, p))
+
+print(f"\nfp32, batch {batch}, seq 512, {rows[0][3]['n']} measured steps (first {WARMUP} dropped), "
+      f"MFU vs measured GEMM peak {peak:.1f} GFLOP/s\n")
+hdr = ("| shape | params | trainer | tok/s | step median (s) | p10-p90 (s) | GFLOP/s | MFU | peak RSS (GB) | last loss |")
+print(hdr); print("|" + "---|" * 10)
+for shape, n, fpt, k, p in rows:
+    for name, r in (("kforge", k), ("pytorch-eager", p)):
+        print(f"| {shape} | {n/1e6:.1f}M | {name} | {r['tok_s']:.0f} | {r['med']:.3f} | {r['p10']:.3f}-{r['p90']:.3f} | "
+              f"{r['gflops']:.1f} | {r['mfu']:.1f}% | {r['rss']:.2f} | {r['loss']:.3f} |")
+print()
+print("| shape | kforge/peer tok/s | kforge/peer peak RSS |")
+print("|---|---|---|")
+for shape, n, fpt, k, p in rows:
+    print(f"| {shape} | {k['tok_s']/p['tok_s']:.2f}x | {k['rss']/p['rss']:.2f}x |")
+EOF
+
+# kforge saves a final checkpoint; it is not needed for the numbers.
+rm -rf "$WORK"/ckpt_*

@@ -1,0 +1,113 @@
+// kforge check-env: which BLAS, threads and ISA this process trains with, a measured GEMM, and loud
+// warnings on a slow setup. Exit 0 unless --strict and something was warned about (then 1).
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "env/cpu_env.h"
+
+namespace kforge::cli {
+namespace {
+
+const char* yes_no(bool b) { return b ? "yes" : "no"; }
+
+nlohmann::json to_json(const env::EnvReport& r) {
+  return {{"blas",
+           {{"kind", r.blas.kind},
+            {"threading", r.blas.threading},
+            {"libblas_so_3", r.blas.alternative},
+            {"sgemm_provider", r.blas.gemm_provider},
+            {"mapped", r.blas.mapped},
+            {"slow", r.blas.slow}}},
+          {"cpu",
+           {{"model_name", r.cpu.model_name},
+            {"logical_cpus", r.cpu.logical_cpus},
+            {"usable_cpus", r.cpu.usable_cpus},
+            {"avx2", r.cpu.avx2},
+            {"fma", r.cpu.fma},
+            {"avx512f", r.cpu.avx512f},
+            {"avx512_bf16", r.cpu.avx512_bf16},
+            {"amx_bf16", r.cpu.amx_bf16},
+            {"torch_capability", r.cpu.torch_capability}}},
+          {"threads",
+           {{"intra_op", r.threads.intra_op},
+            {"inter_op", r.threads.inter_op},
+            {"OMP_NUM_THREADS", r.threads.omp_num_threads},
+            {"OPENBLAS_NUM_THREADS", r.threads.openblas_num_threads}}},
+          {"gemm_fp32_gflops", r.gemm_gflops},
+          {"warnings", r.warnings}};
+}
+
+void print_text(const env::EnvReport& r) {
+  std::cout << fmt::format("BLAS        {} (threading: {})\n", r.blas.kind, r.blas.threading);
+  std::cout << fmt::format("  libblas.so.3 -> {}\n", r.blas.alternative.empty() ? "(absent)" : r.blas.alternative);
+  std::cout << fmt::format("  sgemm_ in  {}\n", r.blas.gemm_provider.empty() ? "(not resolved)" : r.blas.gemm_provider);
+  for (const auto& m : r.blas.mapped) std::cout << fmt::format("  mapped      {}\n", m);
+  std::cout << fmt::format("CPU         {} ({} logical, {} usable by this process)\n",
+                           r.cpu.model_name.empty() ? "unknown" : r.cpu.model_name, r.cpu.logical_cpus,
+                           r.cpu.usable_cpus);
+  std::cout << fmt::format("  ISA       avx2={} fma={} avx512f={} avx512_bf16={} amx_bf16={}; LibTorch kernels: {}\n",
+                           yes_no(r.cpu.avx2), yes_no(r.cpu.fma), yes_no(r.cpu.avx512f), yes_no(r.cpu.avx512_bf16),
+                           yes_no(r.cpu.amx_bf16), r.cpu.torch_capability);
+  std::cout << fmt::format("Threads     intra-op {}, inter-op {}, OMP_NUM_THREADS={}, OPENBLAS_NUM_THREADS={}\n",
+                           r.threads.intra_op, r.threads.inter_op,
+                           r.threads.omp_num_threads.empty() ? "unset" : r.threads.omp_num_threads,
+                           r.threads.openblas_num_threads.empty() ? "unset" : r.threads.openblas_num_threads);
+  if (r.gemm_gflops > 0) {
+    std::cout << fmt::format(
+        "GEMM        fp32 1024^3: {:.1f} GFLOP/s on {} thread(s) ({:.1f} per thread; the MFU peak)\n", r.gemm_gflops,
+        r.threads.intra_op, r.gemm_gflops / std::max(1, r.threads.intra_op));
+  }
+  if (r.warnings.empty()) {
+    std::cout << "OK          no problems found\n";
+  } else {
+    for (const auto& w : r.warnings) std::cerr << "WARNING: " << w << "\n";
+    std::cerr << fmt::format("WARNING: {} problem(s) above can make training much slower than it should be\n",
+                             r.warnings.size());
+  }
+}
+
+}  // namespace
+
+int cmd_check_env(int argc, char** argv) {
+  cxxopts::Options options("kforge check-env",
+                           "Report the BLAS, threads and CPU ISA kforge trains with; warn on a slow setup");
+  options.add_options()("threads", "intra-op threads to check (0: all cores, as [train] num_threads = 0)",
+                        cxxopts::value<int>()->default_value("0"))("no-gemm", "skip the GEMM measurement (~0.2 s)")(
+      "json", "print one JSON object")("strict", "exit 1 when anything was warned about")("h,help", "show this help");
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "kforge check-env: " << e.what() << "\n" << options.help();
+    return kExitUsage;
+  }
+  if (args.count("help")) {
+    std::cout << options.help();
+    return kExitOk;
+  }
+  // Same choice as kforge run: [train] num_threads, 0 meaning every core.
+  const int threads = args["threads"].as<int>();
+  if (threads < 0) {
+    std::cerr << "kforge check-env: --threads must be >= 0\n";
+    return kExitUsage;
+  }
+  at::set_num_threads(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  const env::EnvReport report = env::collect(!args.count("no-gemm"));
+  if (args.count("json")) {
+    std::cout << to_json(report).dump(2) << "\n";
+  } else {
+    print_text(report);
+  }
+  return args.count("strict") && !report.warnings.empty() ? kExitFailure : kExitOk;
+}
+
+}  // namespace kforge::cli

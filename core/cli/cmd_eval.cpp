@@ -1,0 +1,90 @@
+// kforge eval: eval loss and perplexity of a checkpoint on its config's eval dataset (KempnerForge §9.5).
+#include <cxxopts.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "config/overrides.h"
+#include "generate/checkpoint_session.h"
+#include "kforge/sdk/error.h"
+#include "train/components.h"
+#include "train/evaluator.h"
+
+namespace kforge::cli {
+namespace {
+constexpr const char* kCommand = "kforge eval";
+}  // namespace
+
+int cmd_eval(int argc, char** argv) {
+  std::vector<std::string> overrides;
+  std::vector<char*> rest;
+  for (int k = 0; k < argc; ++k) {
+    if (k > 0 && config::is_override(argv[k])) overrides.emplace_back(argv[k]);
+    else rest.push_back(argv[k]);
+  }
+  cxxopts::Options options(kCommand,
+                           "Evaluate a checkpoint: rebuilds the model from the checkpoint's config.toml (plus any\n"
+                           "--section.key=value overrides, e.g. --eval.dataset_path=DIR --eval.steps=50), loads its\n"
+                           "weights and reports the mean loss over eval.steps batches of train.batch_size windows\n"
+                           "of eval.dataset_path, in order, and perplexity = exp(min(loss, 20)). Prints a table\n"
+                           "line, then one JSON line {step, tokens_seen, eval/loss, eval/perplexity}.\n"
+                           "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint or config.");
+  options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
+                        cxxopts::value<std::string>())(
+      "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
+      "h,help", "this help");
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(static_cast<int>(rest.size()), rest.data());
+    if (args.count("help")) {
+      std::cout << options.help();
+      return kExitOk;
+    }
+    if (!args.count("checkpoint")) throw sdk::Error("missing --checkpoint DIR");
+  } catch (const std::exception& e) {
+    std::cerr << kCommand << ": " << e.what() << "\n\n" << options.help();
+    return kExitUsage;
+  }
+  const auto session = generate::open_checkpoint_session(
+      kCommand, args["checkpoint"].as<std::string>(),
+      args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{},
+      overrides);
+  if (!session) return kExitUsage;
+  const auto& ckpt = session->checkpoint;
+  const config::JobConfig& job = ckpt.job;
+  std::unique_ptr<sdk::Loss> loss;
+  std::unique_ptr<sdk::Dataset> data;
+  try {
+    if (job.eval.dataset_path.empty()) {
+      throw sdk::ConfigError("the checkpoint's config has no eval.dataset_path: pass --eval.dataset_path=DIR");
+    }
+    if (job.eval.steps < 1) {
+      throw sdk::ConfigError(fmt::format("eval.steps = {}: pass --eval.steps=N with N >= 1", job.eval.steps));
+    }
+    const train::Components components(session->host->registry, job);
+    loss = components.loss();
+    data = components.dataset(job.eval.dataset_path, job.eval.file_pattern);
+  } catch (const std::exception& e) {
+    std::cerr << kCommand << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  sdk::MetricList metrics;
+  try {
+    metrics = train::evaluate(*ckpt.model, *loss, *data, job.train.batch_size, job.eval.steps);
+  } catch (const std::exception& e) {
+    std::cerr << kCommand << ": evaluation failed: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  nlohmann::json out = {{"step", ckpt.snapshot.step}, {"tokens_seen", ckpt.snapshot.tokens_seen}};
+  for (const auto& [name, value] : metrics) out[name] = value;
+  std::cout << fmt::format("step {} | tokens_seen {} | eval/loss {:.4f} | eval/perplexity {:.4f}\n",
+                           ckpt.snapshot.step, ckpt.snapshot.tokens_seen, out["eval/loss"].get<double>(),
+                           out["eval/perplexity"].get<double>())
+            << out.dump() << "\n";
+  return kExitOk;
+}
+
+}  // namespace kforge::cli

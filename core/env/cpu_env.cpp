@@ -1,0 +1,232 @@
+#include "env/cpu_env.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/Version.h>
+#include <dlfcn.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "metrics/peak_flops.h"
+
+namespace kforge::env {
+namespace {
+
+constexpr const char* kBlasAlternative = "/usr/lib/x86_64-linux-gnu/libblas.so.3";
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::string basename_of(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+bool is_blas_library(const std::string& path) {
+  const std::string base = basename_of(path);
+  return contains(base, "blas") || contains(base, "lapack") || contains(base, "mkl") || contains(base, "blis") ||
+         contains(base, "nvpl");
+}
+
+// Classify one library path (after symlink resolution). Debian installs OpenBLAS variants under
+// /usr/lib/<triplet>/openblas-{openmp,pthread,serial}/ and the netlib reference under .../blas/.
+void classify(const std::string& path, BlasInfo& info) {
+  if (contains(path, "openblas")) {
+    info.kind = "openblas";
+    if (contains(path, "openblas-openmp") || contains(path, "openblaso"))
+      info.threading = "openmp";
+    else if (contains(path, "openblas-pthread") || contains(path, "openblasp"))
+      info.threading = "pthread";
+    else if (contains(path, "openblas-serial"))
+      info.threading = "serial";
+    else
+      info.threading = "unknown";
+    info.kind += "-" + info.threading;
+  } else if (contains(path, "mkl")) {
+    info.kind = "mkl", info.threading = "unknown";
+  } else if (contains(path, "blis")) {
+    info.kind = "blis", info.threading = contains(path, "openmp")    ? "openmp"
+                                         : contains(path, "pthread") ? "pthread"
+                                                                     : "unknown";
+  } else if (contains(path, "nvpl")) {
+    info.kind = "nvpl", info.threading = "unknown";
+  } else if (contains(path, "/blas/") || basename_of(path) == "libblas.so.3" ||
+             contains(basename_of(path), "libblas.so")) {
+    info.kind = "reference", info.threading = "serial", info.slow = true;
+  }
+}
+
+}  // namespace
+
+BlasInfo detect_blas() {
+  BlasInfo info;
+  info.kind = "unknown";
+  info.threading = "unknown";
+  std::error_code ec;
+  if (std::filesystem::exists(kBlasAlternative, ec)) {
+    info.alternative = std::filesystem::canonical(kBlasAlternative, ec).string();
+    if (ec) info.alternative = kBlasAlternative;
+  }
+  // What the loader actually mapped: this binary links LibTorch, which links libblas.so.3.
+  std::set<std::string> seen;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    if (is_blas_library(path) && seen.insert(path).second) info.mapped.push_back(path);
+  }
+  // The library that really serves GEMMs: where the loader resolves sgemm_ for LibTorch (the first
+  // libblas.so.3 in the global scope: the alternatives choice, or an LD_LIBRARY_PATH / LD_PRELOAD override).
+  std::string deciding;
+  if (void* sym = dlsym(RTLD_DEFAULT, "sgemm_")) {
+    Dl_info dl{};
+    if (dladdr(sym, &dl) != 0 && dl.dli_fname != nullptr) {
+      info.gemm_provider = std::filesystem::canonical(dl.dli_fname, ec).string();
+      if (ec) info.gemm_provider = dl.dli_fname;
+      deciding = info.gemm_provider;
+    }
+  }
+  for (const auto& p : info.mapped) {
+    if (!deciding.empty()) break;
+    if (contains(basename_of(p), "libblas")) deciding = p;
+  }
+  if (deciding.empty()) deciding = info.alternative;
+  if (!deciding.empty()) classify(deciding, info);
+  // Debian's OpenBLAS libblas.so.3 lives in openblas-*/; a mapped libopenblas*.so means OpenBLAS too.
+  if (info.kind == "reference" && info.gemm_provider.empty()) {
+    for (const auto& p : info.mapped) {
+      if (contains(p, "openblas")) {
+        info.slow = false;
+        classify(p, info);
+      }
+    }
+  }
+  return info;
+}
+
+CpuInfo detect_cpu() {
+  CpuInfo cpu;
+  cpu.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  cpu.usable_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : cpu.logical_cpus;
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  bool have_flags = false;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "model name" && cpu.model_name.empty()) cpu.model_name = value;
+    if (key == "flags" && !have_flags) {
+      have_flags = true;
+      std::istringstream words(value);
+      std::string w;
+      while (words >> w) {
+        if (w == "avx2")
+          cpu.avx2 = true;
+        else if (w == "fma")
+          cpu.fma = true;
+        else if (w == "avx512f")
+          cpu.avx512f = true;
+        else if (w == "avx512_bf16")
+          cpu.avx512_bf16 = true;
+        else if (w == "amx_bf16")
+          cpu.amx_bf16 = true;
+      }
+    }
+  }
+  // at::native::get_cpu_capability() is not exported by libtorch_cpu; show_config() reports it.
+  const std::string config = at::show_config();
+  const std::string marker = "CPU capability usage: ";
+  const auto pos = config.find(marker);
+  if (pos != std::string::npos) {
+    const auto end = config.find('\n', pos);
+    cpu.torch_capability =
+        config.substr(pos + marker.size(), end == std::string::npos ? end : end - pos - marker.size());
+  }
+  if (cpu.torch_capability.empty()) cpu.torch_capability = "unknown";
+  return cpu;
+}
+
+ThreadInfo detect_threads() {
+  ThreadInfo t;
+  t.intra_op = at::get_num_threads();
+  t.inter_op = at::get_num_interop_threads();
+  t.omp_num_threads = env_or_empty("OMP_NUM_THREADS");
+  t.openblas_num_threads = env_or_empty("OPENBLAS_NUM_THREADS");
+  return t;
+}
+
+EnvReport collect(bool measure_gemm) {
+  EnvReport r;
+  r.blas = detect_blas();
+  r.cpu = detect_cpu();
+  r.threads = detect_threads();
+  if (measure_gemm) r.gemm_gflops = metrics::measure_cpu_gemm_tflops() * 1e3;
+
+  auto& w = r.warnings;
+  if (r.blas.slow) {
+    w.push_back("BLAS is the unoptimised reference (netlib) library (" +
+                (!r.blas.gemm_provider.empty() ? r.blas.gemm_provider
+                 : r.blas.alternative.empty()  ? std::string("libblas.so.3")
+                                               : r.blas.alternative) +
+                "): GEMMs run 10-50x slower. Install OpenBLAS and select it: apt-get install libopenblas0-openmp && "
+                "update-alternatives --set libblas.so.3-x86_64-linux-gnu "
+                "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3");
+  } else if (r.blas.kind == "unknown") {
+    w.push_back("could not tell which BLAS LibTorch uses (no BLAS library in /proc/self/maps, " +
+                std::string(kBlasAlternative) + " -> '" + r.blas.alternative + "')");
+  }
+  if (r.blas.threading == "pthread") {
+    w.push_back(
+        "OpenBLAS is the pthread build while LibTorch parallelises with OpenMP: the two thread pools "
+        "oversubscribe the cores. Prefer libopenblas0-openmp (update-alternatives --set "
+        "libblas.so.3-x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3)");
+  } else if (r.blas.threading == "serial") {
+    if (!r.blas.slow)
+      w.push_back("OpenBLAS is the serial build: every GEMM runs on one core. Prefer libopenblas0-openmp");
+  }
+  if (!r.cpu.avx2 || !r.cpu.fma) {
+    w.push_back(
+        "the CPU reports no AVX2/FMA (/proc/cpuinfo flags): fp32 GEMM and elementwise kernels fall back to "
+        "SSE and run several times slower");
+  }
+  if (r.cpu.torch_capability == "DEFAULT" || r.cpu.torch_capability == "NO AVX") {
+    w.push_back("LibTorch dispatches its CPU kernels to the generic (" + r.cpu.torch_capability +
+                ") variant; check ATEN_CPU_CAPABILITY in the environment");
+  }
+  const int cores = std::max(1, r.cpu.usable_cpus);
+  if (r.threads.intra_op > cores) {
+    w.push_back("LibTorch uses " + std::to_string(r.threads.intra_op) + " intra-op threads on " +
+                std::to_string(cores) + " usable CPUs: oversubscribed. Set [train] num_threads or OMP_NUM_THREADS to " +
+                std::to_string(cores));
+  } else if (r.threads.intra_op < cores) {
+    w.push_back(
+        "LibTorch uses " + std::to_string(r.threads.intra_op) + " intra-op thread(s) of " + std::to_string(cores) +
+        " usable CPUs (OMP_NUM_THREADS=" + (r.threads.omp_num_threads.empty() ? "unset" : r.threads.omp_num_threads) +
+        "); kforge run uses [train] num_threads (0 = all cores)");
+  }
+  // A modern x86 core with AVX2+FMA does 8-30 fp32 GFLOP/s in a 1024^3 GEMM; reference BLAS does ~1-3.
+  if (measure_gemm && r.gemm_gflops > 0 && r.gemm_gflops / std::max(1, r.threads.intra_op) < 5.0) {
+    w.push_back("fp32 GEMM measured " + std::to_string(static_cast<int>(r.gemm_gflops + 0.5)) + " GFLOP/s on " +
+                std::to_string(r.threads.intra_op) +
+                " thread(s) (< 5 GFLOP/s per thread): a slow BLAS, a "
+                "throttled or shared CPU, or oversubscribed threads");
+  }
+  return r;
+}
+
+}  // namespace kforge::env

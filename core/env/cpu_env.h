@@ -1,0 +1,51 @@
+// What the CPU training environment really is: which BLAS LibTorch resolved to, how many threads it
+// runs, which vector ISA the CPU offers, and how fast an fp32 GEMM goes. `kforge check-env` prints it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kforge::env {
+
+/// The BLAS behind LibTorch's GEMMs, as the dynamic loader resolved it in this process.
+struct BlasInfo {
+  std::string alternative;          ///< /usr/lib/x86_64-linux-gnu/libblas.so.3, readlink -f ("" if absent)
+  std::string gemm_provider;        ///< the library the loader resolved sgemm_ to (dladdr; "" if unknown)
+  std::vector<std::string> mapped;  ///< BLAS/LAPACK libraries mapped into this process (/proc/self/maps)
+  std::string kind;                 ///< openblas-openmp, openblas-pthread, openblas-serial, reference, mkl, blis,
+                                    ///< nvpl, unknown
+  std::string threading;            ///< "openmp", "pthread", "serial" or "unknown"
+  bool slow = false;                ///< reference (netlib) BLAS: unoptimised, 10-50x slower GEMMs
+};
+
+struct CpuInfo {
+  std::string model_name;  ///< /proc/cpuinfo "model name"
+  int logical_cpus = 0;    ///< online CPUs (std::thread::hardware_concurrency)
+  int usable_cpus = 0;     ///< CPUs in this process's affinity mask (sched_getaffinity)
+  bool avx2 = false, fma = false, avx512f = false, avx512_bf16 = false, amx_bf16 = false;
+  std::string torch_capability;  ///< the ATen kernel ISA in use (DEFAULT/AVX2/AVX512), from at::get_cpu_capability
+};
+
+struct ThreadInfo {
+  int intra_op = 0;                  ///< at::get_num_threads()
+  int inter_op = 0;                  ///< at::get_num_interop_threads()
+  std::string omp_num_threads;       ///< the OMP_NUM_THREADS environment variable ("" if unset)
+  std::string openblas_num_threads;  ///< OPENBLAS_NUM_THREADS ("" if unset)
+};
+
+struct EnvReport {
+  BlasInfo blas;
+  CpuInfo cpu;
+  ThreadInfo threads;
+  double gemm_gflops = 0;             ///< measured fp32 1024^3 GEMM, best of 5 (0: not measured)
+  std::vector<std::string> warnings;  ///< one line each; empty when the environment looks right
+};
+
+BlasInfo detect_blas();
+CpuInfo detect_cpu();
+ThreadInfo detect_threads();
+
+/// Everything above plus the warnings; measure_gemm runs a ~0.2 s GEMM on the current threads.
+EnvReport collect(bool measure_gemm);
+
+}  // namespace kforge::env

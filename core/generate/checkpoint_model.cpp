@@ -1,0 +1,43 @@
+// CheckpointModel: find the step directory, resolve its config, build the model, copy the weights.
+#include "generate/checkpoint_model.h"
+
+#include <fmt/format.h>
+
+#include "checkpoint/checkpoint_manager.h"
+#include "checkpoint/model_loading.h"
+#include "kforge/sdk/error.h"
+#include "log/log.h"
+#include "plugins/catalog.h"
+#include "train/components.h"
+
+namespace kforge::generate {
+
+CheckpointModel load_checkpoint_model(const std::filesystem::path& dir, const plugins::Registry& registry,
+                                      const std::vector<std::string>& overrides) {
+  if (!std::filesystem::is_directory(dir)) throw sdk::Error(fmt::format("checkpoint '{}' is not a directory", dir.string()));
+  CheckpointModel out;
+  if (std::filesystem::exists(dir / "metadata.json")) {
+    out.step_dir = dir;
+    out.snapshot = checkpoint::CheckpointManager::load(dir);
+  } else {
+    const checkpoint::CheckpointManager manager(dir, 0, [](int64_t) { return false; });
+    auto newest = manager.load_newest([](const std::string& message) { log::get().warn("{}", message); });
+    if (!newest) {
+      throw sdk::Error(fmt::format("'{}' holds no checkpoint (neither a step_N directory with metadata.json nor a "
+                                   "checkpoint.dir with step_N directories)",
+                                   dir.string()));
+    }
+    out.snapshot = std::move(*newest);
+    out.step_dir = dir / fmt::format("step_{}", out.snapshot.step);
+  }
+  const auto config_file = out.step_dir / "config.toml";
+  if (!std::filesystem::exists(config_file)) {
+    throw sdk::Error(fmt::format("checkpoint '{}' has no config.toml to rebuild its model from", out.step_dir.string()));
+  }
+  out.job = config::load_job_config(config_file, overrides, plugins::make_catalog(registry));
+  out.model = train::Components(registry, out.job).model();
+  checkpoint::load_model_weights(*out.model, out.snapshot);
+  return out;
+}
+
+}  // namespace kforge::generate

@@ -1,0 +1,29 @@
+// CheckpointModel: a trained model rebuilt from a checkpoint's own config.toml and weights.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint/snapshot.h"
+#include "config/job_config.h"
+#include "kforge/sdk/model.h"
+#include "plugins/registry.h"
+
+namespace kforge::generate {
+
+struct CheckpointModel {
+  std::filesystem::path step_dir;  ///< the step_N directory loaded
+  checkpoint::Snapshot snapshot;
+  config::JobConfig job;           ///< step_dir/config.toml resolved (with overrides) against the registry
+  std::shared_ptr<sdk::Model> model;
+};
+
+/// `dir` is a step_N directory (holds metadata.json) or a checkpoint.dir, whose newest complete
+/// checkpoint is taken. Builds the model through train::Components and loads its weights.
+/// Throws sdk::Error / sdk::ConfigError naming the directory or file at fault.
+CheckpointModel load_checkpoint_model(const std::filesystem::path& dir, const plugins::Registry& registry,
+                                      const std::vector<std::string>& overrides = {});
+
+}  // namespace kforge::generate

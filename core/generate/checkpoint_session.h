@@ -1,0 +1,24 @@
+// CheckpointSession: what `kforge generate` and `kforge eval` start from: the plugins and a loaded checkpoint.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/plugin_host.h"
+#include "generate/checkpoint_model.h"
+
+namespace kforge::generate {
+
+struct CheckpointSession {
+  std::unique_ptr<cli::PluginHost> host;  ///< declared first: the model (from a plugin) is destroyed before it
+  CheckpointModel checkpoint;
+};
+
+/// Loads the plugins (--plugin-dir directories, then the default one) and the checkpoint in `dir`.
+/// On failure prints "<command>: <reason>" to stderr and returns null (the caller exits 2).
+std::unique_ptr<CheckpointSession> open_checkpoint_session(const std::string& command, const std::string& dir,
+                                                           const std::vector<std::string>& plugin_dirs,
+                                                           const std::vector<std::string>& overrides);
+
+}  // namespace kforge::generate

@@ -1,0 +1,38 @@
+// Transformer cached decoding: start_decoding allocates a KVCache, decode runs a chunk against it.
+#include <ATen/ATen.h>
+#include <kforge/sdk/error.h>
+
+#include <string>
+
+#include "transformer.h"
+
+namespace kforge::models {
+
+std::unique_ptr<sdk::Model::DecodeState> Transformer::start_decoding(int64_t batch, int64_t max_len) {
+  if (batch < 1 || max_len < 1) {
+    throw sdk::Error("transformer: start_decoding needs batch >= 1 and max_len >= 1, got " + std::to_string(batch) +
+                     " and " + std::to_string(max_len));
+  }
+  if (max_len > config_.max_seq_len) {
+    throw sdk::ConfigError("decoding " + std::to_string(max_len) + " positions exceeds [model] max_seq_len = " +
+                           std::to_string(config_.max_seq_len));
+  }
+  return std::make_unique<KVCache>(config_.n_layers, batch, max_len);
+}
+
+at::Tensor Transformer::decode(const at::Tensor& tokens, DecodeState& state) {
+  auto* cache = dynamic_cast<KVCache*>(&state);
+  if (!cache) throw sdk::Error("transformer: decode was given a state not made by its start_decoding");
+  if (tokens.dim() != 2 || tokens.size(0) != cache->batch()) {
+    throw sdk::Error("transformer: decode expects tokens [" + std::to_string(cache->batch()) +
+                     ", T] (the batch of start_decoding), got " + std::to_string(tokens.dim()) + " dims");
+  }
+  if (cache->fill() + tokens.size(1) > cache->capacity()) {
+    throw sdk::Error("transformer: decoding " + std::to_string(tokens.size(1)) + " more tokens after " +
+                     std::to_string(cache->fill()) + " exceeds the cache's " + std::to_string(cache->capacity()) +
+                     " positions (the max_len given to start_decoding)");
+  }
+  return run(tokens, cache);
+}
+
+}  // namespace kforge::models

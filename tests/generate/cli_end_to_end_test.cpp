@@ -1,0 +1,121 @@
+// End to end: train a tiny model, then `kforge generate` and `kforge eval` on its checkpoint via the binary.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "data/tokenizer.h"
+#include "generate/checkpoint_model.h"
+#include "support/test_host.h"
+#include "train/components.h"
+#include "train/evaluator.h"
+#include "train/train_fixture.h"
+
+namespace kforge::test {
+namespace {
+
+/// A 60-piece SentencePiece model (ids < the fixture's vocab of 64) trained on random lowercase words.
+std::filesystem::path tiny_tokenizer(const std::filesystem::path& dir) {
+  std::mt19937 rng(1);
+  std::ofstream corpus(dir / "corpus.txt");
+  for (int line = 0; line < 400; ++line) {
+    for (int w = 0; w < 8; ++w) {
+      const int len = 2 + static_cast<int>(rng() % 5);
+      for (int c = 0; c < len; ++c) corpus << static_cast<char>('a' + rng() % 26);
+      corpus << ' ';
+    }
+    corpus << '\n';
+  }
+  corpus.close();
+  data::TokenizerTrainOptions options;
+  options.inputs = {dir / "corpus.txt"};
+  options.model_prefix = dir / "tok";
+  options.vocab_size = 60;
+  return data::train_tokenizer(options);
+}
+
+std::string kforge(const std::string& args, int* rc) {
+  std::string output;
+  *rc = run_command(fmt::format("{} {} 2>&1", KFORGE_BIN, args), &output);
+  return output;
+}
+
+class GenerateEvalCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    fixture_ = new TrainFixture();
+    tokenizer_ = new std::filesystem::path(tiny_tokenizer(fixture_->root));
+    fixture_->run({"--data.tokenizer_path=" + tokenizer_->string(), "--train.max_steps=10"}, {});
+  }
+  static void TearDownTestSuite() {
+    delete fixture_;
+    delete tokenizer_;
+  }
+  static std::string step_dir() { return (fixture_->checkpoint_dir / "step_10").string(); }
+  static TrainFixture* fixture_;
+  static std::filesystem::path* tokenizer_;
+};
+TrainFixture* GenerateEvalCli::fixture_ = nullptr;
+std::filesystem::path* GenerateEvalCli::tokenizer_ = nullptr;
+
+TEST_F(GenerateEvalCli, GenerateGreedyPrintsPromptAndContinuationDeterministically) {
+  int rc = 0;
+  const std::string args = fmt::format("generate --checkpoint {} --prompt 'abc de' --prompt 'x' --max-new-tokens 8 "
+                                       "--temperature 0",
+                                       step_dir());
+  const std::string out = kforge(args, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("=== prompt 0 ===\nabc de"), std::string::npos) << out;
+  EXPECT_NE(out.find("=== prompt 1 ===\nx"), std::string::npos) << out;
+  EXPECT_EQ(kforge(args, &rc), out);
+  // The checkpoint.dir itself resolves to its newest checkpoint (the same one here).
+  const std::string from_dir = kforge(fmt::format("generate --checkpoint {} --prompt 'abc de' --prompt 'x' "
+                                                  "--max-new-tokens 8 --temperature 0",
+                                                  fixture_->checkpoint_dir.string()),
+                                      &rc);
+  EXPECT_EQ(from_dir, out);
+}
+
+TEST_F(GenerateEvalCli, GenerateRefusesBadArgumentsWithExit2) {
+  int rc = 0;
+  std::string out = kforge("generate --prompt hi", &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("--checkpoint"), std::string::npos) << out;
+  out = kforge(fmt::format("generate --checkpoint {} --prompt hi --max-new-tokens 100", step_dir()), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("max_seq_len"), std::string::npos) << out;
+  out = kforge(fmt::format("generate --checkpoint {} --prompts-file /nonexistent/p.txt", step_dir()), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("/nonexistent/p.txt"), std::string::npos) << out;
+  out = kforge("generate --checkpoint /nonexistent/ckpt --prompt hi", &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("/nonexistent/ckpt"), std::string::npos) << out;
+}
+
+TEST_F(GenerateEvalCli, EvalMatchesTrainEvaluateOnTheSameWeights) {
+  int rc = 0;
+  const std::string out = kforge(fmt::format("eval --checkpoint {}", step_dir()), &rc);
+  ASSERT_EQ(rc, 0) << out;
+  const auto json = nlohmann::json::parse(out.substr(out.rfind('{')));
+  EXPECT_EQ(json["step"], 10);
+  EXPECT_GT(json["tokens_seen"].get<int64_t>(), 0);
+
+  const auto ckpt = generate::load_checkpoint_model(step_dir(), fixture_->plugins->registry);
+  const train::Components components(fixture_->plugins->registry, ckpt.job);
+  auto loss = components.loss();
+  auto data = components.dataset(ckpt.job.eval.dataset_path, ckpt.job.eval.file_pattern);
+  const auto metrics = train::evaluate(*ckpt.model, *loss, *data, ckpt.job.train.batch_size, ckpt.job.eval.steps);
+  EXPECT_NEAR(json["eval/loss"].get<double>(), metrics[0].second, 1e-6);
+  EXPECT_NEAR(json["eval/perplexity"].get<double>(), metrics[1].second, 1e-4);
+  EXPECT_NE(out.find("eval/loss"), std::string::npos);
+
+  const std::string more = kforge(fmt::format("eval --checkpoint {} --eval.steps=3", step_dir()), &rc);
+  ASSERT_EQ(rc, 0) << more;
+  const auto bad = kforge(fmt::format("eval --checkpoint {} --eval.nonsense=1", step_dir()), &rc);
+  EXPECT_EQ(rc, 2) << bad;
+}
+
+}  // namespace
+}  // namespace kforge::test
