@@ -18,7 +18,8 @@ def no_decay(name, tensor, decay_embeddings):
     return tensor.dim() < 2 or "bias" in name or (not decay_embeddings and "embedding" in name)
 
 
-def main(d):
+def load_problem(d):
+    """DIR/spec.json, the initial tensors (frozen ones without grad) and kforge's two decay groups."""
     with open(os.path.join(d, "spec.json")) as f:
         spec = json.load(f)
     names = spec["names"]
@@ -30,17 +31,28 @@ def main(d):
     trainable = [(n, p) for n, p in zip(names, params) if p.requires_grad]
     decay = [p for n, p in trainable if not no_decay(n, p, spec["decay_embeddings"])]
     other = [p for n, p in trainable if no_decay(n, p, spec["decay_embeddings"])]
+    groups = [{"params": decay, "weight_decay": spec["weight_decay"]}, {"params": other, "weight_decay": 0.0}]
+    return spec, params, groups
+
+
+def run_steps(d, spec, params, opt):
+    """spec["steps"] steps at lr = base lr * factors[k] (LambdaLR), grads from DIR/g<k>_<i>.npy."""
     base_lr = spec["lr"]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": spec["weight_decay"]}, {"params": other, "weight_decay": 0.0}],
-        lr=base_lr, betas=tuple(spec["betas"]), eps=spec["eps"], foreach=False, amsgrad=False)
     for k in range(spec["steps"]):
         for group in opt.param_groups:
-            group["lr"] = base_lr * spec["factors"][k]  # LambdaLR: base lr times lambda(step)
+            group["lr"] = base_lr * spec["factors"][k]
         for i, p in enumerate(params):
             path = os.path.join(d, f"g{k}_{i}.npy")
             p.grad = torch.from_numpy(np.load(path)) if os.path.exists(path) else None
         opt.step()
+
+
+def main(d):
+    spec, params, groups = load_problem(d)
+    names = spec["names"]
+    opt = torch.optim.AdamW(groups, lr=spec["lr"], betas=tuple(spec["betas"]), eps=spec["eps"], foreach=False,
+                            amsgrad=False)
+    run_steps(d, spec, params, opt)
     steps = []
     for i, p in enumerate(params):
         state = opt.state.get(p, {})
