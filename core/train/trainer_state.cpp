@@ -1,12 +1,10 @@
 // Trainer <-> checkpoint: what a snapshot holds and how a run is restored from one.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <fmt/format.h>
 
 #include <set>
 
 #include "checkpoint/model_loading.h"
-#include "kforge/sdk/error.h"
 #include "kforge/sdk/kinds.h"
 #include "train/trainer.h"
 
