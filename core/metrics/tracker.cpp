@@ -29,7 +29,7 @@ void MetricsTracker::end_step(const StepStats& s) {
     ema_mfu_ = kAlpha * mfu + (1 - kAlpha) * ema_mfu_;
     ema_step_time_ = kAlpha * step_time + (1 - kAlpha) * ema_step_time_;
   }
-  if (s.step % log_interval_ != 0 && s.step != 1) return;
+  if (!is_log_step(s.step)) return;
   log(s.step, {{"train/loss", s.loss},
                {"train/grad_norm", s.grad_norm},
                {"train/lr", s.lr},

@@ -26,6 +26,8 @@ class MetricsTracker {
   void start_step();
   /// Records a finished step; logs (train/*, smoothed/*, memory) when step % log_interval == 0 or step == 1.
   void end_step(const StepStats& stats);
+  /// Whether end_step logs at this step.
+  bool is_log_step(int64_t step) const { return step % log_interval_ == 0 || step == 1; }
   /// Logs arbitrary metrics now (eval results, ...).
   void log(int64_t step, const sdk::MetricList& metrics);
   void flush();

@@ -36,6 +36,14 @@ class Model : public torch::nn::Module {
   virtual int64_t num_params_estimate() const = 0;
   /// Extra terms added to the objective after the last forward (e.g. MoE aux losses).
   virtual std::vector<std::pair<std::string, torch::Tensor>> auxiliary_losses() { return {}; }
+  /// Called by the loop before each optimizer step's forward passes: `step` optimizer steps are
+  /// done out of `max_steps` (for step-dependent behaviour such as router bias schedules).
+  virtual void set_step(int64_t step, int64_t max_steps) {
+    (void)step;
+    (void)max_steps;
+  }
+  /// Model-specific metrics of the last step (e.g. "moe/expert_balance"), logged with train/*.
+  virtual std::vector<std::pair<std::string, double>> step_metrics() { return {}; }
 
   /// Longest sequence the model accepts (positions), or 0 when it has no limit.
   virtual int64_t max_seq_len() const { return 0; }
