@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "fused_adamw.h"
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/param_groups.h"
 #include "optimizer_config.h"
@@ -52,15 +53,22 @@ void AdamW::make_scratch_views() {
 
 void AdamW::step() {
   at::NoGradGuard no_grad;
-  AdamWHyper h = options_.hyper;
-  h.lr = lr_;
+  std::vector<FusedAdamWTensor> fused;
   for (Slot& s : slots_) {
     const at::Tensor& grad = s.param.grad();
     if (!grad.defined()) continue;
     if (grad.is_sparse()) throw sdk::Error("adamw: parameter '" + s.name + "' has a sparse gradient");
+    AdamWHyper h = options_.hyper;
+    h.lr = lr_;
     h.weight_decay = s.decay ? options_.hyper.weight_decay : 0.0;
-    adamw_update(s.param, grad, s.exp_avg, s.exp_avg_sq, s.scratch, h, ++s.step);
+    ++s.step;
+    if (options_.fused && fused_adamw_supports(s.param, grad, s.exp_avg)) {
+      fused.push_back({s.param, grad, s.exp_avg, s.exp_avg_sq, h, s.step});
+    } else {
+      adamw_update(s.param, grad, s.exp_avg, s.exp_avg_sq, s.scratch, h, s.step);
+    }
   }
+  if (!fused.empty()) fused_adamw_update(fused);
 }
 
 void AdamW::set_lr_factor(double factor) { lr_ = options_.hyper.lr * factor; }
@@ -106,9 +114,10 @@ std::unique_ptr<sdk::Optimizer> make_adamw(const sdk::BuildContext& ctx, std::ve
   AdamWOptions options;
   options.hyper = AdamWHyper{common.lr, common.weight_decay, common.beta1, common.beta2, common.eps};
   options.decay_embeddings = common.decay_embeddings;
+  options.fused = ctx.section.get_bool("fused");
   auto optimizer = std::make_unique<AdamW>(params, options);
   ctx.log.info("adamw: weight decay on " + std::to_string(optimizer->decayed_names().size()) + " of " +
-               std::to_string(optimizer->size()) + " trainable tensors");
+               std::to_string(optimizer->size()) + " trainable tensors" + (options.fused ? ", fused" : ""));
   return optimizer;
 }
 

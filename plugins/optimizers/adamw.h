@@ -1,4 +1,5 @@
-// AdamW: torch.optim.AdamW (non-fused, no amsgrad) over two weight-decay groups, state keyed by name.
+// AdamW: torch.optim.AdamW (no amsgrad) over two weight-decay groups, state keyed by name; fused
+// (one multi-tensor pass, fused_adamw.h) or per tensor (adamw_update.h).
 #pragma once
 
 #include <memory>
@@ -14,10 +15,12 @@ namespace kforge::optimizers {
 struct AdamWOptions {
   AdamWHyper hyper;               ///< hyper.lr is the base lr; hyper.weight_decay applies to the decay group
   bool decay_embeddings = false;  ///< also decay embedding weights
+  bool fused = true;              ///< [optimizer] fused: fused_adamw_update where it applies
 };
 
 /// State per parameter: "<name>.exp_avg", "<name>.exp_avg_sq", "<name>.step" (0-d int64). The tensors
 /// state_dict() returns alias the live state (as torch's do): clone them to keep a snapshot.
+/// A parameter without a .grad at a step (e.g. frozen) is skipped: no update, no decay, state kept.
 class AdamW final : public sdk::Optimizer {
  public:
   /// Trainable parameters only (see sdk::split_weight_decay); names must be unique.

@@ -19,6 +19,7 @@ constexpr double kWeightDecay = 0.1;
 struct OracleCase {
   at::ScalarType dtype;
   bool decay_embeddings;
+  bool fused;        ///< [optimizer] fused: the one-pass kernel or the per-tensor update
   double tolerance;  ///< max |kforge - torch| over every parameter and state tensor
 };
 
@@ -53,7 +54,8 @@ TEST_P(AdamWOracle, MatchesTorchAdamWOverStepsWithLrFactorChangesAndSkippedGrads
   }
   write_spec(dir, c.decay_embeddings);
 
-  ComponentHost h(AdamWFixture::toml(kLr, kWeightDecay, c.decay_embeddings));
+  ComponentHost h(AdamWFixture::toml(kLr, kWeightDecay, c.decay_embeddings),
+                  {std::string("--optimizer.fused=") + (c.fused ? "true" : "false")});
   auto opt = h.components.optimizer(params);
   AdamWFixture::run(*opt, params, 0, AdamWFixture::kSteps);
 
@@ -78,11 +80,15 @@ TEST_P(AdamWOracle, MatchesTorchAdamWOverStepsWithLrFactorChangesAndSkippedGrads
 
 // float64: agreement to rounding noise; float32: a few ulps of O(1) values.
 INSTANTIATE_TEST_SUITE_P(Dtypes, AdamWOracle,
-                         ::testing::Values(OracleCase{at::kDouble, false, 1e-12}, OracleCase{at::kDouble, true, 1e-12},
-                                           OracleCase{at::kFloat, false, 1e-6}),
+                         ::testing::Values(OracleCase{at::kDouble, false, true, 1e-12},
+                                           OracleCase{at::kDouble, true, true, 1e-12},
+                                           OracleCase{at::kFloat, false, true, 1e-6},
+                                           OracleCase{at::kDouble, false, false, 1e-12},
+                                           OracleCase{at::kFloat, false, false, 1e-6}),
                          [](const ::testing::TestParamInfo<OracleCase>& info) {
                            return std::string(info.param.dtype == at::kDouble ? "Float64" : "Float32") +
-                                  (info.param.decay_embeddings ? "DecayEmbeddings" : "");
+                                  (info.param.decay_embeddings ? "DecayEmbeddings" : "") +
+                                  (info.param.fused ? "" : "PerTensor");
                          });
 
 }  // namespace
