@@ -1,4 +1,5 @@
-// Attention: projections, QK-norm, RoPE, explicit causal GQA attention (LibTorch 1.13 has no SDPA).
+// Attention: projections, QK-norm, RoPE, then the tiled or the explicit causal GQA attention
+// (LibTorch 1.13 has no SDPA).
 #include "attention.h"
 
 #include <ATen/ATen.h>
@@ -7,12 +8,13 @@
 #include <limits>
 #include <tuple>
 
+#include "flash_attention.h"
 #include "rope.h"
 
 namespace kforge::models {
 
 Attention::Attention(const ModelConfig& c)
-    : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), head_dim_(c.head_dim()) {
+    : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), head_dim_(c.head_dim()), tiled_(c.sdpa_backend != "math") {
   q_proj_ = register_module("q_proj", std::make_shared<Linear>(c.dim, n_heads_ * head_dim_));
   k_proj_ = register_module("k_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_));
   v_proj_ = register_module("v_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_));
@@ -35,12 +37,16 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
     q = q_norm_->forward(q);
     k = k_norm_->forward(k);
   }
+  // Under CPU autocast the projections come out in bf16 while x, and so cos/sin, stay fp32: rotate
+  // in the projections' dtype so q, k and v agree.
+  const at::Tensor c = cos.to(q.scalar_type()), s = sin.to(q.scalar_type());
   // (B, heads, S, hd); apply_rope returns contiguous tensors in that layout.
-  q = apply_rope(q.transpose(1, 2), cos, sin);
-  k = apply_rope(k.transpose(1, 2), cos, sin);
+  q = apply_rope(q.transpose(1, 2), c, s);
+  k = apply_rope(k.transpose(1, 2), c, s);
   v = v.transpose(1, 2).contiguous();
   if (cache) std::tie(k, v) = cache->update(layer, k, v);
-  const at::Tensor out = causal_attention(q, k, v);  // (B, H, S, hd)
+  const bool tiled = tiled_ && flash_attention_supports(q);
+  const at::Tensor out = tiled ? flash_attention(q, k, v) : causal_attention(q, k, v);  // (B, H, S, hd)
   return o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
 }
 

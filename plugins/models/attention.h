@@ -14,7 +14,10 @@ namespace kforge::models {
 
 /// Parameters: q_proj (H*hd, dim), k_proj / v_proj (KV*hd, dim), o_proj (dim, H*hd) and, with
 /// qk_norm, q_norm / k_norm (hd). Query head h reads key/value head h / (H/KV), as
-/// repeat_interleave(H/KV) would give, computed as one grouped matmul without copying K/V.
+/// repeat_interleave(H/KV) would give, computed without copying K/V.
+/// [model] sdpa_backend picks the kernel: "math" the explicit causal_attention below; any other
+/// value (auto, flash, efficient, cudnn) the tiled flash_attention (flash_attention.h) for the
+/// inputs it supports (CPU float32/bfloat16), the explicit path for others (e.g. float64).
 class Attention : public torch::nn::Module {
  public:
   explicit Attention(const ModelConfig& config);
@@ -26,6 +29,7 @@ class Attention : public torch::nn::Module {
 
  private:
   int64_t n_heads_, n_kv_heads_, head_dim_;
+  bool tiled_;  ///< flash_attention rather than causal_attention
   std::shared_ptr<Linear> q_proj_, k_proj_, v_proj_, o_proj_;
   std::shared_ptr<RMSNorm> q_norm_, k_norm_;  // null without qk_norm
 };

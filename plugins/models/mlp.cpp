@@ -5,25 +5,44 @@
 #include <kforge/sdk/error.h>
 
 namespace kforge::models {
+namespace {
 
-MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation) {
-  if (activation == "silu") act_ = Act::SwiGLU;
-  else if (activation == "gelu") act_ = Act::Gelu;
-  else if (activation == "relu") act_ = Act::Relu;
-  else throw sdk::ConfigError("[model] activation = \"" + activation + "\": must be \"silu\", \"gelu\" or \"relu\"");
+at::Tensor activate(const at::Tensor& h, MlpActivation act) {
+  return act == MlpActivation::Gelu ? at::gelu(h) : at::relu(h);
+}
+
+}  // namespace
+
+MlpActivation parse_mlp_activation(const std::string& activation) {
+  if (activation == "silu") return MlpActivation::SwiGLU;
+  if (activation == "gelu") return MlpActivation::Gelu;
+  if (activation == "relu") return MlpActivation::Relu;
+  throw sdk::ConfigError("[model] activation = \"" + activation + "\": must be \"silu\", \"gelu\" or \"relu\"");
+}
+
+at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation act) {
+  if (act == MlpActivation::SwiGLU) return (at::silu(x.matmul(w.gate)) * x.matmul(w.up)).matmul(w.down);
+  return activate(x.matmul(w.up), act).matmul(w.down);
+}
+
+MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation) : act_(parse_mlp_activation(activation)) {
   // Registration order (gate, up, down) is KempnerForge's, so named_parameters() lists them alike.
-  if (act_ == Act::SwiGLU) gate_proj_ = register_module("gate_proj", std::make_shared<Linear>(dim, hidden_dim));
+  if (act_ == MlpActivation::SwiGLU) {
+    gate_proj_ = register_module("gate_proj", std::make_shared<Linear>(dim, hidden_dim));
+  }
   up_proj_ = register_module("up_proj", std::make_shared<Linear>(dim, hidden_dim));
   down_proj_ = register_module("down_proj", std::make_shared<Linear>(hidden_dim, dim));
 }
 
 at::Tensor MLP::forward(const at::Tensor& x) {
-  switch (act_) {
-    case Act::SwiGLU: return down_proj_->forward(at::silu(gate_proj_->forward(x)) * up_proj_->forward(x));
-    case Act::Gelu: return down_proj_->forward(at::gelu(up_proj_->forward(x)));
-    case Act::Relu: return down_proj_->forward(at::relu(up_proj_->forward(x)));
+  if (act_ == MlpActivation::SwiGLU) {
+    return down_proj_->forward(at::silu(gate_proj_->forward(x)) * up_proj_->forward(x));
   }
-  return {};
+  return down_proj_->forward(activate(up_proj_->forward(x), act_));
+}
+
+FfnWeights MLP::transposed_weights() const {
+  return {gate_proj_ ? gate_proj_->weight().t() : at::Tensor(), up_proj_->weight().t(), down_proj_->weight().t()};
 }
 
 }  // namespace kforge::models

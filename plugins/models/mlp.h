@@ -1,4 +1,5 @@
 // MLP: the feed-forward block; SwiGLU (silu: gate/up/down) or a 2-matrix GELU/ReLU MLP (up/down).
+// Also the weight-level form (FfnWeights, ffn_forward) that MoE experts share.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -10,14 +11,29 @@
 
 namespace kforge::models {
 
+enum class MlpActivation { SwiGLU, Gelu, Relu };
+
+/// [model] activation: "silu" -> SwiGLU, "gelu" (exact, erf), "relu"; anything else is a ConfigError.
+MlpActivation parse_mlp_activation(const std::string& activation);
+
+/// One MLP's weights in (in, out) layout; gate is undefined for the 2-matrix MLPs.
+struct FfnWeights {
+  at::Tensor gate, up, down;
+};
+
+/// SwiGLU: (silu(x gate) * (x up)) down; GELU/ReLU: act(x up) down.
+at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation act);
+
 class MLP : public torch::nn::Module {
  public:
   /// activation: "silu" -> down(silu(gate(x)) * up(x)); "gelu" (exact, erf) / "relu" -> down(act(up(x))).
   MLP(int64_t dim, int64_t hidden_dim, const std::string& activation);
   at::Tensor forward(const at::Tensor& x);
+  /// Views of the (out, in) weights transposed to (in, out), for ffn_forward.
+  FfnWeights transposed_weights() const;
 
  private:
-  enum class Act { SwiGLU, Gelu, Relu } act_;
+  MlpActivation act_;
   std::shared_ptr<Linear> gate_proj_, up_proj_, down_proj_;  // gate_proj only for SwiGLU
 };
 

@@ -4,6 +4,7 @@
 #include <kforge/sdk/config_view.h>
 #include <kforge/sdk/error.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -24,11 +25,6 @@ std::string show(const T& v) {
 }  // namespace
 
 ModelConfig ModelConfig::from_view(const sdk::ConfigView& m) {
-  const int64_t num_experts = m.get_int("num_experts");
-  if (num_experts > 0) {
-    throw sdk::ConfigError("[model] num_experts = " + std::to_string(num_experts) +
-                           ": mixture-of-experts layers are not available yet (dense models only)");
-  }
   ModelConfig c;
   c.dim = m.get_int("dim");
   c.n_layers = m.get_int("n_layers");
@@ -45,6 +41,18 @@ ModelConfig ModelConfig::from_view(const sdk::ConfigView& m) {
   c.tie_embeddings = m.get_bool("tie_embeddings");
   c.qk_norm = m.get_bool("qk_norm");
   c.init_std = m.get_float("init_std");
+  c.sdpa_backend = m.get_string("sdpa_backend");
+  c.num_experts = m.get_int("num_experts");
+  c.moe_top_k = m.get_int("moe_top_k");
+  c.moe_frequency = m.get_int("moe_frequency");
+  c.moe_router = m.get_string("moe_router");
+  c.moe_shared_experts = m.get_int("moe_shared_experts");
+  c.moe_aux_loss_weight = m.get_float("moe_aux_loss_weight");
+  c.moe_router_z_loss_weight = m.get_float("moe_router_z_loss_weight");
+  c.moe_capacity_factor = m.get_float("moe_capacity_factor");
+  c.moe_gradient_scale = m.get_bool("moe_gradient_scale");
+  c.moe_packed_experts = m.get_bool("moe_packed_experts");
+  c.moe_expert_ffn_multiplier = m.get_float("moe_expert_ffn_multiplier");
   if (m.has("ffn_hidden_dim") && c.ffn_hidden_dim <= 0) bad("ffn_hidden_dim", show(c.ffn_hidden_dim), "must be > 0");
   c.validate();
   return c;
@@ -73,6 +81,19 @@ void ModelConfig::validate() const {
   if (activation != "silu" && activation != "gelu" && activation != "relu") {
     bad("activation", "\"" + activation + "\"", "must be \"silu\", \"gelu\" or \"relu\"");
   }
+  if (num_experts < 0) bad("num_experts", show(num_experts), "must be >= 0 (0: dense)");
+  if (!is_moe()) return;
+  if (moe_top_k < 1 || moe_top_k > num_experts) {
+    bad("moe_top_k", show(moe_top_k), "must be in [1, num_experts = " + show(num_experts) + "]");
+  }
+  if (moe_frequency < 1) bad("moe_frequency", show(moe_frequency), "must be > 0");
+  if (moe_shared_experts < 0) bad("moe_shared_experts", show(moe_shared_experts), "must be >= 0");
+  if (!(moe_capacity_factor >= 0)) {
+    bad("moe_capacity_factor", show(moe_capacity_factor), "must be >= 0 (0: no dropping)");
+  }
+  if (!(moe_expert_ffn_multiplier > 0)) {
+    bad("moe_expert_ffn_multiplier", show(moe_expert_ffn_multiplier), "must be > 0");
+  }
 }
 
 int64_t ModelConfig::computed_ffn_hidden_dim() const {
@@ -82,25 +103,44 @@ int64_t ModelConfig::computed_ffn_hidden_dim() const {
   return 256 * ((raw + 255) / 256);
 }
 
+int64_t ModelConfig::computed_expert_ffn_hidden_dim() const {
+  // Python: max(16, 16 * round(int(ffn * mult) / 16)); round() ties to even, as nearbyint does.
+  const auto raw = static_cast<int64_t>(static_cast<double>(computed_ffn_hidden_dim()) * moe_expert_ffn_multiplier);
+  return std::max<int64_t>(16, 16 * static_cast<int64_t>(std::nearbyint(static_cast<double>(raw) / 16.0)));
+}
+
+int64_t ModelConfig::num_moe_layers() const {
+  int64_t n = 0;
+  for (int64_t i = 0; i < n_layers; ++i) n += is_moe_layer(i) ? 1 : 0;
+  return n;
+}
+
 int64_t ModelConfig::num_params() const {
   const int64_t hd = head_dim();
-  const int64_t ffn = computed_ffn_hidden_dim();
   const int64_t norm = norm_type == "layernorm" ? 2 * dim : dim;  // LayerNorm also has a bias
   const int64_t attn = dim * (n_heads * hd) + 2 * dim * (n_kv_heads * hd) + (n_heads * hd) * dim;
   const int64_t qk = qk_norm ? 2 * hd : 0;
-  const int64_t mlp = mlp_matrices() * dim * ffn;
-  const int64_t per_layer = attn + qk + mlp + 2 * norm;
+  const int64_t dense_mlp = mlp_matrices() * dim * computed_ffn_hidden_dim();
+  const int64_t expert = mlp_matrices() * dim * computed_expert_ffn_hidden_dim();
+  const int64_t moe_mlp = num_experts * expert + dim * num_experts + (moe_shared_experts > 0 ? expert : 0);
+  const int64_t n_moe = num_moe_layers();
+  const int64_t layers = n_layers * (attn + qk + 2 * norm) + (n_layers - n_moe) * dense_mlp + n_moe * moe_mlp;
   const int64_t embedding = vocab_size * dim;
   const int64_t output = tie_embeddings ? 0 : vocab_size * dim;
-  return n_layers * per_layer + embedding + output + norm;
+  return layers + embedding + output + norm;
 }
 
 double ModelConfig::flops_per_token(int64_t seq_len) const {
   const auto d = static_cast<double>(dim);
   const auto hd = static_cast<double>(head_dim());
   const double attn = d * (n_heads * hd) + 2.0 * d * (n_kv_heads * hd) + (n_heads * hd) * d;
-  const double mlp = static_cast<double>(mlp_matrices()) * d * static_cast<double>(computed_ffn_hidden_dim());
-  const double p_active = static_cast<double>(n_layers) * (attn + mlp) + static_cast<double>(vocab_size) * d;
+  const double dense_mlp = static_cast<double>(mlp_matrices()) * d * static_cast<double>(computed_ffn_hidden_dim());
+  const double expert = static_cast<double>(mlp_matrices()) * d * static_cast<double>(computed_expert_ffn_hidden_dim());
+  const double moe_mlp = static_cast<double>(moe_top_k + (moe_shared_experts > 0 ? 1 : 0)) * expert;
+  const auto n_moe = static_cast<double>(num_moe_layers());
+  const double layers = static_cast<double>(n_layers) * attn + (static_cast<double>(n_layers) - n_moe) * dense_mlp +
+                        n_moe * moe_mlp;
+  const double p_active = layers + static_cast<double>(vocab_size) * d;
   return 6.0 * p_active + 12.0 * static_cast<double>(n_layers) * d * static_cast<double>(seq_len);
 }
 

@@ -7,12 +7,14 @@
 namespace {
 
 std::shared_ptr<kforge::sdk::Model> make_transformer(const kforge::sdk::BuildContext& ctx) {
-  return std::make_shared<kforge::models::Transformer>(kforge::models::ModelConfig::from_view(ctx.section));
+  return std::make_shared<kforge::models::Transformer>(kforge::models::ModelConfig::from_view(ctx.section),
+                                                       &ctx.components);
 }
 
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::model, "transformer", "1.0.0",
-                     "Dense Llama-style decoder: GQA attention with RoPE, SwiGLU/GELU/ReLU MLP, RMSNorm/LayerNorm"),
+                     "Llama-style decoder: GQA attention with RoPE, SwiGLU/GELU/ReLU MLP or mixture-of-experts "
+                     "layers (num_experts > 0, router plugin moe_router), RMSNorm/LayerNorm"),
 };
 
 void register_all(kforge::sdk::Registrar& r) { r.add_model("transformer", make_transformer); }

@@ -16,13 +16,15 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-Transformer::Transformer(const ModelConfig& config)
+Transformer::Transformer(const ModelConfig& config, const sdk::ComponentSource* components)
     : config_(config), rope_(config.head_dim(), config.max_seq_len, config.rope_theta) {
   config_.validate();
   token_embedding_ = register_module("token_embedding", std::make_shared<TokenEmbedding>(config_.vocab_size, config_.dim));
   layers_holder_ = register_module("layers", std::make_shared<torch::nn::Module>("Layers"));
   for (int64_t i = 0; i < config_.n_layers; ++i) {
-    layers_.push_back(layers_holder_->register_module(std::to_string(i), std::make_shared<TransformerBlock>(config_)));
+    layers_.push_back(layers_holder_->register_module(std::to_string(i),
+                                                      std::make_shared<TransformerBlock>(config_, i, components)));
+    if (layers_.back()->moe()) moe_layers_.push_back(layers_.back()->moe());
   }
   norm_ = register_module("norm", make_norm(config_.norm_type, config_.dim, config_.norm_eps));
   output_head_ = config_.tie_embeddings
@@ -60,6 +62,38 @@ at::Tensor Transformer::run(const at::Tensor& tokens, KVCache* cache) {
   for (size_t i = 0; i < layers_.size(); ++i) x = layers_[i]->forward(x, cos, sin, cache, i);
   if (cache) cache->advance(seq);
   return output_head_->forward(norm_->forward(x));
+}
+
+std::vector<std::pair<std::string, at::Tensor>> Transformer::auxiliary_losses() {
+  if (moe_layers_.empty() || !moe_layers_.front()->last_routing().aux_loss.defined()) return {};
+  at::Tensor aux = moe_layers_.front()->last_routing().aux_loss;
+  at::Tensor z = moe_layers_.front()->last_routing().z_loss;
+  for (size_t i = 1; i < moe_layers_.size(); ++i) {
+    aux = aux + moe_layers_[i]->last_routing().aux_loss;
+    z = z + moe_layers_[i]->last_routing().z_loss;
+  }
+  std::vector<std::pair<std::string, at::Tensor>> out{{"moe/aux_loss", config_.moe_aux_loss_weight * aux}};
+  if (config_.moe_router_z_loss_weight > 0) out.emplace_back("moe/router_z_loss", config_.moe_router_z_loss_weight * z);
+  return out;
+}
+
+void Transformer::set_step(int64_t step, int64_t max_steps) {
+  for (auto& moe : moe_layers_) moe->router().set_step(step, max_steps);
+}
+
+std::vector<std::pair<std::string, double>> Transformer::step_metrics() {
+  if (moe_layers_.empty() || !moe_layers_.front()->last_routing().aux_loss.defined()) return {};
+  double aux = 0, z = 0;
+  std::vector<at::Tensor> counts;
+  for (const auto& moe : moe_layers_) {
+    aux += moe->last_routing().aux_loss.item<double>();
+    z += moe->last_routing().z_loss.item<double>();
+    counts.push_back(moe->last_routing().expert_counts);
+  }
+  const at::Tensor all = at::cat(counts);
+  const double max = all.max().item<double>();
+  const double balance = max > 0 ? all.min().item<double>() / max : 0.0;
+  return {{"moe/aux_loss", aux}, {"moe/router_z_loss", z}, {"moe/expert_balance", balance}};
 }
 
 std::vector<sdk::ModelBlock> Transformer::blocks() const {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <kforge/sdk/model.h>
+#include <kforge/sdk/registrar.h>
 
 #include <memory>
 #include <vector>
@@ -20,11 +21,13 @@ namespace kforge::models {
 /// token_embedding.embedding.weight, layers.{i}.attention_norm.weight,
 /// layers.{i}.attention.{q,k,v,o}_proj.weight, [layers.{i}.attention.{q,k}_norm.weight],
 /// layers.{i}.mlp_norm.weight, layers.{i}.mlp.{gate,up,down}_proj.weight, norm.weight,
-/// output_head.proj.weight (absent when tie_embeddings).
+/// output_head.proj.weight (absent when tie_embeddings). MoE layers hold layers.{i}.mlp.* as
+/// described in moe.h.
 class Transformer : public sdk::Model {
  public:
-  /// Builds and initialises the weights from the global torch RNG (init_weights).
-  explicit Transformer(const ModelConfig& config);
+  /// Builds and initialises the weights from the global torch RNG (init_weights). An MoE config
+  /// needs `components` to build its routers (only during construction).
+  explicit Transformer(const ModelConfig& config, const sdk::ComponentSource* components = nullptr);
 
   at::Tensor forward(const at::Tensor& tokens) override;
   std::vector<sdk::ModelBlock> blocks() const override;
@@ -35,6 +38,14 @@ class Transformer : public sdk::Model {
   std::unique_ptr<DecodeState> start_decoding(int64_t batch, int64_t max_len) override;
   /// Appends `tokens` at the cache's fill (RoPE positions offset by it) -> logits (B, T, vocab).
   at::Tensor decode(const at::Tensor& tokens, DecodeState& state) override;
+  /// MoE: "moe/aux_loss" = moe_aux_loss_weight * sum of the layers' aux losses and, when
+  /// moe_router_z_loss_weight > 0, "moe/router_z_loss" = that weight * sum of their z-losses.
+  std::vector<std::pair<std::string, at::Tensor>> auxiliary_losses() override;
+  /// Forwarded to every MoE layer's router.
+  void set_step(int64_t step, int64_t max_steps) override;
+  /// MoE: moe/aux_loss and moe/router_z_loss (unweighted sums over layers) and moe/expert_balance
+  /// (min / max expert count over all layers' experts), of the last forward.
+  std::vector<std::pair<std::string, double>> step_metrics() override;
 
   const ModelConfig& config() const { return config_; }
   /// KempnerForge's init: every >= 2-D parameter N(0, init_std), those ending in o_proj.weight or
@@ -50,6 +61,7 @@ class Transformer : public sdk::Model {
   std::shared_ptr<TokenEmbedding> token_embedding_;
   std::shared_ptr<torch::nn::Module> layers_holder_;
   std::vector<std::shared_ptr<TransformerBlock>> layers_;
+  std::vector<std::shared_ptr<MoE>> moe_layers_;
   std::shared_ptr<Norm> norm_;
   std::shared_ptr<OutputHead> output_head_;
   RopeTables rope_;

@@ -1,19 +1,33 @@
 // TransformerBlock: attention_norm, attention, mlp_norm, mlp (KempnerForge's order and names).
 #include "transformer_block.h"
 
+#include <kforge/sdk/error.h>
+
+#include <string>
+
 namespace kforge::models {
 
-TransformerBlock::TransformerBlock(const ModelConfig& c) {
+TransformerBlock::TransformerBlock(const ModelConfig& c, int64_t layer, const sdk::ComponentSource* components) {
   attention_norm_ = register_module("attention_norm", make_norm(c.norm_type, c.dim, c.norm_eps));
   attention_ = register_module("attention", std::make_shared<Attention>(c));
   mlp_norm_ = register_module("mlp_norm", make_norm(c.norm_type, c.dim, c.norm_eps));
-  mlp_ = register_module("mlp", std::make_shared<MLP>(c.dim, c.computed_ffn_hidden_dim(), c.activation));
+  if (!c.is_moe_layer(layer)) {
+    mlp_ = register_module("mlp", std::make_shared<MLP>(c.dim, c.computed_ffn_hidden_dim(), c.activation));
+    return;
+  }
+  if (components == nullptr) {
+    throw sdk::Error("transformer: layer " + std::to_string(layer) + " is an MoE layer ([model] num_experts = " +
+                     std::to_string(c.num_experts) + ") but no component source was given to build its router");
+  }
+  auto router = components->make_router(c.moe_router, sdk::RouterSpec{c.dim, c.num_experts, c.moe_top_k});
+  moe_ = register_module("mlp", std::make_shared<MoE>(c, std::move(router)));
 }
 
 at::Tensor TransformerBlock::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache,
                                      size_t layer) {
   const at::Tensor h = x + attention_->forward(attention_norm_->forward(x), cos, sin, cache, layer);
-  return h + mlp_->forward(mlp_norm_->forward(h));
+  const at::Tensor normed = mlp_norm_->forward(h);
+  return h + (moe_ ? moe_->forward(normed, /*decoding=*/cache != nullptr) : mlp_->forward(normed));
 }
 
 }  // namespace kforge::models

@@ -1,6 +1,8 @@
-// TransformerBlock: one pre-norm decoder layer, x += attention(norm(x)); x += mlp(norm(x)).
+// TransformerBlock: one pre-norm decoder layer, x += attention(norm(x)); x += mlp(norm(x)), where
+// mlp is the dense MLP or, on MoE layers, the mixture-of-experts layer.
 #pragma once
 
+#include <kforge/sdk/registrar.h>
 #include <torch/nn/module.h>
 
 #include <memory>
@@ -8,21 +10,28 @@
 #include "attention.h"
 #include "mlp.h"
 #include "model_config.h"
+#include "moe.h"
 #include "norm.h"
 
 namespace kforge::models {
 
 class TransformerBlock : public torch::nn::Module {
  public:
-  explicit TransformerBlock(const ModelConfig& config);
-  /// With a cache, attention appends this block's K/V as layer `layer` (see Attention::forward).
+  /// Layer `layer` is MoE when config.is_moe_layer(layer); its router then comes from
+  /// `components` ([model] moe_router), which must be given.
+  TransformerBlock(const ModelConfig& config, int64_t layer, const sdk::ComponentSource* components);
+  /// With a cache, attention appends this block's K/V as layer `layer` (see Attention::forward) and
+  /// an MoE layer routes without a capacity limit.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
                      size_t layer = 0);
+  /// The MoE layer, or nullptr on a dense layer.
+  const std::shared_ptr<MoE>& moe() const { return moe_; }
 
  private:
   std::shared_ptr<Norm> attention_norm_, mlp_norm_;
   std::shared_ptr<Attention> attention_;
-  std::shared_ptr<MLP> mlp_;
+  std::shared_ptr<MLP> mlp_;  // dense layers
+  std::shared_ptr<MoE> moe_;  // MoE layers
 };
 
 }  // namespace kforge::models

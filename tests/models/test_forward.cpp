@@ -6,6 +6,7 @@
 #include <torch/utils.h>
 
 #include "model_builder.h"
+#include "model_config.h"
 
 namespace kforge::test::models {
 namespace {
@@ -69,15 +70,25 @@ TEST(ModelForward, BackwardReachesEveryParameter) {
   }
 }
 
-TEST(ModelConfigErrors, MixtureOfExpertsIsRefused) {
+TEST(ModelConfigErrors, BadMixtureOfExpertsSettingsAreConfigErrors) {
+  // top_k beyond the expert count: the host's rules or the plugin, a ConfigError naming the key.
   try {
-    build_model("[model]\ndim = 32\nn_layers = 1\nn_heads = 2\nvocab_size = 20\nnum_experts = 4\n");
+    build_model("[model]\ndim = 32\nn_layers = 1\nn_heads = 2\nvocab_size = 20\nnum_experts = 2\nmoe_top_k = 3\n");
     FAIL() << "expected ConfigError";
   } catch (const sdk::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "[model] num_experts = 4: mixture-of-experts layers are not available yet (dense models only)"),
-              std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("moe_top_k"), std::string::npos) << e.what();
+  }
+  kforge::models::ModelConfig c;
+  c.num_experts = 4;
+  c.moe_frequency = 0;
+  EXPECT_THROW(c.validate(), sdk::ConfigError);
+  // A router no loaded plugin provides.
+  try {
+    build_model("[model]\ndim = 32\nn_layers = 1\nn_heads = 2\nvocab_size = 20\nnum_experts = 2\n"
+                "moe_router = \"expert_choice\"\n");
+    FAIL() << "expected ConfigError";
+  } catch (const sdk::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("expert_choice"), std::string::npos) << e.what();
   }
 }
 

@@ -1,0 +1,36 @@
+// Experts: the routed expert MLPs of one MoE layer, per expert (experts.{j}.{gate,up,down}_proj) or
+// packed as (E, in, out) tensors up_w, down_w, gate_w (KempnerForge moe_packed_experts).
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <vector>
+
+#include "mlp.h"
+
+namespace kforge::models {
+
+/// Not a module itself: it registers its parameters on `owner` (packed tensors sit directly on the
+/// MoE layer, as in KempnerForge), so `owner` must outlive it.
+class Experts {
+ public:
+  Experts(torch::nn::Module& owner, int64_t num_experts, int64_t dim, int64_t hidden_dim, const std::string& activation,
+          bool packed);
+
+  /// Expert e's weights in (in, out) layout (views into the parameters).
+  FfnWeights weights(int64_t e) const;
+  /// Expert e applied to x [n, dim].
+  at::Tensor forward(int64_t e, const at::Tensor& x) const { return ffn_forward(x, weights(e), act_); }
+  /// Rows of x_sorted [sum(counts), dim] grouped by expert (counts[e] rows for expert e, in expert
+  /// order) -> each group through its expert, one matmul chain per non-empty expert, same order.
+  at::Tensor forward_grouped(const at::Tensor& x_sorted, const std::vector<int64_t>& counts) const;
+
+ private:
+  int64_t num_experts_;
+  MlpActivation act_;
+  std::vector<std::shared_ptr<MLP>> mlps_;  // per-expert storage
+  at::Tensor up_w_, down_w_, gate_w_;       // packed storage (gate_w only for SwiGLU)
+};
+
+}  // namespace kforge::models

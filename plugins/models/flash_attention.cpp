@@ -1,0 +1,256 @@
+// Tiled causal attention: forward and backward kernels over BLAS tile GEMMs, and the autograd Function.
+#include "flash_attention.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+#include <torch/autograd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "blas_gemm.h"
+#include "kforge/sdk/error.h"
+
+namespace kforge::models {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// exp(x) for x <= 0 (Cephes' single-precision range reduction and polynomial, ~1 ulp), 0 below -87
+// (and for -inf). Plain arithmetic, so the loops that call it vectorise.
+inline float exp_nonpositive(float x) {
+  const bool underflow = x < -87.0f;
+  x = underflow ? -87.0f : x;
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to an integer
+  const float n = (x * 1.44269504088896341f + kRound) - kRound;
+  const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float e = p * r * r + r + 1.0f;
+  const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  return underflow ? 0.0f : e * scale;
+}
+
+// row[j] = exp(row[j] - shift) for j < n; returns their sum. Cloned per ISA (chosen at load time).
+__attribute__((target_clones("avx512f", "avx2", "default"))) float exp_shifted_sum(float* row, int64_t n, float shift) {
+  constexpr int kLanes = 16;
+  float acc[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      row[j + l] = exp_nonpositive(row[j + l] - shift);
+      acc[l] += row[j + l];
+    }
+  }
+  float sum = 0.0f;
+  for (; j < n; ++j) {
+    row[j] = exp_nonpositive(row[j] - shift);
+    sum += row[j];
+  }
+  for (float a : acc) sum += a;
+  return sum;
+}
+
+// dS = P * (dP - delta), in place over dP.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_grad_row(const float* p, float* dp, int64_t n,
+                                                                                   float delta) {
+  for (int64_t j = 0; j < n; ++j) dp[j] = p[j] * (dp[j] - delta);
+}
+
+// Row-major (rows x hd) view of one (batch, head) slice starting at row `row`.
+struct Slice {
+  float* data;
+  int64_t ld;
+};
+
+struct Shapes {
+  int64_t batch, heads, kv_heads, group, sq, sk, hd, offset;
+  float scale;
+};
+
+Shapes shapes_of(const at::Tensor& q, const at::Tensor& k) {
+  Shapes s{q.size(0),
+           q.size(1),
+           k.size(1),
+           q.size(1) / k.size(1),
+           q.size(2),
+           k.size(2),
+           q.size(3),
+           k.size(2) - q.size(2),
+           static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.size(3))))};
+  return s;
+}
+
+Slice slice(const at::Tensor& t, int64_t b, int64_t h, int64_t row) {
+  return {t.data_ptr<float>() + b * t.stride(0) + h * t.stride(1) + row * t.stride(2), t.stride(2)};
+}
+
+// Sets scores[r][c] to -inf where column c is after row r's last visible column, first_visible + r.
+void mask_tile(float* scores, int64_t rows, int64_t cols, int64_t ld, int64_t first_visible) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = std::max<int64_t>(0, first_visible + r + 1); c < cols; ++c) scores[r * ld + c] = kNegInf;
+  }
+}
+
+// out (B, H, Sq, hd) and lse (B, H, Sq), both float32 contiguous.
+void forward_kernel(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& out,
+                    const at::Tensor& lse, FlashTiles t) {
+  const Shapes s = shapes_of(q, k);
+  const int64_t q_tiles = (s.sq + t.q - 1) / t.q;
+  at::parallel_for(0, s.batch * s.heads * q_tiles, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores(t.q * t.k), m(t.q), l(t.q);
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t b = item / (s.heads * q_tiles), h = item / q_tiles % s.heads, i0 = item % q_tiles * t.q;
+      const int64_t rows = std::min(t.q, s.sq - i0), kv = h / s.group;
+      const int64_t last_key = s.offset + i0 + rows - 1;  // the tile's last query sees keys up to here
+      const Slice qs = slice(q, b, h, i0), os = slice(out, b, h, i0);
+      std::fill(m.begin(), m.end(), kNegInf);
+      std::fill(l.begin(), l.end(), 0.0f);
+      for (int64_t r = 0; r < rows; ++r) std::fill_n(os.data + r * os.ld, s.hd, 0.0f);
+      // Key tiles in ascending order: the first holds key 0, which every query sees, so m stays finite.
+      for (int64_t j0 = 0; j0 <= last_key; j0 += t.k) {
+        const int64_t cols = std::min(t.k, last_key + 1 - j0);
+        const Slice ks = slice(k, b, kv, j0), vs = slice(v, b, kv, j0);
+        gemm_rowmajor(false, true, rows, cols, s.hd, s.scale, qs.data, qs.ld, ks.data, ks.ld, 0.0f, scores.data(),
+                      cols);
+        if (j0 + cols - 1 > s.offset + i0) mask_tile(scores.data(), rows, cols, cols, s.offset + i0 - j0);
+        for (int64_t r = 0; r < rows; ++r) {
+          float* row = scores.data() + r * cols;
+          const float row_max = std::max(m[r], *std::max_element(row, row + cols));
+          const float rescale = exp_nonpositive(m[r] - row_max);
+          l[r] = l[r] * rescale + exp_shifted_sum(row, cols, row_max);
+          m[r] = row_max;
+          float* o = os.data + r * os.ld;
+          for (int64_t d = 0; d < s.hd; ++d) o[d] *= rescale;
+        }
+        gemm_rowmajor(false, false, rows, s.hd, cols, 1.0f, scores.data(), cols, vs.data, vs.ld, 1.0f, os.data, os.ld);
+      }
+      float* lse_row = lse.data_ptr<float>() + (b * s.heads + h) * s.sq + i0;
+      for (int64_t r = 0; r < rows; ++r) {
+        float* o = os.data + r * os.ld;
+        const float inv = 1.0f / l[r];
+        for (int64_t d = 0; d < s.hd; ++d) o[d] *= inv;
+        lse_row[r] = m[r] + std::log(l[r]);
+      }
+    }
+  });
+}
+
+// dq (B, H, Sq, hd), dk/dv (B, KV, Sk, hd): float32 contiguous, zeroed. delta (B, H, Sq) = rowsum(dO * O).
+// One task per (batch, kv head): it alone writes that head's dK/dV and its query heads' dQ.
+void backward_kernel(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& grad_out,
+                     const at::Tensor& lse, const at::Tensor& delta, const at::Tensor& dq, const at::Tensor& dk,
+                     const at::Tensor& dv, FlashTiles t) {
+  const Shapes s = shapes_of(q, k);
+  at::parallel_for(0, s.batch * s.kv_heads, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> p(t.q * t.k), dp(t.q * t.k);
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t b = item / s.kv_heads, kv = item % s.kv_heads;
+      for (int64_t j0 = 0; j0 < s.sk; j0 += t.k) {
+        const int64_t cols = std::min(t.k, s.sk - j0);
+        const Slice ks = slice(k, b, kv, j0), vs = slice(v, b, kv, j0), dks = slice(dk, b, kv, j0),
+                    dvs = slice(dv, b, kv, j0);
+        // Queries before j0 - offset see none of these keys.
+        const int64_t first_query = std::max<int64_t>(0, j0 - s.offset) / t.q * t.q;
+        for (int64_t h = kv * s.group; h < (kv + 1) * s.group; ++h) {
+          const float* lse_h = lse.data_ptr<float>() + (b * s.heads + h) * s.sq;
+          const float* delta_h = delta.data_ptr<float>() + (b * s.heads + h) * s.sq;
+          for (int64_t i0 = first_query; i0 < s.sq; i0 += t.q) {
+            const int64_t rows = std::min(t.q, s.sq - i0);
+            const Slice qs = slice(q, b, h, i0), gs = slice(grad_out, b, h, i0), dqs = slice(dq, b, h, i0);
+            gemm_rowmajor(false, true, rows, cols, s.hd, s.scale, qs.data, qs.ld, ks.data, ks.ld, 0.0f, p.data(), cols);
+            if (j0 + cols - 1 > s.offset + i0) mask_tile(p.data(), rows, cols, cols, s.offset + i0 - j0);
+            for (int64_t r = 0; r < rows; ++r) exp_shifted_sum(p.data() + r * cols, cols, lse_h[i0 + r]);
+            // dV += P^T dO; dP = dO V^T; dS = P (dP - delta); dQ += scale dS K; dK += scale dS^T Q.
+            gemm_rowmajor(true, false, cols, s.hd, rows, 1.0f, p.data(), cols, gs.data, gs.ld, 1.0f, dvs.data, dvs.ld);
+            gemm_rowmajor(false, true, rows, cols, s.hd, 1.0f, gs.data, gs.ld, vs.data, vs.ld, 0.0f, dp.data(), cols);
+            for (int64_t r = 0; r < rows; ++r) {
+              softmax_grad_row(p.data() + r * cols, dp.data() + r * cols, cols, delta_h[i0 + r]);
+            }
+            gemm_rowmajor(false, false, rows, s.hd, cols, s.scale, dp.data(), cols, ks.data, ks.ld, 1.0f, dqs.data,
+                          dqs.ld);
+            gemm_rowmajor(true, false, cols, s.hd, rows, s.scale, dp.data(), cols, qs.data, qs.ld, 1.0f, dks.data,
+                          dks.ld);
+          }
+        }
+      }
+    }
+  });
+}
+
+// Float32 with unit stride along head_dim (other strides are read as they are, e.g. a KV-cache view).
+at::Tensor as_kernel_input(const at::Tensor& t) {
+  at::Tensor f = t.to(at::kFloat);
+  return f.stride(3) == 1 ? f : f.contiguous();
+}
+
+void check_inputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, FlashTiles t) {
+  const bool ok = q.dim() == 4 && k.dim() == 4 && v.sizes() == k.sizes() && q.size(0) == k.size(0) &&
+                  q.size(3) == k.size(3) && k.size(1) > 0 && q.size(1) % k.size(1) == 0 && q.size(2) <= k.size(2) &&
+                  t.q > 0 && t.k > 0 && flash_attention_supports(q) && k.scalar_type() == q.scalar_type() &&
+                  v.scalar_type() == q.scalar_type();
+  if (!ok) {
+    throw sdk::Error(
+        "attention: the tiled kernel takes float32/bfloat16 CPU q (B, H, Sq, hd) and k/v (B, KV, Sk, hd) "
+        "with H a multiple of KV and Sq <= Sk; got q " +
+        std::string(c10::toString(q.scalar_type())) + " " + c10::str(q.sizes()) + ", k " + c10::str(k.sizes()) +
+        "; set [model] sdpa_backend = \"math\" "
+        "for other inputs");
+  }
+}
+
+class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFunction> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
+                            const at::Tensor& v, int64_t tile_q, int64_t tile_k) {
+    RECORD_FUNCTION("kforge::flash_attention", c10::ArrayRef<const c10::IValue>{});
+    const FlashTiles t{tile_q, tile_k};
+    const at::Tensor qf = as_kernel_input(q), kf = as_kernel_input(k), vf = as_kernel_input(v);
+    const at::Tensor out = at::empty({q.size(0), q.size(1), q.size(2), q.size(3)}, qf.options());
+    const at::Tensor lse = at::empty({q.size(0), q.size(1), q.size(2)}, qf.options());
+    forward_kernel(qf, kf, vf, out, lse, t);
+    const at::Tensor result = out.to(q.scalar_type());
+    ctx->save_for_backward({q, k, v, result, lse});
+    ctx->saved_data["tile_q"] = tile_q;
+    ctx->saved_data["tile_k"] = tile_k;
+    return result;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    RECORD_FUNCTION("kforge::flash_attention_backward", c10::ArrayRef<const c10::IValue>{});
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4];
+    const FlashTiles t{ctx->saved_data["tile_q"].toInt(), ctx->saved_data["tile_k"].toInt()};
+    const at::Tensor grad_out = grads[0].to(at::kFloat).contiguous();
+    const at::Tensor delta = (grad_out * out.to(at::kFloat)).sum(-1);
+    const at::Tensor qf = as_kernel_input(q), kf = as_kernel_input(k), vf = as_kernel_input(v);
+    const at::Tensor dq = at::zeros(q.sizes(), qf.options()), dk = at::zeros(k.sizes(), kf.options()),
+                     dv = at::zeros(v.sizes(), vf.options());
+    backward_kernel(qf, kf, vf, grad_out, lse, delta, dq, dk, dv, t);
+    return {dq.to(q.scalar_type()), dk.to(k.scalar_type()), dv.to(v.scalar_type()), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+bool flash_attention_supports(const at::Tensor& q) {
+  return q.device().is_cpu() && (q.scalar_type() == at::kFloat || q.scalar_type() == at::kBFloat16);
+}
+
+at::Tensor flash_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, FlashTiles tiles) {
+  check_inputs(q, k, v, tiles);
+  return FlashAttentionFunction::apply(q, k, v, tiles.q, tiles.k);
+}
+
+}  // namespace kforge::models
