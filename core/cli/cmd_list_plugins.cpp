@@ -4,10 +4,12 @@
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/plugin_host.h"
+#include "plugins/plugin_file.h"
 #include "config/schema.h"
 
 namespace kforge::cli {
@@ -20,6 +22,70 @@ std::string section_of(const std::string& kind) {
   return "";
 }
 
+// The KempnerForge keys of its section each built-in component reads. They are core schema keys, so
+// the plugins cannot declare them; without this list -v would show e.g. no key for any scheduler.
+struct CoreKeysOf {
+  const char* kind;
+  const char* name;
+  std::vector<const char*> keys;
+};
+
+const std::vector<CoreKeysOf>& builtin_core_keys() {
+  static const std::vector<CoreKeysOf> table = {
+      {"optimizer", "adamw", {"lr", "weight_decay", "betas", "eps"}},
+      {"optimizer", "lion", {"lr", "weight_decay", "betas"}},
+      {"optimizer", "sgd", {"lr", "weight_decay"}},
+      {"optimizer", "schedule_free_adamw", {"lr", "weight_decay", "betas", "eps", "schedule_free_warmup_steps"}},
+      {"optimizer", "muon", {"lr", "weight_decay", "betas", "eps", "muon_momentum", "muon_ns_steps", "muon_adam_lr"}},
+      {"scheduler", "cosine", {"warmup_steps", "decay_steps", "min_lr_ratio"}},
+      {"scheduler", "linear", {"warmup_steps", "decay_steps", "min_lr_ratio"}},
+      {"scheduler", "wsd", {"warmup_steps", "decay_steps", "min_lr_ratio", "stable_steps", "wsd_decay_type"}},
+      {"scheduler", "constant", {"warmup_steps"}},
+      {"scheduler", "rex", {"warmup_steps", "decay_steps", "min_lr_ratio", "rex_alpha"}},
+      {"loss", "cross_entropy", {"z_loss_weight"}},
+      {"loss", "chunked_cross_entropy", {"z_loss_weight", "ce_chunk_size"}},
+      {"router", "softmax_topk", {"num_experts", "moe_top_k"}},
+      {"router", "sigmoid_topk", {"num_experts", "moe_top_k", "moe_sequence_aux_loss_weight", "moe_bias_schedule"}},
+  };
+  return table;
+}
+
+// One documented key, from the core schema or from a plugin's metadata.
+struct KeyDoc {
+  std::string name, type, default_value, doc;
+};
+
+std::vector<KeyDoc> core_keys(const plugins::ComponentMeta& c) {
+  const std::string section = section_of(c.kind);
+  const config::SectionSpec* spec = nullptr;
+  for (const auto& s : config::core_schema()) {
+    if (s.name == section) spec = &s;
+  }
+  std::vector<KeyDoc> out;
+  for (const CoreKeysOf& entry : builtin_core_keys()) {
+    if (c.kind != entry.kind || c.name != entry.name || spec == nullptr) continue;
+    for (const char* name : entry.keys) {
+      const config::KeySpec* k = spec->find(name);
+      if (k == nullptr) continue;
+      out.push_back({k->name, config::key_type_name(k->type),
+                     k->default_value.is_null() ? "" : k->default_value.to_toml(), k->doc});
+    }
+  }
+  return out;
+}
+
+std::vector<KeyDoc> plugin_keys(const plugins::ComponentMeta& c) {
+  std::vector<KeyDoc> out;
+  for (const auto& k : c.keys) out.push_back({k.name, k.type, k.default_value, k.doc});
+  return out;
+}
+
+nlohmann::json keys_json(const std::vector<KeyDoc>& keys) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : keys) out.push_back({{"name", k.name}, {"type", k.type}, {"default", k.default_value}, {"doc", k.doc}});
+  return out;
+}
+
 nlohmann::json to_json(const plugins::PluginSet& set) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& f : set.files()) {
@@ -29,16 +95,13 @@ nlohmann::json to_json(const plugins::PluginSet& set) {
                         {"abi_version", f.abi_version}, {"components", nlohmann::json::array()}};
     if (!f.ok) file["error"] = f.error;
     for (const auto& c : f.components) {
-      nlohmann::json keys = nlohmann::json::array();
-      for (const auto& k : c.keys) {
-        keys.push_back({{"name", k.name}, {"type", k.type}, {"default", k.default_value}, {"doc", k.doc}});
-      }
       file["components"].push_back({{"kind", c.kind},
                                     {"name", c.name},
                                     {"version", c.version},
                                     {"summary", c.summary},
                                     {"section", section_of(c.kind)},
-                                    {"config_keys", keys}});
+                                    {"config_keys", keys_json(plugin_keys(c))},
+                                    {"core_keys", keys_json(core_keys(c))}});
     }
     out.push_back(file);
   }
@@ -52,11 +115,12 @@ void print_table(const plugins::PluginSet& set, bool verbose) {
     for (const auto& c : f.components) {
       std::cout << fmt::format("{:<15} {:<22} {:<8} {:<28} {}\n", c.kind, c.name, c.version,
                                f.path.filename().string(), c.summary);
-      if (verbose) {
-        for (const auto& k : c.keys) {
-          std::cout << fmt::format("{:>17}[{}] {} ({}, default {}): {}\n", "", section_of(c.kind), k.name, k.type,
-                                   k.default_value.empty() ? "unset" : k.default_value, k.doc);
-        }
+      if (!verbose) continue;
+      std::vector<KeyDoc> keys = core_keys(c);
+      for (KeyDoc& k : plugin_keys(c)) keys.push_back(std::move(k));
+      for (const KeyDoc& k : keys) {
+        std::cout << fmt::format("{:>17}[{}] {} ({}, default {}): {}\n", "", section_of(c.kind), k.name, k.type,
+                                 k.default_value.empty() ? "unset" : k.default_value, k.doc);
       }
     }
   }

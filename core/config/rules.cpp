@@ -47,6 +47,19 @@ std::string quoted_list(const Value& list) {
   throw sdk::ConfigError(fmt::format("{}: {}", table.source.describe(), message));
 }
 
+// [[<section>.freeze_schedule]]: start steps >= 0 and strictly increasing.
+void check_freeze_schedule(const Section& owner) {
+  const Value& stages = owner.at("freeze_schedule");
+  for (size_t k = 0; k < stages.list.size(); ++k) {
+    Section stage{stages.list[k], fmt::format("{}.freeze_schedule[{}]", owner.name, k)};
+    stage.non_negative("start_step");
+    if (k == 0) continue;
+    const int64_t previous = stages.list[k - 1].find("start_step")->i;
+    stage.require(stage.i("start_step") > previous, "start_step",
+                  fmt::format("freeze_schedule start_steps must be strictly monotonic (previous stage: {})", previous));
+  }
+}
+
 void check_model(const Section& m) {
   for (const char* k : {"dim", "n_layers", "n_heads", "vocab_size", "max_seq_len"}) m.positive(k);
   m.positive("norm_eps");
@@ -83,6 +96,7 @@ void check_train(const Section& t) {
   t.non_negative("nccl_health_check_interval");
   t.non_negative("num_threads");
   t.positive("nan_max_consecutive");
+  check_freeze_schedule(t);
 }
 
 void check_optimizer(const Section& o) {
@@ -196,13 +210,7 @@ void check_moma_experts(const Section& v) {
 
 void check_vlm(const Section& v) {
   v.positive("max_text_len");
-  const Value& stages = v.at("freeze_schedule");
-  for (size_t k = 1; k < stages.list.size(); ++k) {
-    Section stage{stages.list[k], fmt::format("vlm.freeze_schedule[{}]", k)};
-    const int64_t previous = stages.list[k - 1].find("start_step")->i;
-    stage.require(stage.i("start_step") > previous, "start_step",
-                  fmt::format("freeze_schedule start_steps must be strictly monotonic (previous stage: {})", previous));
-  }
+  check_freeze_schedule(v);
   const std::string arch = v.at("arch").s;
   if (arch == "cross_attention") {
     v.positive("cross_attention_every_n_layers");

@@ -69,12 +69,15 @@ const SectionSpec kPhase{"data.phases",
                           Dict("dataset_weights", "mixture weights by dataset name for this phase"),
                           F("lr_scale", 1.0, "multiplier of every learning rate in this phase")}};
 
-// [vlm] freeze directives: FreezeSpec(module, frozen=True) and FreezeStage(start_step, specs).
-const SectionSpec kFreezeSpec{"vlm.freeze",
-                              {ReqS("module", "alias of module_patterns or an fnmatch pattern over parameter names"),
+// Freeze directives, shared by [train] and [vlm]: FreezeSpec(module, frozen=True) and
+// FreezeStage(start_step, specs).
+const SectionSpec kFreezeSpec{"freeze",
+                              {ReqS("module",
+                                    "an fnmatch pattern over full parameter names (e.g. \"layers.0.*\"), or with "
+                                    "[vlm] an alias of vlm.module_patterns; a pattern matching no parameter is an error"),
                                B("frozen", true, "freeze (true) or unfreeze (false) the matched parameters")}};
 
-const SectionSpec kFreezeStage{"vlm.freeze_schedule",
+const SectionSpec kFreezeStage{"freeze_schedule",
                                {ReqI("start_step", "step from which this stage's specs apply"),
                                 SubList("specs", &kFreezeSpec, "freeze directives of this stage")}};
 
@@ -190,7 +193,13 @@ std::vector<SectionSpec> build_schema() {
                 I("nccl_health_check_interval", 0, "steps between collective health checks (0: off)"),
                 I("num_threads", 0, "intra-op CPU threads (0: all cores)"),
                 I("nan_max_consecutive", 10, "stop after this many consecutive NaN/Inf losses (each is skipped)"),
-                SL("hooks", {}, "hook plugins to run, in order")},
+                SL("hooks", {}, "hook plugins to run, in order"),
+                SubList("freeze", &kFreezeSpec,
+                        "parameters to freeze ([[train.freeze]] module, frozen), applied in order; frozen parameters "
+                        "get no gradient, no update and no weight decay"),
+                SubList("freeze_schedule", &kFreezeStage,
+                        "freeze stages by step ([[train.freeze_schedule]] start_step, [[train.freeze_schedule.specs]]); "
+                        "from start_step on a stage's specs override earlier ones for the same module")},
                false,
                "the step loop; loss_fn picks the loss plugin, hooks the hook plugins"});
   s.push_back({"optimizer",

@@ -24,7 +24,9 @@ struct ParamState {
   std::vector<at::Tensor> slots;   ///< one per SlotSpec, zero-initialised
 };
 
-/// step() skips parameters without a grad, counts the step, then calls update(). state_dict() holds
+/// step() skips parameters without a grad (frozen ones: no update, no weight decay, state and step count
+/// untouched), counts the step of the others, then calls update(). State exists for every parameter from
+/// construction, so a never-updated one round-trips through state_dict()/load_state_dict(). state_dict() holds
 /// "<param>.<slot>" and "<param>.step" entries aliasing the live state; load_state_dict() checks
 /// every entry before changing any.
 class PerParamOptimizer : public sdk::Optimizer {

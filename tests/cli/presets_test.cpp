@@ -1,0 +1,122 @@
+// The component catalogue against KempnerForge's registry (reference §2): every shipped preset in
+// configs/train/ passes `kforge run --dry-run`, the presets together select every optimizer, scheduler and
+// loss (and z-loss), and `kforge list-plugins --json` has every such name with a doc for every key.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "config/toml_reader.h"
+#include "support/test_host.h"
+
+namespace kforge::test {
+namespace {
+
+// KempnerForge's registry tables, by kind (kforge's "sgd" is an addition).
+const std::map<std::string, std::vector<std::string>> kKempnerForgeNames = {
+    {"optimizer", {"adamw", "lion", "schedule_free_adamw", "muon"}},
+    {"scheduler", {"cosine", "linear", "wsd", "constant", "rex", "none"}},
+    {"loss", {"cross_entropy", "chunked_cross_entropy"}},
+    {"router", {"softmax_topk", "sigmoid_topk"}},
+};
+
+std::vector<std::filesystem::path> presets() {
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(KFORGE_SOURCE_DIR) / "configs/train")) {
+    if (entry.path().extension() == ".toml") out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// `kforge <args>` with stdout only in *out; the exit status.
+int kforge_stdout(const std::string& args, std::string* out) {
+  return run_command("'" + std::string(KFORGE_BIN) + "' " + args + " 2>/dev/null", out);
+}
+
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Presets, EveryPresetPassesDryRunAndTogetherTheyCoverSchedulersAndLosses) {
+  const auto files = presets();
+  ASSERT_GE(files.size(), 5u) << "configs/train/ has the debug presets";
+  // All dry runs at once (each mostly waits on loading LibTorch and the plugins): <dir>/<i>.{out,err,rc}.
+  const auto dir = temp_dir("presets");
+  std::string command;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string stem = (dir / std::to_string(i)).string();
+    command += "('" + std::string(KFORGE_BIN) + "' run '" + files[i].string() + "' --dry-run >'" + stem + ".out' 2>'" +
+               stem + ".err'; echo $? >'" + stem + ".rc') & ";
+  }
+  ASSERT_EQ(run_command(command + "wait"), 0);
+  std::map<std::string, std::set<std::string>> selected;  // kind -> names
+  bool z_loss = false;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string stem = (dir / std::to_string(i)).string();
+    const std::string output = read(stem + ".out");
+    ASSERT_EQ(read(stem + ".rc"), "0\n") << files[i] << " fails kforge run --dry-run:\n" << read(stem + ".err");
+    const config::Value tree = config::read_toml_string(output, files[i].string() + " --dry-run");
+    selected["optimizer"].insert(tree.find("optimizer")->find("name")->s);
+    selected["scheduler"].insert(tree.find("scheduler")->find("name")->s);
+    selected["loss"].insert(tree.find("train")->find("loss_fn")->s);
+    z_loss = z_loss || tree.find("train")->find("z_loss_weight")->f > 0;
+  }
+  for (const char* kind : {"optimizer", "scheduler", "loss"}) {
+    for (const std::string& name : kKempnerForgeNames.at(kind)) {
+      EXPECT_EQ(selected[kind].count(name), 1u) << "no preset in configs/train/ selects " << kind << " '" << name << "'";
+    }
+  }
+  EXPECT_TRUE(z_loss) << "no preset sets [train] z_loss_weight > 0";
+}
+
+TEST(Presets, ListPluginsJsonHasEveryKempnerForgeNameAndDocumentsEveryKey) {
+  std::string out;
+  ASSERT_EQ(kforge_stdout("list-plugins --json", &out), 0) << out;
+  const nlohmann::json files = nlohmann::json::parse(out);
+  std::map<std::string, std::map<std::string, nlohmann::json>> found;  // kind -> name -> component
+  for (const auto& file : files) {
+    if (file.at("status") != "ok") continue;
+    for (const auto& c : file.at("components")) found[c.at("kind")][c.at("name")] = c;
+  }
+  for (const auto& [kind, names] : kKempnerForgeNames) {
+    for (const std::string& name : names) {
+      ASSERT_EQ(found[kind].count(name), 1u) << kind << " '" << name << "' is not listed";
+      const nlohmann::json& c = found[kind][name];
+      const size_t documented = c.at("config_keys").size() + c.at("core_keys").size();
+      if (name != "none") EXPECT_GT(documented, 0u) << kind << " '" << name << "' documents no key";
+    }
+  }
+  for (const auto& [kind, components] : found) {
+    for (const auto& [name, c] : components) {
+      EXPECT_FALSE(c.at("summary").get<std::string>().empty()) << kind << " '" << name << "' has no summary";
+      for (const char* list : {"config_keys", "core_keys"}) {
+        for (const auto& key : c.at(list)) {
+          EXPECT_FALSE(key.at("doc").get<std::string>().empty())
+              << kind << " '" << name << "' key '" << key.at("name").get<std::string>() << "' has no doc";
+        }
+      }
+    }
+  }
+}
+
+TEST(Presets, ListPluginsVerboseShowsTheSchedulerKeys) {
+  std::string out;
+  ASSERT_EQ(kforge_stdout("list-plugins -v", &out), 0) << out;
+  for (const char* line : {"[scheduler] wsd_decay_type (string, default \"cosine\"): WSD decay shape",
+                           "[scheduler] rex_alpha (float, default 1.0): REX exponent",
+                           "[train] ce_chunk_size (int, default 0):", "[optimizer] muon_ns_steps (int, default 5):"}) {
+    EXPECT_NE(out.find(line), std::string::npos) << "missing '" << line << "' in:\n" << out;
+  }
+}
+
+}  // namespace
+}  // namespace kforge::test
