@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config ccache
-  libtorch-dev libopenblas0-openmp          # LibTorch 1.13 (CPU, Gloo) and a fast OpenMP BLAS for it
+  libtorch-dev libgloo-dev libopenblas0-openmp  # LibTorch 1.13 (CPU), the Gloo headers c10d's ProcessGroupGloo
+                                                # includes, and a fast OpenMP BLAS for it
   libtomlplusplus-dev libspdlog-dev libcxxopts-dev libboost-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece libgtest-dev
   python3-torch python3-numpy               # the independent oracle of the numerical tests

@@ -17,7 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kFormat = "kforge-checkpoint";
-constexpr const char* kShard = "shard-00000-of-00001.safetensors";
 constexpr const char* kTrainState = "train_state.json";
 constexpr const char* kConfig = "config.toml";
 constexpr const char* kMetadata = "metadata.json";
@@ -47,12 +46,20 @@ std::string read_file(const fs::path& path) {
   return buffer.str();
 }
 
-nlohmann::json tensor_index(const Snapshot& s) {
+std::string shard_name(int rank, int world_size) {
+  return fmt::format("shard-{:05d}-of-{:05d}.safetensors", rank, world_size);
+}
+
+nlohmann::json file_entry(const std::string& bytes) {
+  return {{"bytes", bytes.size()}, {"checksum", checksum_hex(checksum(bytes.data(), bytes.size()))}};
+}
+
+nlohmann::json tensor_index(const Snapshot& s, const std::string& shard) {
   nlohmann::json index = nlohmann::json::object();
   auto add = [&](const std::string& prefix, const TensorMap& tensors) {
     for (const auto& [name, t] : tensors) {
       index[prefix + name] = {{"global_shape", t.sizes().vec()},
-                              {"shards", {{{"file", kShard}, {"rank", 0}, {"offsets", std::vector<int64_t>(t.dim(), 0)}}}}};
+                              {"shards", {{{"file", shard}, {"rank", 0}, {"offsets", std::vector<int64_t>(t.dim(), 0)}}}}};
     }
   };
   add("model/", s.model);
@@ -70,49 +77,76 @@ std::optional<int64_t> step_of(const fs::path& p) {
 
 }  // namespace
 
-CheckpointManager::CheckpointManager(fs::path dir, int64_t keep_last_n, std::function<bool(int64_t)> is_milestone)
-    : dir_(std::move(dir)), keep_last_n_(keep_last_n), is_milestone_(std::move(is_milestone)) {}
+CheckpointManager::CheckpointManager(fs::path dir, int64_t keep_last_n, std::function<bool(int64_t)> is_milestone,
+                                     SaveGroup group)
+    : dir_(std::move(dir)), keep_last_n_(keep_last_n), is_milestone_(std::move(is_milestone)), group_(std::move(group)) {}
 
 fs::path CheckpointManager::save(const Snapshot& s) {
-  fs::create_directories(dir_);
-  // Leftovers of an interrupted save are never loaded; clear them.
-  for (const auto& entry : fs::directory_iterator(dir_)) {
-    if (entry.path().filename().string().find(".tmp-") != std::string::npos) fs::remove_all(entry.path());
-  }
+  const bool leader = group_.rank == 0;
+  const bool many = group_.world_size > 1;
   const std::string name = fmt::format("step_{}", s.step);
-  const fs::path tmp = dir_ / fmt::format("{}.tmp-{}", name, ::getpid());
-  fs::create_directories(tmp);
+  // One temporary name all ranks agree on (a single process adds its pid, as before).
+  const fs::path tmp = dir_ / (many ? fmt::format("{}.tmp-ranks{}", name, group_.world_size)
+                                    : fmt::format("{}.tmp-{}", name, ::getpid()));
+  if (leader) {
+    fs::create_directories(dir_);
+    // Leftovers of an interrupted save are never loaded; clear them.
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().filename().string().find(".tmp-") != std::string::npos) fs::remove_all(entry.path());
+    }
+    fs::create_directories(tmp);
+  }
+  if (many) group_.barrier();
 
   TensorMap tensors;
   for (const auto& [k, t] : s.model) tensors.emplace("model/" + k, t);
   for (const auto& [k, t] : s.optimizer) tensors.emplace("optimizer/" + k, t);
   if (s.rng.defined()) tensors.emplace("rng/torch_cpu", s.rng);
-  const std::map<std::string, std::string> files = {
-      {kShard, encode_safetensors(tensors, {{"format", kFormat}})},
-      {kTrainState, s.train_state.dump(2)},
-      {kConfig, s.config_toml}};
-  nlohmann::json meta = {{"format", kFormat},         {"schema_version", kSchemaVersion},
-                         {"step", s.step},            {"tokens_seen", s.tokens_seen},
-                         {"world_size", 1},           {"plugins", s.plugins},
-                         {"tensors", tensor_index(s)}, {"files", nlohmann::json::object()}};
-  for (const auto& [file, bytes] : files) {
-    write_file(tmp / file, bytes);
-    meta["files"][file] = {{"bytes", bytes.size()}, {"checksum", checksum_hex(checksum(bytes.data(), bytes.size()))}};
-  }
-  write_file(tmp / kMetadata, meta.dump(2));  // last: a directory without it is incomplete
-  fsync_path(tmp, true);
+  const std::string shard = shard_name(group_.rank, group_.world_size);
+  const std::string shard_bytes = encode_safetensors(tensors, {{"format", kFormat}});
+  write_file(tmp / shard, shard_bytes);
+  const nlohmann::json mine = {
+      {"file", shard}, {"entry", file_entry(shard_bytes)}, {"data", s.train_state.at("data").at(0)}};
+  const std::vector<std::string> all =
+      many ? group_.all_gather(fmt::format("checkpoint/{}", s.step), mine.dump()) : std::vector<std::string>{mine.dump()};
 
   const fs::path final_dir = dir_ / name;
-  if (fs::exists(final_dir)) fs::remove_all(final_dir);
-  fs::rename(tmp, final_dir);
-  fsync_path(dir_, true);
+  if (leader) {
+    nlohmann::json train_state = s.train_state;
+    train_state["data"] = nlohmann::json::array();
+    nlohmann::json meta = {{"format", kFormat},
+                           {"schema_version", kSchemaVersion},
+                           {"step", s.step},
+                           {"tokens_seen", s.tokens_seen},
+                           {"world_size", group_.world_size},
+                           {"plugins", s.plugins},
+                           {"tensors", tensor_index(s, shard)},
+                           {"files", nlohmann::json::object()}};
+    for (const std::string& text : all) {
+      const nlohmann::json rank_part = nlohmann::json::parse(text);
+      meta["files"][rank_part.at("file").get<std::string>()] = rank_part.at("entry");
+      train_state["data"].push_back(rank_part.at("data"));
+    }
+    const std::map<std::string, std::string> files = {{kTrainState, train_state.dump(2)}, {kConfig, s.config_toml}};
+    for (const auto& [file, bytes] : files) {
+      write_file(tmp / file, bytes);
+      meta["files"][file] = file_entry(bytes);
+    }
+    write_file(tmp / kMetadata, meta.dump(2));  // last: a directory without it is incomplete
+    fsync_path(tmp, true);
 
-  const fs::path link_tmp = dir_ / "latest.tmp";
-  fs::remove(link_tmp);
-  fs::create_directory_symlink(name, link_tmp);
-  fs::rename(link_tmp, dir_ / "latest");
-  fsync_path(dir_, true);
-  prune();
+    if (fs::exists(final_dir)) fs::remove_all(final_dir);
+    fs::rename(tmp, final_dir);
+    fsync_path(dir_, true);
+
+    const fs::path link_tmp = dir_ / "latest.tmp";
+    fs::remove(link_tmp);
+    fs::create_directory_symlink(name, link_tmp);
+    fs::rename(link_tmp, dir_ / "latest");
+    fsync_path(dir_, true);
+    prune();
+  }
+  if (many) group_.barrier();  // every rank returns only once `latest` points at the new checkpoint
   return final_dir;
 }
 
@@ -142,7 +176,7 @@ void CheckpointManager::prune() const {
   }
 }
 
-Snapshot CheckpointManager::load(const fs::path& step_dir) {
+Snapshot CheckpointManager::load(const fs::path& step_dir, int rank) {
   const fs::path meta_path = step_dir / kMetadata;
   nlohmann::json meta;
   try {
@@ -173,8 +207,12 @@ Snapshot CheckpointManager::load(const fs::path& step_dir) {
     }
     contents.emplace(file, std::move(bytes));
   }
-  for (const char* required : {kShard, kTrainState, kConfig}) {
-    if (!contents.count(required)) throw sdk::Error(fmt::format("{}: missing from the checkpoint", (step_dir / required).string()));
+  const int world_size = meta.value("world_size", 1);
+  const std::string own_shard = shard_name(rank < world_size ? rank : 0, world_size);
+  std::vector<std::string> required = {kTrainState, kConfig};
+  for (int r = 0; r < world_size; ++r) required.push_back(shard_name(r, world_size));
+  for (const std::string& file : required) {
+    if (!contents.count(file)) throw sdk::Error(fmt::format("{}: missing from the checkpoint", (step_dir / file).string()));
   }
   Snapshot s;
   s.step = meta.at("step").get<int64_t>();
@@ -182,10 +220,13 @@ Snapshot CheckpointManager::load(const fs::path& step_dir) {
   s.plugins = meta.value("plugins", nlohmann::json::array());
   s.config_toml = contents[kConfig];
   s.train_state = nlohmann::json::parse(contents[kTrainState]);
-  for (auto& [name, t] : decode_safetensors(contents[kShard], (step_dir / kShard).string())) {
-    if (name.rfind("model/", 0) == 0) s.model.emplace(name.substr(6), t);
-    else if (name.rfind("optimizer/", 0) == 0) s.optimizer.emplace(name.substr(10), t);
-    else if (name == "rng/torch_cpu") s.rng = t;
+  for (int r = 0; r < world_size; ++r) {
+    const std::string shard = shard_name(r, world_size);
+    for (auto& [name, t] : decode_safetensors(contents[shard], (step_dir / shard).string())) {
+      if (name.rfind("model/", 0) == 0) s.model.emplace(name.substr(6), t);
+      else if (name.rfind("optimizer/", 0) == 0) s.optimizer.emplace(name.substr(10), t);
+      else if (name == "rng/torch_cpu" && shard == own_shard) s.rng = t;
+    }
   }
   return s;
 }
@@ -203,7 +244,7 @@ std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(
   std::string failures;
   for (const fs::path& dir : candidates) {
     try {
-      return load(dir);
+      return load(dir, group_.rank);
     } catch (const sdk::Error& e) {
       warn(fmt::format("skipping checkpoint {}: {}", dir.string(), e.what()));
       failures += fmt::format("\n  {}", e.what());

@@ -1,10 +1,12 @@
 // CheckpointManager: step_N/ directories written atomically, `latest` moved last, retention,
 // and resume from the newest complete checkpoint (a damaged one is refused, naming the file).
 //
-// Layout of checkpoint.dir/step_N/ (schema 1):
-//   metadata.json                        format, schema version, step, every file's size and checksum,
-//                                        each tensor's global shape and shard placement, plugin set
-//   shard-00000-of-00001.safetensors     model/<fqn>, optimizer/<key>, rng/torch_cpu (one per rank)
+// Layout of checkpoint.dir/step_N/ (schema 1), written by W ranks together:
+//   metadata.json                        format, schema version, step, world size, every file's size
+//                                        and checksum, each tensor's global shape and shard placement,
+//                                        plugin set
+//   shard-0000R-of-0000W.safetensors     one per rank: rng/torch_cpu, and the tensors that rank owns
+//                                        (model/<fqn>, optimizer/<key>; all on rank 0 with pure DP)
 //   train_state.json                     step, tokens, data position per rank, scheduler, NaN counters
 //   config.toml                          the resolved config
 #pragma once
@@ -19,13 +21,25 @@
 
 namespace kforge::checkpoint {
 
+/// The ranks that write one checkpoint together (defaults: a single process).
+struct SaveGroup {
+  int rank = 0, world_size = 1;
+  std::function<void()> barrier;  ///< all ranks of the job
+  /// Every rank's string under a tag used once, in rank order.
+  std::function<std::vector<std::string>(const std::string& tag, const std::string& value)> all_gather;
+};
+
 class CheckpointManager {
  public:
   /// keep_last_n <= 0 keeps everything; is_milestone(step) marks checkpoints never pruned.
-  CheckpointManager(std::filesystem::path dir, int64_t keep_last_n, std::function<bool(int64_t)> is_milestone);
+  CheckpointManager(std::filesystem::path dir, int64_t keep_last_n, std::function<bool(int64_t)> is_milestone,
+                    SaveGroup group = {});
 
-  /// Writes step_<snapshot.step> under a temporary name, syncs it, renames it into place, then
-  /// points `latest` at it and prunes old checkpoints. Returns the checkpoint directory.
+  /// Collective over the group. Every rank writes its shard of step_<snapshot.step> (its own
+  /// snapshot: tensors it owns, its RNG, its data position in train_state["data"][0]) under a
+  /// temporary name; after a barrier rank 0 writes train_state.json (every rank's position),
+  /// metadata.json, renames the directory into place, points `latest` at it and prunes; a last
+  /// barrier returns only once the checkpoint is committed. Returns the checkpoint directory.
   std::filesystem::path save(const Snapshot& snapshot);
 
   /// Loads the newest complete checkpoint: `latest` first, then step_* from newest to oldest.
@@ -36,7 +50,9 @@ class CheckpointManager {
 
   /// Loads one checkpoint directory; throws sdk::Error naming the missing, truncated or
   /// corrupted file.
-  static Snapshot load(const std::filesystem::path& step_dir);
+  /// The snapshot holds every shard's model and optimizer tensors and `rank`'s RNG (rank 0's when
+  /// the checkpoint has fewer ranks).
+  static Snapshot load(const std::filesystem::path& step_dir, int rank = 0);
 
   /// step_<N> directories present, sorted by N ascending.
   std::vector<std::pair<int64_t, std::filesystem::path>> list() const;
@@ -48,6 +64,7 @@ class CheckpointManager {
   std::filesystem::path dir_;
   int64_t keep_last_n_;
   std::function<bool(int64_t)> is_milestone_;
+  SaveGroup group_;
 };
 
 }  // namespace kforge::checkpoint

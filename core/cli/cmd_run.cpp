@@ -10,6 +10,7 @@
 #include "config/job_config.h"
 #include "config/overrides.h"
 #include "config/rules.h"
+#include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
 #include "plugins/catalog.h"
 #include "train/run.h"
@@ -67,7 +68,7 @@ int cmd_run(int argc, char** argv) {
   config::JobConfig job;
   try {
     job = config::load_job_config(args["config"].as<std::string>(), overrides, plugins::make_catalog(host->registry));
-    if (args.count("dry-run")) config::check_world(job.tree, 1);
+    if (args.count("dry-run")) config::check_world(job.tree, dist::rank_info_from_env().world_size);
   } catch (const sdk::Error& e) {
     std::cerr << "kforge run: " << e.what() << "\n";
     return kExitUsage;

@@ -15,6 +15,7 @@ constexpr const char* kUsage = R"(kforge: fault-tolerant training of decoder LLM
 
 Usage:
   kforge run CONFIG.toml [--plugin-dir DIR]... [--dry-run] [--section.key=value]...
+  kforge launch --nproc-per-node N [--nnodes N --node-rank R --master-addr A --master-port P] -- run CONFIG.toml ...
   kforge list-plugins [--plugin-dir DIR]... [--json] [-v]
   kforge prepare-data --input TEXT... --output DIR (--train-tokenizer --vocab-size N | --tokenizer MODEL)
   kforge generate --checkpoint DIR [--prompt TEXT]... [--prompts-file FILE] [--max-new-tokens N]
@@ -26,6 +27,7 @@ Usage:
 
 Commands:
   run            train with a TOML config (resumes from checkpoint.dir automatically)
+  launch         start and supervise N local worker processes of a distributed job
   list-plugins   list the components of every plugin found, and refused plugin files
   prepare-data   tokenise text files into .npy shards with a SentencePiece tokenizer
   generate       continue prompts with a checkpoint (KV-cache sampling)
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (command == "run") return cmd_run(argc - 1, argv + 1);
+  if (command == "launch") return cmd_launch(argc - 1, argv + 1);
   if (command == "list-plugins") return cmd_list_plugins(argc - 1, argv + 1);
   if (command == "prepare-data") return cmd_prepare_data(argc - 1, argv + 1);
   if (command == "check-env") return cmd_check_env(argc - 1, argv + 1);

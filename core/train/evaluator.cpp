@@ -10,18 +10,20 @@
 namespace kforge::train {
 
 sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
-                         int64_t steps) {
+                         int64_t steps, const dist::Group& group) {
   at::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
-  data::BatchSampler sampler(data.size(), batch_size, /*seed=*/0, /*rank=*/0, /*world=*/1, /*shuffle=*/false);
+  data::BatchSampler sampler(data.size(), batch_size, /*seed=*/0, group.rank(), group.size(), /*shuffle=*/false);
   double total = 0;
   for (int64_t k = 0; k < steps; ++k) {
     const data::Batch batch = data::make_batch(data, sampler.next_batch());
     total += loss.compute(model.forward(batch.input_ids), batch.labels).item<double>();
   }
   model.train(was_training);
-  const double mean = total / static_cast<double>(steps);
+  at::Tensor sum = at::tensor({total}, at::kDouble);
+  group.all_reduce(sum);
+  const double mean = sum.item<double>() / static_cast<double>(steps * group.size());
   return {{"eval/loss", mean}, {"eval/perplexity", std::exp(std::min(mean, 20.0))}};
 }
 

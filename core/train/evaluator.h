@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "dist/group.h"
 #include "kforge/sdk/dataset.h"
 #include "kforge/sdk/hook.h"
 #include "kforge/sdk/loss.h"
@@ -12,8 +13,9 @@ namespace kforge::train {
 
 /// {"eval/loss", "eval/perplexity" = exp(min(loss, 20))} over `steps` batches of `batch_size`
 /// windows taken in order (wrapping around), without gradients, in eval mode; the model's
-/// training mode is restored afterwards.
+/// training mode is restored afterwards. Collective over `group`: each member evaluates its
+/// rank-strided share of the windows and the loss is the mean over all members.
 sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
-                         int64_t steps);
+                         int64_t steps, const dist::Group& group = dist::Group());
 
 }  // namespace kforge::train

@@ -7,6 +7,8 @@
 
 #include "log/log.h"
 #include "metrics/status_line.h"
+#include "profiling/step_profiler.h"
+#include "profiling/user_scope.h"
 #include "resilience/shutdown.h"
 #include "train/evaluator.h"
 #include "train/trainer.h"
@@ -30,7 +32,7 @@ void Trainer::zero_grad() {
 TrainingResult Trainer::train() {
   auto& log = log::get();
   const auto& train = job_.train;
-  const int64_t tokens_per_step = train.batch_size * train.seq_len * train.grad_accum_steps;
+  const int64_t tokens_per_step = train.batch_size * train.seq_len * train.grad_accum_steps * runtime_->dp().size();
   const resilience::ShutdownHandlers shutdown_handlers(train.shutdown_timeout_sec);
   for (auto& hook : hooks_) hook->on_train_begin(step_);
   if (resumed_from_ < 0 && job_.checkpoint.window && job_.checkpoint.should_save(0)) save_checkpoint();
@@ -39,17 +41,26 @@ TrainingResult Trainer::train() {
   bool stop_requested = false;
   metrics::StatusLine status(step_, train.max_steps);
   log.info("training from step {} to {} ({} tokens per step)", step_, train.max_steps, tokens_per_step);
+  const auto& prof = job_.profiling;
+  profiling::StepProfiler profiler(prof.enable, prof.start_step, prof.end_step, prof.trace_dir, runtime_->rank());
   while (step_ < train.max_steps) {
+    profiler.before_step(step_);
     tracker_->start_step();
     const std::vector<data::Batch> batches = next_micro_batches();
+    model_->set_step(step_, train.max_steps);
     const double lr_factor = scheduler_->factor(step_);
     optimizer_->set_lr_factor(lr_factor);
     const double lr = optimizer_->lr();
-    const StepResult result = options_.step_fn(*this, batches);
+    const StepResult result = agree(options_.step_fn(*this, batches));
     const bool finite = std::isfinite(result.loss) && std::isfinite(result.grad_norm);
-    if (finite) optimizer_->step();
+    if (finite) {
+      const profiling::UserScope scope("optimizer");
+      optimizer_->step();
+    }
     zero_grad();
     ++step_;
+    if (const auto trace = profiler.after_step(step_)) log.info("profiling: wrote {}", trace->string());
+    if (freeze_.changes_at(step_)) apply_freeze();
     tokens_seen_ += tokens_per_step;
     if (!finite) {
       ++consecutive_nans_;
@@ -66,7 +77,12 @@ TrainingResult Trainer::train() {
     }
     consecutive_nans_ = 0;
     tracker_->end_step({step_, result.loss, result.grad_norm, lr, tokens_per_step});
-    status.update(step_, result.loss);
+    if (tracker_->is_log_step(step_)) {
+      if (const sdk::MetricList model_metrics = model_->step_metrics(); !model_metrics.empty()) {
+        tracker_->log(step_, model_metrics);
+      }
+    }
+    if (leader()) status.update(step_, result.loss);
     const sdk::StepEvent event{step_, result.loss, result.grad_norm, lr, tokens_seen_, model_.get()};
     for (auto& hook : hooks_) {
       try {
@@ -78,19 +94,20 @@ TrainingResult Trainer::train() {
     }
     if (eval_data_ && step_ % job_.eval.interval == 0) {
       optimizer_->use_eval_weights();
-      const sdk::MetricList metrics = evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps);
+      const sdk::MetricList metrics =
+          evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps, runtime_->dp());
       optimizer_->use_train_weights();
       tracker_->log(step_, metrics);
       for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);
     }
     if (job_.checkpoint.should_save(step_)) save_checkpoint();
-    if (resilience::shutdown_requested()) {
+    if (any_rank(resilience::shutdown_requested())) {  // a signal may reach the ranks a step apart
       log.warn("step {}: shutdown requested (signal {}): saving and exiting; rerun the same command to resume", step_,
                resilience::shutdown_signal());
       outcome = Outcome::Preempted;
       break;
     }
-    if (stop_requested) {
+    if (any_rank(stop_requested)) {
       outcome = Outcome::StoppedByHook;
       break;
     }

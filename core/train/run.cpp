@@ -2,17 +2,36 @@
 
 #include <malloc.h>
 
+#include <cstdlib>
+
 #include "cli/exit_codes.h"
+#include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "train/trainer.h"
 
 namespace kforge::train {
+namespace {
+
+// "[rank R]" on every line; rank 0 speaks for the job, the others report only problems
+// (KFORGE_LOG_LEVEL overrides). A malformed layout is reported by the trainer instead.
+void configure_rank_logging() {
+  try {
+    const dist::RankInfo info = dist::rank_info_from_env();
+    if (!info.distributed()) return;
+    log::init(info.rank);
+    if (info.rank != 0 && std::getenv("KFORGE_LOG_LEVEL") == nullptr) log::get().set_level(spdlog::level::warn);
+  } catch (const sdk::Error&) {
+  }
+}
+
+}  // namespace
 
 int run_from_cli(const config::JobConfig& job, const plugins::Registry& registry) {
   // Keep large tensors' pages between steps: glibc would otherwise unmap and re-fault them.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  configure_rank_logging();
   auto& log = log::get();
   try {
     const TrainingResult result = run_training(job, registry);

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "profiling/user_scope.h"
+#include "train/precision.h"
 #include "train/trainer.h"
 
 namespace kforge::train {
@@ -23,13 +25,23 @@ double clip_grad_norm(const std::vector<sdk::NamedParameter>& params, double max
 StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches) {
   const double n = static_cast<double>(micro_batches.size());
   double loss_sum = 0;
+  const std::optional<at::ScalarType> autocast = cpu_autocast_dtype(trainer.job().train.mixed_precision);
   for (const data::Batch& batch : micro_batches) {
-    at::Tensor logits = trainer.model().forward(batch.input_ids);
-    at::Tensor loss = trainer.loss().compute(logits, batch.labels);
-    for (const auto& [name, aux] : trainer.model().auxiliary_losses()) loss = loss + aux;
-    (loss / n).backward();
+    at::Tensor loss;
+    {
+      const profiling::UserScope scope("forward");
+      const CpuAutocastGuard guard(autocast);
+      loss = trainer.loss().compute(trainer.model().forward(batch.input_ids), batch.labels);
+      for (const auto& [name, aux] : trainer.model().auxiliary_losses()) loss = loss + aux;
+    }
+    {
+      const profiling::UserScope scope("backward");
+      (loss / n).backward();
+    }
     loss_sum += loss.item<double>();
   }
+  const profiling::UserScope scope("gradient sync and clip");
+  trainer.sync_gradients();
   const double norm = clip_grad_norm(trainer.parameters(), trainer.job().train.grad_clip_norm);
   return {loss_sum / n, norm};
 }

@@ -18,11 +18,14 @@ struct StepResult {
 };
 
 /// A step body. It must leave clipped gradients in the parameters' .grad and must not step the
-/// optimizer; a non-finite loss or norm makes the loop skip the update.
+/// optimizer; a non-finite loss or norm makes the loop skip the update. With several data-parallel
+/// ranks it calls trainer.sync_gradients() after the last backward and before clipping, and returns
+/// its own ranks' loss (the loop averages it over the ranks).
 using StepFn = std::function<StepResult(Trainer& trainer, const std::vector<data::Batch>& micro_batches)>;
 
 /// The standard text step: per micro-batch logits = model(input_ids), loss (+ the model's
-/// auxiliary losses) / n_micro, backward; then global-norm clipping to train.grad_clip_norm.
+/// auxiliary losses) / n_micro, backward; then the data-parallel gradient average and global-norm
+/// clipping to train.grad_clip_norm.
 StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches);
 
 /// torch.nn.utils.clip_grad_norm_ semantics: returns the pre-clip total norm and scales the

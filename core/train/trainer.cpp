@@ -6,50 +6,37 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <thread>
 
 #include "config/rules.h"
+#include "dist/setup_check.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "metrics/peak_flops.h"
+#include "train/plugin_manifest.h"
+#include "train/precision.h"
 
 namespace kforge::train {
 namespace {
 
-// The process layout a launcher asked for (torchrun's WORLD_SIZE, else SLURM's SLURM_NTASKS).
-int requested_world_size() {
-  for (const char* var : {"WORLD_SIZE", "SLURM_NTASKS"}) {
-    if (const char* v = std::getenv(var)) return std::max(1, std::atoi(v));
-  }
-  return 1;
-}
-
-int thread_count(int64_t configured) {
+// The configured count, else this host's cores shared among its ranks.
+int thread_count(int64_t configured, int local_ranks) {
   if (configured > 0) return static_cast<int>(configured);
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(local_ranks)));
 }
 
 }  // namespace
 
 Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry, TrainingOptions options)
     : job_(job), registry_(registry), options_(std::move(options)), components_(registry, job) {
+  join_process_groups();
   auto& log = log::get();
   const auto& train = job_.train;
+  at::set_num_threads(thread_count(train.num_threads, runtime_->info().local_world_size));
 
-  // Mesh: a single process (the distributed runtime adds process groups here). Several processes
-  // sharing one checkpoint directory without process groups would corrupt each other's work.
-  if (const int world = requested_world_size(); world > 1) {
-    throw sdk::ConfigError(fmt::format("the launcher asks for {} processes (WORLD_SIZE / SLURM_NTASKS), but this "
-                                       "kforge trains in a single process: launch one process per job",
-                                       world));
-  }
-  config::check_world(job_.tree, 1);
-  at::set_num_threads(thread_count(train.num_threads));
-
-  if (train.mixed_precision != "fp32") {
-    log.warn("[train] mixed_precision = \"{}\": this build trains in fp32 on the CPU; set \"fp32\" to silence this",
-             train.mixed_precision);
+  if (const auto autocast = cpu_autocast_dtype(train.mixed_precision)) {  // refuses what the CPU cannot do
+    log.info("[train] mixed_precision = \"{}\": forward under CPU autocast to {}, fp32 master weights, gradients "
+             "and optimizer state", train.mixed_precision, c10::toString(*autocast));
   }
 
   // Model.
@@ -65,7 +52,10 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
            job_.view("model").get_string("model_type"), n_params, params_.size(), model_->blocks().size(),
            model_->flops_per_token(train.seq_len) / 1e9, train.seq_len);
 
+  // The optimizer holds every parameter (none is frozen yet) and skips those without a gradient.
   optimizer_ = components_.optimizer(params_);
+  freeze_ = read_freeze_plan(job_);
+  check_freeze_plan(params_, freeze_);
   scheduler_ = components_.scheduler();
   loss_ = components_.loss();
 
@@ -77,8 +67,9 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   }
   train_data_ = components_.dataset(job_.data.dataset_path, job_.data.file_pattern);
   log.info("train data: {}", train_data_->describe());
+  const dist::Group& dp = runtime_->dp();
   sampler_ = std::make_unique<data::BatchSampler>(train_data_->size(), train.batch_size, train.effective_data_seed(),
-                                                  /*rank=*/0, /*world=*/1, /*shuffle=*/true);
+                                                  dp.rank(), dp.size(), /*shuffle=*/true);
   if (job_.eval.enabled) {
     eval_data_ = components_.dataset(job_.eval.dataset_path, job_.eval.file_pattern);
     log.info("eval data: {}", eval_data_->describe());
@@ -89,21 +80,61 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   for (auto& hook : options_.hooks) hooks_.push_back(hook);
   if (!options_.step_fn) options_.step_fn = standard_step;
   double peak = job_.metrics.peak_tflops;
+  if (peak <= 0 && !leader()) peak = 1.0;  // only rank 0 reports metrics
   if (peak <= 0) {
     peak = metrics::measure_cpu_gemm_tflops();
     log.info("MFU peak: measured fp32 GEMM {:.1f} GFLOP/s on {} threads (set [metrics] peak_tflops to fix it)",
              peak * 1e3, at::get_num_threads());
   }
-  const sdk::RunInfo run{job_.metrics.run_dir, /*rank=*/0, static_cast<bool>(::isatty(STDOUT_FILENO))};
-  tracker_ = std::make_unique<metrics::MetricsTracker>(components_.metric_backends(run), job_.metrics.log_interval,
-                                                       model_->flops_per_token(train.seq_len), peak);
+  const sdk::RunInfo run{job_.metrics.run_dir, runtime_->rank(), static_cast<bool>(::isatty(STDOUT_FILENO))};
+  tracker_ = std::make_unique<metrics::MetricsTracker>(
+      leader() ? components_.metric_backends(run) : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
+      job_.metrics.log_interval, model_->flops_per_token(train.seq_len), peak * runtime_->world_size());
+  checkpoint::SaveGroup save_group{runtime_->rank(), runtime_->world_size(),
+                                   [this] { runtime_->checkpoint_group().barrier(); },
+                                   [this](const std::string& tag, const std::string& value) {
+                                     return runtime_->all_gather_strings(tag, value);
+                                   }};
   checkpoints_ = std::make_unique<checkpoint::CheckpointManager>(
       job_.checkpoint.dir, job_.checkpoint.keep_last_n,
-      [this](int64_t step) { return job_.checkpoint.is_milestone(step); });
+      [this](int64_t step) { return job_.checkpoint.is_milestone(step); }, std::move(save_group));
   resume();
+  apply_freeze();
+}
+
+void Trainer::apply_freeze() {
+  for (const auto& [module, flipped] : apply_freeze_specs(params_, effective_freeze(step_, freeze_), freeze_.aliases)) {
+    log::get().info("step {}: freeze '{}': requires_grad flipped on {} elements", step_, module, flipped);
+  }
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::join_process_groups() {
+  const dist::RankInfo info = dist::rank_info_from_env();
+  config::check_world(job_.tree, info.world_size);
+  for (const auto& [key, value] : {std::pair{"tp", job_.distributed.tp}, {"pp", job_.distributed.pp},
+                                   {"ep", job_.distributed.ep}, {"cp", job_.distributed.cp}}) {
+    if (value != 1) {
+      throw sdk::ConfigError(fmt::format("[distributed] {} = {}: this kforge parallelises over data only "
+                                         "(dp_replicate, dp_shard); set {} = 1",
+                                         key, value, key));
+    }
+  }
+  runtime_ = info.distributed() ? std::make_unique<dist::Runtime>(info, job_.distributed)
+                                : std::make_unique<dist::Runtime>();
+  if (!info.distributed()) return;
+  dist::check_same_setup(*runtime_, plugin_manifest(registry_, /*hashes=*/true), job_.to_toml());
+  const dist::MeshShape& shape = runtime_->mesh().shape();
+  log::get().info("rank {} of {} (local {} of {}, from {}), rendezvous at {}:{}; mesh {}; data parallel over {} ranks",
+                  info.rank, info.world_size, info.local_rank, info.local_world_size, info.source, info.master_addr,
+                  info.master_port, shape.describe(), shape.size("dp"));
+  if (shape.size("dp_shard") > 1 && leader()) {
+    log::get().warn("[distributed] dp_shard = {}: parameters are not sharded yet (no FSDP); every rank keeps a full "
+                    "replica and gradients are all-reduced",
+                    shape.size("dp_shard"));
+  }
+}
 
 void Trainer::resume() {
   auto& log = log::get();

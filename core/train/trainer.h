@@ -9,10 +9,12 @@
 #include "checkpoint/checkpoint_manager.h"
 #include "config/job_config.h"
 #include "data/sampler.h"
+#include "dist/runtime.h"
 #include "kforge/sdk/hook.h"
 #include "metrics/tracker.h"
 #include "plugins/registry.h"
 #include "train/components.h"
+#include "train/freeze.h"
 #include "train/step.h"
 
 namespace kforge::train {
@@ -54,22 +56,43 @@ class Trainer {
   sdk::Optimizer& optimizer() { return *optimizer_; }
   const std::vector<sdk::NamedParameter>& parameters() const { return params_; }
   int64_t step() const { return step_; }
+  /// The process groups and device mesh (groups of one in a single process).
+  const dist::Runtime& runtime() const { return *runtime_; }
+
+  /// Averages the parameters' gradients over the data-parallel ranks (bucketed flat all_reduce;
+  /// a no-op on one rank). A step body calls it once, after the last micro-batch's backward and
+  /// before clipping, so accumulation never syncs early (maybe_no_sync semantics).
+  void sync_gradients();
 
  private:
+  void join_process_groups();
   void resume();
   void restore(const checkpoint::Snapshot& snapshot);
+  /// This rank's sampler position from a checkpoint's train_state (re-derived from the global
+  /// sample count when the data-parallel size or batch size changed).
+  data::BatchSampler::Position data_position(const nlohmann::json& train_state) const;
   checkpoint::Snapshot snapshot() const;
+  /// Checksum of this rank's trainable parameters: equal on every data-parallel replica.
+  std::string replica_checksum() const;
   void save_checkpoint();
   std::vector<data::Batch> next_micro_batches();
   void zero_grad();
+  void apply_freeze();
+  /// Loss averaged over the data-parallel ranks; non-finite on every rank when it is on any.
+  StepResult agree(StepResult local) const;
+  bool leader() const { return runtime_->rank() == 0; }
+  /// Whether `flag` is true on any rank of the job (collective).
+  bool any_rank(bool flag) const;
 
   const config::JobConfig& job_;
   const plugins::Registry& registry_;
   TrainingOptions options_;
+  std::unique_ptr<dist::Runtime> runtime_;  // first built, last destroyed
   Components components_;
   std::shared_ptr<sdk::Model> model_;
   std::vector<sdk::NamedParameter> params_;
   std::unique_ptr<sdk::Optimizer> optimizer_;
+  FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule
   std::unique_ptr<sdk::Scheduler> scheduler_;
   std::unique_ptr<sdk::Loss> loss_;
   std::unique_ptr<sdk::Dataset> train_data_, eval_data_;

@@ -2,10 +2,13 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include <set>
+#include <fmt/format.h>
 
+#include "checkpoint/checksum.h"
 #include "checkpoint/model_loading.h"
-#include "kforge/sdk/kinds.h"
+#include "kforge/sdk/error.h"
+#include "log/log.h"
+#include "train/plugin_manifest.h"
 #include "train/trainer.h"
 
 namespace kforge::train {
@@ -16,41 +19,76 @@ bool excluded(const config::JobConfig& job, const std::string& what) {
   return std::find(list.begin(), list.end(), what) != list.end();
 }
 
-nlohmann::json plugin_set(const plugins::Registry& registry) {
-  std::set<const plugins::PluginFile*> files;
-  for (const char* kind : {sdk::kind::model, sdk::kind::router, sdk::kind::optimizer, sdk::kind::scheduler,
-                           sdk::kind::loss, sdk::kind::dataset, sdk::kind::hook, sdk::kind::metric_backend}) {
-    for (const plugins::Entry* e : registry.entries(kind)) files.insert(e->plugin);
+}  // namespace
+
+data::BatchSampler::Position Trainer::data_position(const nlohmann::json& ts) const {
+  const dist::Group& dp = runtime_->dp();
+  const auto& positions = ts.at("data");
+  const int64_t saved_ranks = ts.value("data_parallel_size", static_cast<int64_t>(positions.size()));
+  const int64_t saved_batch = ts.value("batch_size", job_.train.batch_size);
+  auto read = [](const nlohmann::json& p) {
+    return data::BatchSampler::Position{p.at("epoch").get<int64_t>(), p.at("batches_yielded").get<int64_t>()};
+  };
+  if (saved_ranks == dp.size() && saved_batch == job_.train.batch_size) return read(positions.at(dp.rank()));
+  // Elastic resume: every rank consumed the same number of batches, so the ranks together took the
+  // first batches_yielded * batch_size * ranks samples of the epoch's order; continue after them.
+  const data::BatchSampler::Position saved = read(positions.at(0));
+  const int64_t samples = saved.batches_yielded * saved_batch * saved_ranks;
+  const int64_t per_batch = job_.train.batch_size * dp.size();
+  if (samples % per_batch != 0) {
+    throw sdk::Error(fmt::format(
+        "cannot continue the data order: the checkpoint's {} ranks x train.batch_size {} consumed {} samples of epoch {}, "
+        "not a multiple of this run's {} ranks x train.batch_size {}; choose a batch size that divides it",
+        saved_ranks, saved_batch, samples, saved.epoch, dp.size(), job_.train.batch_size));
   }
-  nlohmann::json out = nlohmann::json::array();
-  for (const plugins::PluginFile* f : files) {
-    out.push_back({{"file", f->path.filename().string()}, {"name", f->name}, {"version", f->version}});
-  }
-  return out;
+  log::get().info("data order re-derived for {} data-parallel ranks (checkpoint had {}): {} samples into epoch {}",
+                  dp.size(), saved_ranks, samples, saved.epoch);
+  return {saved.epoch, samples / per_batch};
 }
 
-}  // namespace
+std::string Trainer::replica_checksum() const {
+  uint64_t combined = 0;
+  for (const auto& p : params_) {
+    const at::Tensor t = p.tensor.detach().contiguous();
+    combined = combined * 1099511628211ULL ^ checkpoint::checksum(t.data_ptr(), t.numel() * t.element_size());
+  }
+  return checkpoint::checksum_hex(combined);
+}
 
 checkpoint::Snapshot Trainer::snapshot() const {
   checkpoint::Snapshot s;
   s.step = step_;
   s.tokens_seen = tokens_seen_;
-  for (const auto& item : model_->named_parameters(true)) s.model.emplace(item.key(), item.value().detach());
-  for (const auto& item : model_->named_buffers(true)) s.model.emplace(item.key(), item.value().detach());
-  s.optimizer = optimizer_->state_dict();
+  if (leader()) {  // pure data parallelism: every rank holds the same tensors, rank 0 writes them
+    for (const auto& item : model_->named_parameters(true)) s.model.emplace(item.key(), item.value().detach());
+    for (const auto& item : model_->named_buffers(true)) s.model.emplace(item.key(), item.value().detach());
+    s.optimizer = optimizer_->state_dict();
+  }
   s.rng = at::detail::getDefaultCPUGenerator().get_state();
   const auto position = sampler_->position();
+  const dist::Group& dp = runtime_->dp();
   s.train_state = {{"step", step_},
                    {"tokens_seen", tokens_seen_},
-                   {"data", {{{"rank", 0}, {"epoch", position.epoch}, {"batches_yielded", position.batches_yielded}}}},
+                   {"data",
+                    {{{"rank", dp.rank()},
+                      {"epoch", position.epoch},
+                      {"batches_yielded", position.batches_yielded},
+                      {"replica_checksum", replica_checksum()}}}},
+                   {"data_parallel_size", dp.size()},
+                   {"batch_size", job_.train.batch_size},
                    {"nan", {{"consecutive", consecutive_nans_}, {"total", total_nans_}}},
+                   {"freeze", canonical_freeze_meta(effective_freeze(step_, freeze_))},
                    {"scheduler", {{"name", job_.view("scheduler").get_string("name")}, {"next_step", step_}}}};
   s.config_toml = job_.to_toml();
-  s.plugins = plugin_set(registry_);
+  s.plugins = plugin_manifest(registry_, /*hashes=*/false);
   return s;
 }
 
 void Trainer::restore(const checkpoint::Snapshot& s) {
+  check_freeze_meta(s.train_state.value("freeze", nlohmann::json()),
+                    canonical_freeze_meta(effective_freeze(s.step, freeze_)),
+                    job_.view("checkpoint").get_bool("ignore_freeze_mismatch"),
+                    fmt::format("{} (step {})", job_.checkpoint.dir, s.step));
   if (!excluded(job_, "model")) checkpoint::load_model_weights(*model_, s);
   if (!excluded(job_, "optimizer")) optimizer_->load_state_dict(s.optimizer);
   optimizer_->use_train_weights();
@@ -60,8 +98,7 @@ void Trainer::restore(const checkpoint::Snapshot& s) {
     const auto& ts = s.train_state;
     consecutive_nans_ = ts.at("nan").at("consecutive").get<int64_t>();
     total_nans_ = ts.at("nan").at("total").get<int64_t>();
-    const auto& position = ts.at("data").at(0);
-    sampler_->restore({position.at("epoch").get<int64_t>(), position.at("batches_yielded").get<int64_t>()});
+    sampler_->restore(data_position(ts));
     if (s.rng.defined()) {
       at::Generator generator = at::detail::getDefaultCPUGenerator();
       generator.set_state(s.rng);

@@ -62,17 +62,19 @@ TEST(LibraryEntryPoint, MetricsGoToTheJsonlBackend) {
 namespace kforge::test {
 namespace {
 
-// Without process groups, N processes would share one checkpoint directory: refuse the launch.
-TEST(LibraryEntryPoint, RefusesAMultiProcessLaunch) {
+// A launch whose mesh does not fit the launcher's world size is refused before any rendezvous
+// (multi-process runs themselves are tested in tests/distributed).
+TEST(LibraryEntryPoint, RefusesAMeshThatDoesNotMatchTheLaunchersWorldSize) {
   TrainFixture fx;
   ::setenv("WORLD_SIZE", "2", 1);
   try {
-    fx.run({"--train.max_steps=2"}, {});
+    fx.run({"--train.max_steps=2", "--distributed.dp_shard=1"}, {});
     ::unsetenv("WORLD_SIZE");
-    FAIL() << "a WORLD_SIZE=2 launch must be refused";
+    FAIL() << "dp_shard=1 on a WORLD_SIZE=2 launch must be refused";
   } catch (const sdk::ConfigError& e) {
     ::unsetenv("WORLD_SIZE");
-    EXPECT_NE(std::string(e.what()).find("asks for 2 processes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("dp_shard"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("world_size (2)"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(fx.checkpoint_dir / "step_2"));
 }

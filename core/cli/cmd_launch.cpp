@@ -1,0 +1,276 @@
+// kforge launch: spawns and supervises the local workers of a multi-process job, like torchrun:
+// rendezvous variables per worker, signals forwarded, one failure stops the rest.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cxxopts.hpp>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+
+namespace kforge::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kTailLines = 20;
+volatile std::sig_atomic_t g_pending_signal = 0;
+
+void remember_signal(int sig) { g_pending_signal = sig; }
+
+struct Worker {
+  int rank = 0, local_rank = 0;
+  pid_t pid = -1;
+  int fd = -1;  ///< read end of the worker's stdout+stderr
+  std::filesystem::path log_path;
+  std::ofstream log;
+  std::string partial;  ///< an unfinished last line
+  std::deque<std::string> tail;
+  bool exited = false;
+  int code = 0;
+};
+
+// A port the kernel considers free right now on 127.0.0.1.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = 29500;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
+int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+struct Layout {
+  int nproc = 1, nnodes = 1, node_rank = 0, port = 0;
+  std::string addr;
+};
+
+void spawn(Worker& w, const Layout& layout, const std::vector<std::string>& args, const fs::path& log_dir) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe() failed");
+  w.log_path = log_dir / fmt::format("rank_{}.log", w.rank);
+  w.log.open(w.log_path);
+  w.pid = ::fork();
+  if (w.pid < 0) throw std::runtime_error("fork() failed");
+  if (w.pid == 0) {
+    ::setpgid(0, 0);  // terminal signals reach the launcher only; it forwards them once
+    ::dup2(pipe_fds[1], STDOUT_FILENO);
+    ::dup2(pipe_fds[1], STDERR_FILENO);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    const std::vector<std::pair<const char*, int>> vars = {{"RANK", w.rank},
+                                                           {"WORLD_SIZE", layout.nproc * layout.nnodes},
+                                                           {"LOCAL_RANK", w.local_rank},
+                                                           {"LOCAL_WORLD_SIZE", layout.nproc},
+                                                           {"GROUP_RANK", layout.node_rank},
+                                                           {"MASTER_PORT", layout.port}};
+    for (const auto& [name, value] : vars) ::setenv(name, std::to_string(value).c_str(), 1);
+    ::setenv("MASTER_ADDR", layout.addr.c_str(), 1);
+    std::vector<std::string> argv_strings = {fs::read_symlink("/proc/self/exe").string()};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_strings) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    std::fprintf(stderr, "kforge launch: cannot execute %s\n", argv[0]);
+    ::_exit(kExitFailure);
+  }
+  ::close(pipe_fds[1]);
+  w.fd = pipe_fds[0];
+}
+
+// Moves what the worker wrote into its log file (and stderr for local rank 0); false at EOF.
+bool drain(Worker& w) {
+  char buffer[4096];
+  const ssize_t n = ::read(w.fd, buffer, sizeof(buffer));
+  if (n <= 0) {
+    if (n < 0 && errno == EINTR) return true;
+    ::close(w.fd);
+    w.fd = -1;
+    if (!w.partial.empty()) w.tail.push_back(w.partial);
+    return false;
+  }
+  w.log.write(buffer, n);
+  w.log.flush();
+  if (w.local_rank == 0) std::cerr.write(buffer, n) << std::flush;
+  w.partial.append(buffer, static_cast<size_t>(n));
+  for (size_t eol; (eol = w.partial.find('\n')) != std::string::npos; w.partial.erase(0, eol + 1)) {
+    w.tail.push_back(w.partial.substr(0, eol));
+    if (w.tail.size() > kTailLines) w.tail.pop_front();
+  }
+  return true;
+}
+
+int supervise(std::vector<Worker>& workers, double grace_sec) {
+  bool forwarded = false;
+  Worker* failed = nullptr;
+  Clock::time_point kill_at{};
+  for (;;) {
+    if (const int sig = g_pending_signal) {
+      g_pending_signal = 0;
+      forwarded = true;
+      for (auto& w : workers) {
+        if (!w.exited) ::kill(w.pid, sig);
+      }
+    }
+    std::vector<pollfd> fds;
+    std::vector<Worker*> owners;
+    for (auto& w : workers) {
+      if (w.fd >= 0) {
+        fds.push_back({w.fd, POLLIN, 0});
+        owners.push_back(&w);
+      }
+    }
+    bool all_exited = true;
+    for (auto& w : workers) all_exited &= w.exited;
+    if (all_exited && fds.empty()) break;
+    if (!fds.empty() && ::poll(fds.data(), fds.size(), 200) > 0) {
+      for (size_t k = 0; k < fds.size(); ++k) {
+        if (fds[k].revents != 0) drain(*owners[k]);
+      }
+    } else if (fds.empty()) {
+      ::usleep(50 * 1000);  // output closed, a worker still exiting: check back on waitpid
+    }
+    // Of the workers that ended since the last look, blame one killed by a signal first: the
+    // others most likely failed because it vanished from their collectives.
+    Worker* first_failure = nullptr;
+    for (auto& w : workers) {
+      int status = 0;
+      if (w.exited || ::waitpid(w.pid, &status, WNOHANG) != w.pid) continue;
+      w.exited = true;
+      w.code = exit_code(status);
+      if (w.code != 0 && (!first_failure || (WIFSIGNALED(status) && first_failure->code < 128))) first_failure = &w;
+    }
+    if (first_failure && !failed && !forwarded) {
+      failed = first_failure;
+      std::cerr << fmt::format("kforge launch: rank {} (pid {}) exited with code {}; stopping the other workers\n",
+                               failed->rank, failed->pid, failed->code);
+      for (auto& other : workers) {
+        if (!other.exited) ::kill(other.pid, SIGTERM);
+      }
+      kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_sec));
+    }
+    if (failed && Clock::now() >= kill_at) {
+      for (auto& w : workers) {
+        if (!w.exited) ::kill(w.pid, SIGKILL);
+      }
+    }
+  }
+  if (failed) {
+    std::cerr << fmt::format("kforge launch: the job failed: rank {} exited with code {}. Its last lines (all of them "
+                             "in {}):\n",
+                             failed->rank, failed->code, failed->log_path.string());
+    for (const auto& line : failed->tail) std::cerr << "  " << line << "\n";
+    return failed->code;
+  }
+  int code = kExitOk;
+  for (const auto& w : workers) code = std::max(code, w.code);
+  return code;
+}
+
+}  // namespace
+
+int cmd_launch(int argc, char** argv) {
+  std::vector<char*> own;
+  std::vector<std::string> worker_args;
+  for (int k = 0; k < argc; ++k) {
+    if (k > 0 && std::string(argv[k]) == "--") {
+      worker_args.assign(argv + k + 1, argv + argc);
+      break;
+    }
+    own.push_back(argv[k]);
+  }
+  cxxopts::Options options("kforge launch",
+                           "Start N local worker processes of one job and supervise them (like torchrun):\n"
+                           "  kforge launch --nproc-per-node 2 -- run configs/train/debug.toml [--section.key=value]...\n"
+                           "Each worker runs `kforge <args after -->` with RANK, WORLD_SIZE, LOCAL_RANK,\n"
+                           "LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set. SIGINT/SIGTERM/SIGUSR1 are forwarded\n"
+                           "to every worker. When a worker fails, the others get SIGTERM (SIGKILL after the grace\n"
+                           "period) and the launcher exits with the failing rank's code, printing its last lines.\n"
+                           "Each worker's output goes to <log-dir>/rank_R.log; local rank 0's is also shown.");
+  options.add_options()("nproc-per-node", "workers on this node", cxxopts::value<int>())(
+      "nnodes", "nodes in the job", cxxopts::value<int>()->default_value("1"))(
+      "node-rank", "this node's index", cxxopts::value<int>()->default_value("0"))(
+      "master-addr", "rank 0's host", cxxopts::value<std::string>()->default_value("127.0.0.1"))(
+      "master-port", "rendezvous port (default: a free port; required with --nnodes > 1)", cxxopts::value<int>())(
+      "log-dir", "per-rank log files (default: a new temporary directory)", cxxopts::value<std::string>())(
+      "grace-sec", "seconds between SIGTERM and SIGKILL when stopping workers",
+      cxxopts::value<double>()->default_value("30"))("h,help", "this help");
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(static_cast<int>(own.size()), own.data());
+  } catch (const std::exception& e) {
+    std::cerr << "kforge launch: " << e.what() << "\n\n" << options.help();
+    return kExitUsage;
+  }
+  if (args.count("help")) {
+    std::cout << options.help();
+    return kExitOk;
+  }
+  Layout layout;
+  layout.nnodes = args["nnodes"].as<int>();
+  layout.node_rank = args["node-rank"].as<int>();
+  layout.addr = args["master-addr"].as<std::string>();
+  std::string problem;
+  if (!args.count("nproc-per-node") || args["nproc-per-node"].as<int>() < 1)
+    problem = "--nproc-per-node N (>= 1) is required";
+  else if (worker_args.empty()) problem = "missing the worker command after `--` (e.g. -- run cfg.toml)";
+  else if (layout.nnodes < 1 || layout.node_rank < 0 || layout.node_rank >= layout.nnodes)
+    problem = fmt::format("--node-rank {} is not in [0, --nnodes {})", layout.node_rank, layout.nnodes);
+  else if (layout.nnodes > 1 && !args.count("master-port")) problem = "--master-port is required with --nnodes > 1";
+  if (!problem.empty()) {
+    std::cerr << "kforge launch: " << problem << "\n\n" << options.help();
+    return kExitUsage;
+  }
+  layout.nproc = args["nproc-per-node"].as<int>();
+  layout.port = args.count("master-port") ? args["master-port"].as<int>() : free_port();
+  const fs::path log_dir = args.count("log-dir")
+                               ? fs::path(args["log-dir"].as<std::string>())
+                               : fs::temp_directory_path() / fmt::format("kforge-launch-{}", ::getpid());
+  fs::create_directories(log_dir);
+  std::cerr << fmt::format("kforge launch: pid {}: {} workers (ranks {}..{} of {}), rendezvous {}:{}, logs in {}\n",
+                           ::getpid(), layout.nproc, layout.node_rank * layout.nproc,
+                           (layout.node_rank + 1) * layout.nproc - 1, layout.nproc * layout.nnodes, layout.addr,
+                           layout.port, log_dir.string());
+
+  struct sigaction action {};
+  action.sa_handler = remember_signal;  // no SA_RESTART: poll() wakes up to forward it
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGUSR1}) ::sigaction(sig, &action, nullptr);
+
+  std::vector<Worker> workers(static_cast<size_t>(layout.nproc));
+  for (int local = 0; local < layout.nproc; ++local) {
+    Worker& w = workers[static_cast<size_t>(local)];
+    w.local_rank = local;
+    w.rank = layout.node_rank * layout.nproc + local;
+    spawn(w, layout, worker_args, log_dir);
+    std::cerr << fmt::format("kforge launch: rank {} is pid {}\n", w.rank, w.pid);
+  }
+  return supervise(workers, args["grace-sec"].as<double>());
+}
+
+}  // namespace kforge::cli

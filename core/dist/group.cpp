@@ -1,0 +1,111 @@
+#include "dist/group.h"
+
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#ifdef KFORGE_WITH_CUDA
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include "kforge/sdk/error.h"
+
+namespace kforge::dist {
+namespace {
+
+c10d::ReduceOp to_c10d(Reduce op) {
+  switch (op) {
+    case Reduce::Max: return c10d::ReduceOp::MAX;
+    case Reduce::Min: return c10d::ReduceOp::MIN;
+    case Reduce::Sum: break;
+  }
+  return c10d::ReduceOp::SUM;
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                                          int size, std::chrono::milliseconds timeout, bool loopback) {
+#ifdef KFORGE_WITH_CUDA
+  if (at::hasCUDA()) {
+    auto options = c10d::ProcessGroupNCCL::Options::create();
+    options->timeout = timeout;
+    return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
+  }
+#endif
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  options->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                      : c10d::ProcessGroupGloo::createDefaultDevice());
+  options->threads = 2;
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+}
+
+}  // namespace
+
+Group::Group(const c10::intrusive_ptr<c10d::Store>& store, std::string name, int rank, int size, int global_rank,
+             std::chrono::milliseconds timeout, bool loopback)
+    : name_(std::move(name)), rank_(rank), size_(size), global_rank_(global_rank), timeout_(timeout) {
+  if (size_ == 1) return;
+  run("process group creation", [&] {
+    pg_ = make_process_group(c10::make_intrusive<c10d::PrefixStore>("kforge/" + name_, store), rank_, size_, timeout_,
+                             loopback);
+  });
+}
+
+template <class Fn>
+void Group::run(const char* collective, Fn&& fn) const {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    throw sdk::Error(fmt::format(
+        "{} on process group '{}' failed on rank {} (rank {} of {} in the group): {}. Another rank probably died, "
+        "hung or diverged (the timeout is distributed.nccl_timeout_sec = {} s); look at the other ranks' logs",
+        collective, name_, global_rank_, rank_, size_, e.what(), timeout_.count() / 1000));
+  }
+}
+
+void Group::all_reduce(at::Tensor& tensor, Reduce op) const {
+  if (size_ == 1) return;
+  run("all_reduce", [&] {
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::AllreduceOptions options;
+    options.reduceOp = to_c10d(op);
+    pg_->allreduce(tensors, options)->wait();
+  });
+}
+
+void Group::broadcast(at::Tensor& tensor, int root) const {
+  if (size_ == 1) return;
+  run("broadcast", [&] {
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::BroadcastOptions options;
+    options.rootRank = root;
+    pg_->broadcast(tensors, options)->wait();
+  });
+}
+
+std::vector<at::Tensor> Group::all_gather(const at::Tensor& tensor) const {
+  if (size_ == 1) return {tensor.clone()};
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int r = 0; r < size_; ++r) outputs[0].push_back(at::empty_like(tensor));
+  run("all_gather", [&] {
+    std::vector<at::Tensor> inputs{tensor.contiguous()};
+    pg_->allgather(outputs, inputs)->wait();
+  });
+  return outputs[0];
+}
+
+at::Tensor Group::reduce_scatter(const at::Tensor& tensor) const {
+  if (tensor.dim() == 0 || tensor.size(0) % size_ != 0) {
+    throw sdk::Error(fmt::format("reduce_scatter on process group '{}' (rank {}): the first dimension of shape {} is "
+                                 "not divisible by the group size {}",
+                                 name_, global_rank_, c10::str(tensor.sizes()), size_));
+  }
+  at::Tensor sum = tensor.clone();
+  all_reduce(sum);
+  return sum.chunk(size_, 0)[static_cast<size_t>(rank_)].clone();
+}
+
+void Group::barrier() const {
+  if (size_ == 1) return;
+  run("barrier", [&] { pg_->barrier()->wait(); });
+}
+
+}  // namespace kforge::dist

@@ -1,0 +1,51 @@
+// Group: one c10d process group (Gloo on CPU, NCCL with KFORGE_WITH_CUDA) and the collectives
+// kforge uses on it; every failure names the collective, the group and the rank.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace kforge::dist {
+
+enum class Reduce { Sum, Max, Min };
+
+class Group {
+ public:
+  /// A group of one (every collective is the identity).
+  Group() = default;
+  /// Joins the group `name` (its members rendezvous under that prefix of `store`); `rank` and
+  /// `size` are within the group, `global_rank` is for messages. `loopback` binds Gloo to
+  /// 127.0.0.1 (all ranks on one host), otherwise to this host's address.
+  Group(const c10::intrusive_ptr<c10d::Store>& store, std::string name, int rank, int size, int global_rank,
+        std::chrono::milliseconds timeout, bool loopback);
+
+  const std::string& name() const { return name_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  /// In place, on every member.
+  void all_reduce(at::Tensor& tensor, Reduce op = Reduce::Sum) const;
+  void broadcast(at::Tensor& tensor, int root) const;
+  /// Every member's `tensor` (same shape everywhere), in group-rank order.
+  std::vector<at::Tensor> all_gather(const at::Tensor& tensor) const;
+  /// Sum over members of `tensor` (first dim divisible by size()), returning this rank's
+  /// 1/size() slice of dim 0. Gloo 1.13 has no reduce_scatter: built from all_reduce + slice.
+  at::Tensor reduce_scatter(const at::Tensor& tensor) const;
+  void barrier() const;
+
+ private:
+  template <class Fn>
+  void run(const char* collective, Fn&& fn) const;
+
+  std::string name_ = "self";
+  int rank_ = 0, size_ = 1, global_rank_ = 0;
+  std::chrono::milliseconds timeout_{0};
+  c10::intrusive_ptr<c10d::ProcessGroup> pg_;
+};
+
+}  // namespace kforge::dist

@@ -1,0 +1,57 @@
+#include "dist/runtime.h"
+
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "kforge/sdk/error.h"
+#include "log/log.h"
+
+namespace kforge::dist {
+
+Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config)
+    : info_(info), timeout_(std::chrono::seconds(config.timeout_sec)) {
+  const MeshShape shape = MeshShape::resolve(config, info_.world_size);
+  if (info_.world_size == 1) return;
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<uint16_t>(info_.master_port);
+  options.isServer = info_.rank == 0;
+  options.numWorkers = static_cast<size_t>(info_.world_size);
+  options.waitWorkers = true;
+  options.timeout = timeout_;
+  log::get().info("rendezvous: waiting for {} ranks at {}:{} (timeout {} s, distributed.nccl_timeout_sec)",
+                  info_.world_size, info_.master_addr, info_.master_port, config.timeout_sec);
+  try {
+    store_ = c10::make_intrusive<c10d::TCPStore>(info_.master_addr, options);
+  } catch (const std::exception& e) {
+    throw sdk::Error(fmt::format(
+        "rank {}: rendezvous at {}:{} ({} of {} ranks) failed: {}. Check MASTER_ADDR/MASTER_PORT (the port must be "
+        "free on rank 0's host) and that every rank was started",
+        info_.rank, info_.master_addr, info_.master_port, info_.rank, info_.world_size, e.what()));
+  }
+  const bool loopback = info_.single_node();
+  world_ = std::make_unique<Group>(store_, "world", info_.rank, info_.world_size, info_.rank, timeout_, loopback);
+  checkpoint_ = std::make_unique<Group>(store_, "checkpoint", info_.rank, info_.world_size, info_.rank, timeout_, loopback);
+  mesh_ = std::make_unique<DeviceMesh>(shape, info_.rank, store_, timeout_, loopback);
+  world_->barrier();  // fail fast: every rank reached the same point with the same groups
+}
+
+Runtime::~Runtime() = default;
+
+std::vector<std::string> Runtime::all_gather_strings(const std::string& tag, const std::string& value) const {
+  if (info_.world_size == 1) return {value};
+  store_->set(fmt::format("kforge/gather/{}/{}", tag, info_.rank), std::vector<uint8_t>(value.begin(), value.end()));
+  std::vector<std::string> out;
+  for (int r = 0; r < info_.world_size; ++r) {
+    const std::string key = fmt::format("kforge/gather/{}/{}", tag, r);
+    try {
+      const std::vector<uint8_t> bytes = store_->get(key);
+      out.emplace_back(bytes.begin(), bytes.end());
+    } catch (const std::exception& e) {
+      throw sdk::Error(fmt::format("rank {}: waiting for rank {}'s '{}' failed ({}); that rank probably died or hung",
+                                   info_.rank, r, tag, e.what()));
+    }
+  }
+  return out;
+}
+
+}  // namespace kforge::dist

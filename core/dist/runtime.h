@@ -1,0 +1,49 @@
+// Runtime: the process groups of one job: rendezvous over c10d's TCPStore, the world group, a
+// dedicated checkpoint group and the device mesh. A single process gets groups of one.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/job_config.h"
+#include "dist/device_mesh.h"
+#include "dist/group.h"
+#include "dist/rank_info.h"
+
+namespace kforge::dist {
+
+class Runtime {
+ public:
+  /// One process: no store, every group is a group of one.
+  Runtime() = default;
+  /// Rendezvous of `info.world_size` ranks at MASTER_ADDR:MASTER_PORT (rank 0 hosts the store),
+  /// then the mesh from [distributed]. Throws sdk::ConfigError naming the keys on a bad mesh and
+  /// sdk::Error naming the address when the rendezvous times out.
+  Runtime(const RankInfo& info, const config::DistributedConfig& config);
+  ~Runtime();
+
+  const RankInfo& info() const { return info_; }
+  int rank() const { return info_.rank; }
+  int world_size() const { return info_.world_size; }
+  const Group& world() const { return *world_; }
+  /// Used only around checkpoint commits, so a barrier there never queues behind other traffic.
+  const Group& checkpoint_group() const { return *checkpoint_; }
+  const DeviceMesh& mesh() const { return *mesh_; }
+  /// The data-parallel group (dp_replicate x dp_shard).
+  const Group& dp() const { return mesh_->group("dp"); }
+
+  /// Every rank's `value` under `tag` (a tag is used once), in rank order, through the store.
+  std::vector<std::string> all_gather_strings(const std::string& tag, const std::string& value) const;
+
+ private:
+  RankInfo info_;
+  std::chrono::milliseconds timeout_{0};
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::unique_ptr<Group> world_ = std::make_unique<Group>();
+  std::unique_ptr<Group> checkpoint_ = std::make_unique<Group>();
+  std::unique_ptr<DeviceMesh> mesh_ = std::make_unique<DeviceMesh>();
+};
+
+}  // namespace kforge::dist

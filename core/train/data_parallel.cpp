@@ -1,0 +1,69 @@
+#include "train/data_parallel.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+
+#include "train/trainer.h"
+
+namespace kforge::train {
+
+void average_gradients(const dist::Group& group, const std::vector<sdk::NamedParameter>& params, int64_t bucket_bytes) {
+  if (group.size() == 1) return;
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> bucket;
+  int64_t bytes = 0;
+  auto flush = [&] {
+    if (bucket.empty()) return;
+    std::vector<at::Tensor> parts;
+    for (const at::Tensor& g : bucket) parts.push_back(g.reshape({-1}));
+    at::Tensor flat = at::cat(parts);
+    group.all_reduce(flat);
+    flat.div_(static_cast<double>(group.size()));
+    int64_t offset = 0;
+    for (at::Tensor& g : bucket) {
+      g.copy_(flat.narrow(0, offset, g.numel()).view_as(g));
+      offset += g.numel();
+    }
+    bucket.clear();
+    bytes = 0;
+  };
+  for (const auto& p : params) {
+    at::Tensor param = p.tensor;
+    if (!param.requires_grad()) continue;  // frozen: no gradient on any rank, so no update
+    // Every rank must contribute every gradient: one a rank's batch did not reach counts as zero.
+    if (!param.grad().defined()) param.mutable_grad() = at::zeros_like(param);
+    at::Tensor g = param.mutable_grad();
+    if (!bucket.empty() && g.scalar_type() != bucket.front().scalar_type()) flush();
+    bucket.push_back(g);
+    bytes += g.numel() * static_cast<int64_t>(g.element_size());
+    if (bytes >= bucket_bytes) flush();
+  }
+  flush();
+}
+
+StepResult average_step_result(const dist::Group& group, StepResult local) {
+  if (group.size() == 1) return local;
+  const bool finite = std::isfinite(local.loss) && std::isfinite(local.grad_norm);
+  at::Tensor t = at::tensor({finite ? local.loss : 0.0, finite ? 0.0 : 1.0}, at::kDouble);
+  group.all_reduce(t);
+  if (t[1].item<double>() > 0) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    return {finite ? nan : local.loss, nan};  // skipped together; a rank's own bad value stays visible
+  }
+  return {t[0].item<double>() / static_cast<double>(group.size()), local.grad_norm};
+}
+
+void Trainer::sync_gradients() { average_gradients(runtime_->dp(), params_); }
+
+StepResult Trainer::agree(StepResult local) const { return average_step_result(runtime_->dp(), local); }
+
+bool Trainer::any_rank(bool flag) const {
+  if (runtime_->world_size() == 1) return flag;
+  at::Tensor t = at::tensor({flag ? 1 : 0}, at::kInt);
+  runtime_->world().all_reduce(t, dist::Reduce::Max);
+  return t.item<int>() != 0;
+}
+
+}  // namespace kforge::train

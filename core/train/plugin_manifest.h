@@ -1,0 +1,14 @@
+// The plugin files a run uses, as recorded in checkpoints and compared across ranks at start-up.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "plugins/registry.h"
+
+namespace kforge::train {
+
+/// [{file, name, version}] of every plugin file that registered a component; with `hashes`, each
+/// entry also has "hash", the checksum of the file's bytes.
+nlohmann::json plugin_manifest(const plugins::Registry& registry, bool hashes);
+
+}  // namespace kforge::train

@@ -1,0 +1,189 @@
+// Real multi-process jobs through `kforge launch` on 127.0.0.1 (a fresh port per job): data
+// parallel parity with one rank, exact resume, elastic resume, failure handling, mesh errors.
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+
+#include <csignal>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/checkpoint_manager.h"
+#include "support/test_host.h"
+#include "train/train_fixture.h"
+
+namespace kforge::test {
+namespace {
+namespace fs = std::filesystem;
+
+// Tolerance of N-rank vs 1-rank losses: the same math, summed in a different order (fp32).
+constexpr double kParityTolerance = 1e-5;
+
+std::string launch_command(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides) {
+  const fs::path config = fx.root / "job.toml";
+  std::ofstream(config) << fx.toml;
+  std::string command = fmt::format("{} launch --nproc-per-node {} --log-dir {} --grace-sec 5 -- run {}", KFORGE_BIN,
+                                    nproc, (fx.root / "logs").string(), config.string());
+  for (const auto& o : overrides) command += " " + o;
+  return command;
+}
+
+int launch(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides, std::string* output = nullptr) {
+  std::string text;
+  const int code = run_command(launch_command(fx, nproc, overrides), &text);
+  if (output) *output = text;
+  if (code != 0 && !output) ADD_FAILURE() << "kforge launch exited with " << code << ":\n" << text;
+  return code;
+}
+
+// step -> value of `key` in the run's metrics.jsonl (a resumed run appends; later lines win).
+std::map<int64_t, double> metric(const TrainFixture& fx, const std::string& key) {
+  std::map<int64_t, double> out;
+  std::ifstream in(fx.checkpoint_dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains(key) && j[key].is_number()) out[j["step"].get<int64_t>()] = j[key].get<double>();
+  }
+  return out;
+}
+
+void expect_close(const std::map<int64_t, double>& a, const std::map<int64_t, double>& b, int64_t from, int64_t to) {
+  for (int64_t step = from; step <= to; ++step) {
+    ASSERT_TRUE(a.count(step) && b.count(step)) << "step " << step;
+    EXPECT_NEAR(a.at(step), b.at(step), kParityTolerance * std::max(1.0, std::abs(b.at(step)))) << "step " << step;
+  }
+}
+
+TEST(Launch, TwoRankDataParallelMatchesOneRankWithTheSameGlobalBatch) {
+  const std::vector<std::string> common = {"--train.max_steps=10", "--eval.enabled=true", "--train.grad_accum_steps=2"};
+  TrainFixture one, two;
+  auto args = common;
+  args.push_back("--train.batch_size=8");
+  launch(one, 1, args);
+  args.back() = "--train.batch_size=4";
+  launch(two, 2, args);
+  expect_close(metric(two, "train/loss"), metric(one, "train/loss"), 1, 10);
+  expect_close(metric(two, "train/grad_norm"), metric(one, "train/grad_norm"), 1, 10);
+  expect_close(metric(two, "eval/loss"), metric(one, "eval/loss"), 5, 5);
+  // dp_replicate (HSDP's replica dim) is data parallel over the same two ranks: the same run exactly.
+  TrainFixture replicated;
+  args.push_back("--distributed.dp_replicate=2");
+  args.push_back("--distributed.dp_shard=1");
+  launch(replicated, 2, args);
+  EXPECT_EQ(metric(replicated, "train/loss"), metric(two, "train/loss"));
+  const auto meta = nlohmann::json::parse(std::ifstream(two.checkpoint_dir / "step_10" / "metadata.json"));
+  EXPECT_EQ(meta["world_size"], 2);
+  EXPECT_TRUE(meta["files"].contains("shard-00001-of-00002.safetensors"));
+  EXPECT_EQ(meta["tokens_seen"], 10 * 8 * 2 * 16);
+  // Bit-identical replicas after 10 steps from the same init: every rank applied the same averaged gradients.
+  const auto state = nlohmann::json::parse(std::ifstream(two.checkpoint_dir / "step_10" / "train_state.json"));
+  ASSERT_EQ(state["data"].size(), 2u);
+  EXPECT_EQ(state["data"][0]["replica_checksum"], state["data"][1]["replica_checksum"]);
+  EXPECT_EQ(state["data"][1]["rank"], 1);
+}
+
+// 20 steps on 2 ranks straight, and 10 + 10 with a restart, share one constant-LR schedule.
+class Resume : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    straight = new TrainFixture();
+    split = new TrainFixture();
+    launch(*straight, 2, {"--scheduler.name=constant", "--train.max_steps=20"});
+    launch(*split, 2, {"--scheduler.name=constant", "--train.max_steps=10"});
+  }
+  static void TearDownTestSuite() {
+    delete straight;
+    delete split;
+  }
+  static inline TrainFixture* straight = nullptr;
+  static inline TrainFixture* split = nullptr;
+};
+
+TEST_F(Resume, ResumingOnTwoRanksReproducesTheStraightRunBitExactly) {
+  TrainFixture resumed;
+  fs::copy(split->checkpoint_dir, resumed.checkpoint_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  launch(resumed, 2, {"--scheduler.name=constant", "--train.max_steps=20"});
+  const auto a = checkpoint::CheckpointManager::load(straight->checkpoint_dir / "step_20");
+  const auto b = checkpoint::CheckpointManager::load(resumed.checkpoint_dir / "step_20");
+  ASSERT_EQ(a.model.size(), b.model.size());
+  for (const auto& [name, t] : a.model) EXPECT_TRUE(at::equal(t, b.model.at(name))) << name;
+  for (const auto& [name, t] : a.optimizer) EXPECT_TRUE(at::equal(t, b.optimizer.at(name))) << name;
+  EXPECT_EQ(b.train_state["data"], a.train_state["data"]);
+  const auto la = metric(*straight, "train/loss"), lb = metric(resumed, "train/loss");
+  for (int64_t step = 11; step <= 20; ++step) EXPECT_EQ(la.at(step), lb.at(step)) << "step " << step;
+}
+
+TEST_F(Resume, ATwoRankCheckpointResumesOnOneRank) {
+  TrainFixture single;
+  fs::copy(split->checkpoint_dir, single.checkpoint_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  launch(single, 1, {"--scheduler.name=constant", "--train.max_steps=20", "--train.batch_size=8"});
+  // Same global batch (1 x 8 = 2 x 4) and the data order re-derived from the global sample count.
+  expect_close(metric(single, "train/loss"), metric(*straight, "train/loss"), 11, 20);
+}
+
+TEST(Launch, KilledWorkerStopsTheJobNamingTheRankAndTheLastCheckpointLoads) {
+  TrainFixture fx;
+  const std::string command = launch_command(fx, 2, {"--train.max_steps=100000", "--checkpoint.interval=5"});
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  int rank1_pid = -1;
+  char line[4096];
+  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
+    output += line;
+    std::sscanf(line, "kforge launch: rank 1 is pid %d", &rank1_pid);
+    // Kill rank 1 once rank 0 reports a committed checkpoint (the save is collective).
+    if (rank1_pid > 0 && std::string(line).find("checkpoint saved:") != std::string::npos) {
+      ::kill(rank1_pid, SIGKILL);
+      rank1_pid = 0;
+    }
+  }
+  const int status = pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL) << output;
+  EXPECT_NE(output.find("rank 1 (pid"), std::string::npos) << output;
+  EXPECT_NE(output.find("the job failed: rank 1 exited with code 137"), std::string::npos) << output;
+  checkpoint::CheckpointManager manager(fx.checkpoint_dir, 0, nullptr);
+  const auto snapshot = manager.load_newest([](const std::string& m) { ADD_FAILURE() << m; });
+  ASSERT_TRUE(snapshot.has_value());
+  EXPECT_GE(snapshot->step, 5);
+}
+
+TEST(Launch, SigtermIsForwardedAndEveryRankSavesBeforeExiting) {
+  TrainFixture fx;
+  const std::string command = launch_command(fx, 2, {"--train.max_steps=100000", "--checkpoint.interval=3"});
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  int launcher_pid = -1;
+  char line[4096];
+  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
+    output += line;
+    std::sscanf(line, "kforge launch: pid %d", &launcher_pid);
+    if (launcher_pid > 0 && std::string(line).find("checkpoint saved:") != std::string::npos) {
+      ::kill(launcher_pid, SIGTERM);  // as SLURM or a user would signal the job
+      launcher_pid = 0;
+    }
+  }
+  const int status = pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 75) << output;  // kExitPreempted from every rank
+  EXPECT_NE(output.find("shutdown requested (signal 15)"), std::string::npos) << output;
+  const auto snapshot = checkpoint::CheckpointManager(fx.checkpoint_dir, 0, nullptr).load_newest([](const std::string& m) {
+    ADD_FAILURE() << m;
+  });
+  ASSERT_TRUE(snapshot.has_value());
+  EXPECT_GE(snapshot->step, 3);  // the save at the signal (or the interval save it came right after)
+  EXPECT_EQ(snapshot->train_state["data"].size(), 2u);
+}
+
+TEST(Launch, MeshNotMatchingTheWorldIsAConfigErrorNamingTheKeys) {
+  TrainFixture fx;
+  std::string output;
+  EXPECT_EQ(launch(fx, 2, {"--distributed.dp_shard=3"}, &output), 2) << output;
+  EXPECT_NE(output.find("dp_shard"), std::string::npos) << output;
+  EXPECT_NE(output.find("world_size (2)"), std::string::npos) << output;
+  EXPECT_NE(output.find("the job failed: rank"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace kforge::test

@@ -1,0 +1,49 @@
+#include "two_ranks.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+namespace kforge::test {
+namespace {
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace
+
+std::vector<std::string> on_two_ranks(const std::function<void(const dist::Runtime&)>& body) {
+  const int port = free_port();
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([&, rank] {
+      dist::RankInfo info;
+      info.rank = info.local_rank = rank;
+      info.world_size = info.local_world_size = 2;
+      info.master_port = port;
+      const config::DistributedConfig d{-1, 1, 1, 1, 1, 1, /*timeout_sec=*/30, "cpu:gloo"};
+      try {
+        const dist::Runtime runtime(info, d);
+        body(runtime);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(rank)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+}  // namespace kforge::test
