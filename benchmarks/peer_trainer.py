@@ -192,6 +192,7 @@ def main():
     rng = np.random.default_rng(train.get("seed", 42))
     order = rng.permutation(n_windows)
     clip = train.get("grad_clip_norm", 1.0)
+    bf16 = train.get("mixed_precision", "bf16") == "bf16"
     warmup = sched.get("warmup_steps", 0)
     min_ratio = sched.get("min_lr_ratio", 0.1)
 
@@ -205,8 +206,10 @@ def main():
         x, y = get_batch(i)
         for g in opt.param_groups:
             g["lr"] = lr_at(i + 1, opt_cfg["lr"], warmup, args.steps, min_ratio)
-        logits = model(x)
-        loss = F.cross_entropy(logits.view(-1, c.vocab_size), y.view(-1))
+        # mixed_precision = "bf16": CPU autocast over forward and loss, fp32 parameters (as kforge).
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            logits = model(x)
+            loss = F.cross_entropy(logits.view(-1, c.vocab_size), y.view(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)

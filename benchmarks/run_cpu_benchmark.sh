@@ -2,11 +2,12 @@
 # CPU throughput benchmark: kforge against a plain PyTorch-eager trainer of the same model.
 #
 #   bash benchmarks/run_cpu_benchmark.sh [--steps N] [--threads T] [--batch B] [--shapes "debug small"]
-#                                        [--kforge PATH] [--profile]
+#                                        [--precision fp32|bf16] [--kforge PATH] [--profile]
 #
 # For each shape (benchmarks/configs/bench_<shape>.toml) it writes random uint16 tokens, runs
 # `kforge run` and benchmarks/peer_trainer.py (Debian's python3-torch 1.13: the same LibTorch and
-# BLAS) with the same model, batch, seq, threads, fp32, AdamW, clipping and CE, drops the first 2
+# BLAS) with the same model, batch, seq, threads, precision (fp32, or bf16 autocast with fp32
+# weights in both), AdamW, clipping and CE, drops the first 2
 # warm-up steps and prints tokens/s, step time median and p10-p90, achieved GFLOP/s (6N + 12*L*D*S
 # per token), MFU against the fp32 GEMM peak measured here, peak RSS and kforge/peer ratios.
 # Nothing here is a test: it reports, it does not pass or fail. 3-8 minutes on 2 cores (idle vs shared).
@@ -19,6 +20,7 @@ BATCH=4
 SHAPES="debug small"
 KFORGE=""
 PROFILE=0
+PRECISION=fp32
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) STEPS="$2"; shift 2 ;;
@@ -27,6 +29,7 @@ while [[ $# -gt 0 ]]; do
     --shapes) SHAPES="$2"; shift 2 ;;
     --kforge) KFORGE="$2"; shift 2 ;;
     --profile) PROFILE=1; shift ;;
+    --precision) PRECISION="$2"; shift 2 ;;
     -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -93,12 +96,13 @@ np.save(out, np.random.default_rng(0).integers(0, v, size=n, dtype=np.int64).ast
   echo "== [$shape] kforge: $STEPS steps, batch $BATCH x seq $seq" >&2
   "$KFORGE" run "$cfg" --train.max_steps="$STEPS" --train.batch_size="$BATCH" --train.num_threads="$THREADS" \
     --data.dataset_path="$data" --checkpoint.dir="$WORK/ckpt_${shape}" --metrics.run_dir="$WORK/kforge_${shape}" \
-    --metrics.log_interval=1 --metrics.backends='["jsonl"]' > "$WORK/kforge_${shape}.log" 2>&1 \
+    --metrics.log_interval=1 --metrics.backends='["jsonl"]' --train.mixed_precision="$PRECISION" > "$WORK/kforge_${shape}.log" 2>&1 \
     || { echo "kforge failed on $shape; see $WORK/kforge_${shape}.log" >&2; tail -20 "$WORK/kforge_${shape}.log" >&2; exit 1; }
 
   echo "== [$shape] peer (PyTorch eager $("$PY" -c 'import torch; print(torch.__version__)')): $STEPS steps" >&2
   peer_cfg="$WORK/peer_${shape}.toml"
-  sed "s/^batch_size = .*/batch_size = $BATCH/" "$cfg" > "$peer_cfg"
+  sed -e "s/^batch_size = .*/batch_size = $BATCH/" -e "s/^mixed_precision = .*/mixed_precision = \"$PRECISION\"/" \
+    "$cfg" > "$peer_cfg"
   prof=(); (( PROFILE )) && prof=(--profile)
   "$PY" benchmarks/peer_trainer.py "$peer_cfg" --data "$data/tokens.npy" --steps "$STEPS" --threads "$THREADS" \
     --out "$WORK/peer_${shape}.json" "${prof[@]}" > "$WORK/peer_${shape}.profile.txt" 2> "$WORK/peer_${shape}.log" \
@@ -108,9 +112,9 @@ done
 echo "== load average after: $(cut -d" " -f1-3 /proc/loadavg)"
 measure_peak "$WORK/peak_after.json"
 echo "== measured fp32 GEMM peak (after): $("$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["peak_gflops"])' "$WORK/peak_after.json") GFLOP/s"
-"$PY" - "$WORK" "$BATCH" $SHAPES <<'EOF'
+"$PY" - "$WORK" "$BATCH" "$PRECISION" $SHAPES <<'EOF'
 import json, statistics, sys
-work, batch, shapes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+work, batch, precision, shapes = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 peak = max(json.load(open(f"{work}/peak_{w}.json"))["peak_gflops"] for w in ("before", "after"))
 WARMUP = 2
 
@@ -138,7 +142,7 @@ for shape in shapes:
     k["loss"] = recs[-1]["train/loss"]; p["loss"] = peer["losses"][-1]
     rows.append((shape, peer["params"], fpt, k, p))
 
-print(f"\nfp32, batch {batch}, seq 512, {rows[0][3]['n']} measured steps (first {WARMUP} dropped), "
+print(f"\n{precision}, batch {batch}, seq 512, {rows[0][3]['n']} measured steps (first {WARMUP} dropped), "
       f"MFU vs measured GEMM peak {peak:.1f} GFLOP/s\n")
 hdr = ("| shape | params | trainer | tok/s | step median (s) | p10-p90 (s) | GFLOP/s | MFU | peak RSS (GB) | last loss |")
 print(hdr); print("|" + "---|" * 10)
