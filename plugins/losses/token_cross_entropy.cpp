@@ -6,11 +6,14 @@
 
 #include <algorithm>
 
+#include "fused_cross_entropy.h"
 #include "kforge/sdk/loss.h"
 
 namespace kforge::losses {
 
 at::Tensor summed_token_cross_entropy(const at::Tensor& logits, const at::Tensor& labels, int64_t chunk_tokens) {
+  // The fused kernel holds no [tokens, vocab] intermediate, so chunking it would only add work.
+  if (fused_cross_entropy_supports(logits)) return fused_cross_entropy_sum(logits, labels);
   const at::ScalarType sum_type = at::promote_types(logits.scalar_type(), at::kFloat);
   const int64_t tokens = logits.size(0);
   const auto piece = [&](int64_t start, int64_t length) {
