@@ -9,49 +9,12 @@
 
 #include "checkpoint/checkpoint_manager.h"
 #include "support/test_host.h"
+#include "launch_job.h"
 #include "train/train_fixture.h"
 
 namespace kforge::test {
 namespace {
 namespace fs = std::filesystem;
-
-// Tolerance of N-rank vs 1-rank losses: the same math, summed in a different order (fp32).
-constexpr double kParityTolerance = 1e-5;
-
-std::string launch_command(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides) {
-  const fs::path config = fx.root / "job.toml";
-  std::ofstream(config) << fx.toml;
-  std::string command = fmt::format("{} launch --nproc-per-node {} --log-dir {} --grace-sec 5 -- run {}", KFORGE_BIN,
-                                    nproc, (fx.root / "logs").string(), config.string());
-  for (const auto& o : overrides) command += " " + o;
-  return command;
-}
-
-int launch(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides, std::string* output = nullptr) {
-  std::string text;
-  const int code = run_command(launch_command(fx, nproc, overrides), &text);
-  if (output) *output = text;
-  if (code != 0 && !output) ADD_FAILURE() << "kforge launch exited with " << code << ":\n" << text;
-  return code;
-}
-
-// step -> value of `key` in the run's metrics.jsonl (a resumed run appends; later lines win).
-std::map<int64_t, double> metric(const TrainFixture& fx, const std::string& key) {
-  std::map<int64_t, double> out;
-  std::ifstream in(fx.checkpoint_dir / "metrics.jsonl");
-  for (std::string line; std::getline(in, line);) {
-    const auto j = nlohmann::json::parse(line);
-    if (j.contains(key) && j[key].is_number()) out[j["step"].get<int64_t>()] = j[key].get<double>();
-  }
-  return out;
-}
-
-void expect_close(const std::map<int64_t, double>& a, const std::map<int64_t, double>& b, int64_t from, int64_t to) {
-  for (int64_t step = from; step <= to; ++step) {
-    ASSERT_TRUE(a.count(step) && b.count(step)) << "step " << step;
-    EXPECT_NEAR(a.at(step), b.at(step), kParityTolerance * std::max(1.0, std::abs(b.at(step)))) << "step " << step;
-  }
-}
 
 TEST(Launch, TwoRankDataParallelMatchesOneRankWithTheSameGlobalBatch) {
   const std::vector<std::string> common = {"--train.max_steps=10", "--eval.enabled=true", "--train.grad_accum_steps=2"};

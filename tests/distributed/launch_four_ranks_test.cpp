@@ -1,0 +1,119 @@
+// Real 4-process jobs through `kforge launch` on 127.0.0.1: 4-rank data parallel parity with one
+// rank, the HSDP-shaped 2 x 2 mesh (replicated today), a 4 -> 2 rank reshard, and the per-step NaN
+// agreement between processes (a test plugin makes one rank's loss NaN at one step).
+// Every job uses the fixture's tiny model and train.num_threads = 1; the global batch is 8 samples
+// of 16 tokens, so 10 steps read 80 of the corpus's 352 windows of 17 tokens (88 per rank on 4
+// ranks, 44 batches of 2): all within the first epoch, whose order is the same on 1, 2 or 4 ranks.
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+#include "support/test_host.h"
+#include "launch_job.h"
+#include "train/train_fixture.h"
+
+namespace kforge::test {
+namespace {
+namespace fs = std::filesystem;
+
+// Global batch 8 everywhere: 1 x 8, 2 x 4, 4 x 2. A constant LR so a run cut at step 5 and resumed
+// follows the same schedule as a straight one.
+std::vector<std::string> args(int per_rank_batch, int64_t max_steps) {
+  return {"--scheduler.name=constant", fmt::format("--train.max_steps={}", max_steps),
+          fmt::format("--train.batch_size={}", per_rank_batch), "--train.num_threads=1", "--eval.enabled=false"};
+}
+
+class FourRanks : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    one = new TrainFixture();
+    four = new TrainFixture();
+    launch(*one, 1, args(8, 10));
+    launch(*four, 4, args(2, 10));
+  }
+  static void TearDownTestSuite() {
+    delete one;
+    delete four;
+  }
+  static inline TrainFixture* one = nullptr;
+  static inline TrainFixture* four = nullptr;
+};
+
+TEST_F(FourRanks, FourRankDataParallelMatchesOneRankWithTheSameGlobalBatch) {
+  expect_close(metric(*four, "train/loss"), metric(*one, "train/loss"), 1, 10);
+  expect_close(metric(*four, "train/grad_norm"), metric(*one, "train/grad_norm"), 1, 10);
+  const auto meta = read_json(four->checkpoint_dir / "step_10" / "metadata.json");
+  EXPECT_EQ(meta["world_size"], 4);
+  EXPECT_TRUE(meta["files"].contains("shard-00003-of-00004.safetensors"));
+  EXPECT_EQ(meta["tokens_seen"], 10 * 8 * 16);
+  // Four bit-identical replicas: every rank applied the same averaged gradients.
+  const auto state = read_json(four->checkpoint_dir / "step_10" / "train_state.json");
+  ASSERT_EQ(state["data"].size(), 4u);
+  for (int r = 1; r < 4; ++r) {
+    EXPECT_EQ(state["data"][r]["rank"], r);
+    EXPECT_EQ(state["data"][r]["replica_checksum"], state["data"][0]["replica_checksum"]) << "rank " << r;
+  }
+}
+
+TEST_F(FourRanks, HsdpShapedMeshTwoByTwoRunsAsFourRankDataParallelAndWarns) {
+  TrainFixture hsdp;
+  auto a = args(2, 10);
+  a.push_back("--distributed.dp_replicate=2");
+  a.push_back("--distributed.dp_shard=2");
+  std::string output;
+  ASSERT_EQ(launch(hsdp, 4, a, &output), 0) << output;
+  // dp = dp_replicate x dp_shard over the same four ranks in the same order: the same run exactly.
+  const auto losses = metric(hsdp, "train/loss");
+  EXPECT_EQ(losses.size(), 10u);
+  EXPECT_EQ(losses, metric(*four, "train/loss"));
+  EXPECT_NE(output.find("[distributed] dp_shard = 2: parameters are not sharded yet (no FSDP)"), std::string::npos)
+      << output;
+}
+
+TEST_F(FourRanks, AFourRankCheckpointAtStepFiveResumesOnTwoRanksAndTracksTheOneRankRun) {
+  TrainFixture first_half, resumed;
+  launch(first_half, 4, args(2, 5));
+  ASSERT_EQ(read_json(first_half.checkpoint_dir / "step_5" / "metadata.json")["world_size"], 4);
+  fs::copy(first_half.checkpoint_dir, resumed.checkpoint_dir,
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  std::string output;
+  ASSERT_EQ(launch(resumed, 2, args(4, 10), &output), 0) << output;
+  EXPECT_NE(output.find("resumed from step 5"), std::string::npos) << output;
+  expect_close(metric(resumed, "train/loss"), metric(*one, "train/loss"), 6, 10);
+  const auto state = read_json(resumed.checkpoint_dir / "step_10" / "train_state.json");
+  ASSERT_EQ(state["data"].size(), 2u);
+  EXPECT_EQ(state["data"][1]["replica_checksum"], state["data"][0]["replica_checksum"]);
+}
+
+// Rank 1's loss is NaN at step 3 (its gradient is finite): every rank must skip that optimizer step,
+// or rank 0 would step alone and the replicas would diverge.
+TEST(LaunchNan, ANanLossOnOneRankMakesEveryRankSkipThatStep) {
+  TrainFixture fx;
+  auto a = args(4, 6);
+  a.insert(a.end(), {"--plugin-dir", KFORGE_NAN_LOSS_DIR, "--train.loss_fn=fixture_nan_on_rank",
+                     "--train.fixture_nan_rank=1", "--train.fixture_nan_step=3"});
+  std::string output;
+  ASSERT_EQ(launch(fx, 2, a, &output), 0) << output;
+  // Each process logs the skip: rank 0 (shown by the launcher) with its own finite loss replaced.
+  const std::string skipped = "step 3: loss nan / grad norm nan is not finite: optimizer step skipped (1 in a row";
+  EXPECT_NE(output.find(skipped), std::string::npos) << output;
+  std::stringstream rank1;
+  rank1 << std::ifstream(fx.root / "logs" / "rank_1.log").rdbuf();
+  EXPECT_NE(rank1.str().find(skipped), std::string::npos) << rank1.str();
+  EXPECT_EQ(output.find("step 2: loss nan"), std::string::npos) << output;
+  EXPECT_EQ(output.find("step 4: loss nan"), std::string::npos) << output;
+  const auto losses = metric(fx, "train/loss");
+  EXPECT_EQ(losses.count(3), 0u);
+  for (int64_t step : {1, 2, 4, 5, 6}) EXPECT_TRUE(losses.count(step)) << "step " << step;
+  const auto state = read_json(fx.checkpoint_dir / "step_6" / "train_state.json");
+  ASSERT_EQ(state["data"].size(), 2u);
+  EXPECT_EQ(state["data"][1]["replica_checksum"], state["data"][0]["replica_checksum"]);
+  EXPECT_EQ(state["nan"]["total"], 1);
+  EXPECT_EQ(state["nan"]["consecutive"], 0);
+}
+
+}  // namespace
+}  // namespace kforge::test

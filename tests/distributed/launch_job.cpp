@@ -1,0 +1,50 @@
+#include "launch_job.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "support/test_host.h"
+
+namespace kforge::test {
+namespace fs = std::filesystem;
+
+std::string launch_command(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides) {
+  const fs::path config = fx.root / "job.toml";
+  std::ofstream(config) << fx.toml;
+  std::string command = fmt::format("{} launch --nproc-per-node {} --log-dir {} --grace-sec 5 -- run {}", KFORGE_BIN,
+                                    nproc, (fx.root / "logs").string(), config.string());
+  for (const auto& o : overrides) command += " " + o;
+  return command;
+}
+
+int launch(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides, std::string* output) {
+  std::string text;
+  const int code = run_command(launch_command(fx, nproc, overrides), &text);
+  if (output) *output = text;
+  if (code != 0 && !output) ADD_FAILURE() << "kforge launch exited with " << code << ":\n" << text;
+  return code;
+}
+
+std::map<int64_t, double> metric(const TrainFixture& fx, const std::string& key) {
+  std::map<int64_t, double> out;
+  std::ifstream in(fx.checkpoint_dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains(key) && j[key].is_number()) out[j["step"].get<int64_t>()] = j[key].get<double>();
+  }
+  return out;
+}
+
+void expect_close(const std::map<int64_t, double>& a, const std::map<int64_t, double>& b, int64_t from, int64_t to) {
+  for (int64_t step = from; step <= to; ++step) {
+    ASSERT_TRUE(a.count(step) && b.count(step)) << "step " << step;
+    EXPECT_NEAR(a.at(step), b.at(step), kParityTolerance * std::max(1.0, std::abs(b.at(step)))) << "step " << step;
+  }
+}
+
+nlohmann::json read_json(const fs::path& path) { return nlohmann::json::parse(std::ifstream(path)); }
+
+}  // namespace kforge::test

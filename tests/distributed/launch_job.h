@@ -1,0 +1,29 @@
+// Running a TrainFixture job through `kforge launch` and reading back its per-step metrics, for the
+// multi-process tests.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "train/train_fixture.h"
+
+namespace kforge::test {
+
+/// Tolerance of N-rank vs 1-rank losses: the same math, summed in a different order (fp32).
+constexpr double kParityTolerance = 1e-5;
+
+/// `kforge launch --nproc-per-node N ... -- run <fixture config> <overrides>` (writes the config).
+std::string launch_command(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides);
+/// Runs it; with no `output`, a non-zero exit is a test failure showing the launcher's output.
+int launch(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides, std::string* output = nullptr);
+/// step -> value of `key` in the run's metrics.jsonl (a resumed run appends; later lines win).
+std::map<int64_t, double> metric(const TrainFixture& fx, const std::string& key);
+/// a and b agree within kParityTolerance (relative to max(1, |b|)) at every step in [from, to].
+void expect_close(const std::map<int64_t, double>& a, const std::map<int64_t, double>& b, int64_t from, int64_t to);
+nlohmann::json read_json(const std::filesystem::path& path);
+
+}  // namespace kforge::test
