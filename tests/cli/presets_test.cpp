@@ -46,7 +46,7 @@ std::string read(const std::filesystem::path& path) {
   return s.str();
 }
 
-TEST(Presets, EveryPresetPassesDryRunAndTogetherTheyCoverSchedulersAndLosses) {
+TEST(Presets, EveryPresetPassesDryRunAndTogetherTheyCoverEveryOptimizerSchedulerLossAndRouter) {
   const auto files = presets();
   ASSERT_GE(files.size(), 5u) << "configs/train/ has the debug presets";
   // All dry runs at once (each mostly waits on loading LibTorch and the plugins): <dir>/<i>.{out,err,rc}.
@@ -68,9 +68,10 @@ TEST(Presets, EveryPresetPassesDryRunAndTogetherTheyCoverSchedulersAndLosses) {
     selected["optimizer"].insert(tree.find("optimizer")->find("name")->s);
     selected["scheduler"].insert(tree.find("scheduler")->find("name")->s);
     selected["loss"].insert(tree.find("train")->find("loss_fn")->s);
+    if (tree.find("model")->find("num_experts")->i > 0) selected["router"].insert(tree.find("model")->find("moe_router")->s);
     z_loss = z_loss || tree.find("train")->find("z_loss_weight")->f > 0;
   }
-  for (const char* kind : {"optimizer", "scheduler", "loss"}) {
+  for (const char* kind : {"optimizer", "scheduler", "loss", "router"}) {
     for (const std::string& name : kKempnerForgeNames.at(kind)) {
       EXPECT_EQ(selected[kind].count(name), 1u) << "no preset in configs/train/ selects " << kind << " '" << name << "'";
     }
