@@ -1,11 +1,8 @@
 // kforge launch: spawns and supervises the local workers of a multi-process job, like torchrun:
 // rendezvous variables per worker, signals forwarded, one failure stops the rest.
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "dist/free_port.h"
 
 namespace kforge::cli {
 namespace {
@@ -44,23 +42,6 @@ struct Worker {
   bool exited = false;
   int code = 0;
 };
-
-// A port the kernel considers free right now on 127.0.0.1.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = 29500;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  if (fd >= 0) ::close(fd);
-  return port;
-}
 
 int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
@@ -247,7 +228,7 @@ int cmd_launch(int argc, char** argv) {
     return kExitUsage;
   }
   layout.nproc = args["nproc-per-node"].as<int>();
-  layout.port = args.count("master-port") ? args["master-port"].as<int>() : free_port();
+  layout.port = args.count("master-port") ? args["master-port"].as<int>() : dist::free_local_port();
   const fs::path log_dir = args.count("log-dir")
                                ? fs::path(args["log-dir"].as<std::string>())
                                : fs::temp_directory_path() / fmt::format("kforge-launch-{}", ::getpid());
