@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "config/toml_reader.h"
+#include "support/expect_text.h"
 #include "support/test_host.h"
 
 namespace kforge::test {
@@ -20,10 +21,6 @@ Result kforge(const std::string& args) {
   Result r;
   r.status = run_command(std::string("'") + KFORGE_BIN + "' " + args, &r.output);
   return r;
-}
-
-void expect_has(const std::string& text, const std::vector<std::string>& parts) {
-  for (const std::string& p : parts) EXPECT_NE(text.find(p), std::string::npos) << "missing '" << p << "' in:\n" << text;
 }
 
 std::filesystem::path write(const std::filesystem::path& path, const std::string& text) {

@@ -6,14 +6,11 @@
 
 #include "config_helpers.h"
 #include "config/toml_reader.h"
+#include "support/expect_text.h"
 #include "support/test_host.h"
 
 namespace kforge::test {
 namespace {
-
-void expect_has(const std::string& message, const std::vector<std::string>& parts) {
-  for (const std::string& p : parts) EXPECT_NE(message.find(p), std::string::npos) << message;
-}
 
 // ---- unknown sections and keys -------------------------------------------------------------
 

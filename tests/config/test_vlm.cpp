@@ -4,15 +4,12 @@
 
 #include "config_helpers.h"
 #include "config/rules.h"
+#include "support/expect_text.h"
 
 namespace kforge::test {
 namespace {
 
 const std::string kVlm = "[vision_encoder]\n[vlm]\n";
-
-void expect_has(const std::string& message, const std::vector<std::string>& parts) {
-  for (const std::string& p : parts) EXPECT_NE(message.find(p), std::string::npos) << message;
-}
 
 struct BadValue {
   const char* name;

@@ -4,13 +4,10 @@
 
 #include "config_helpers.h"
 #include "config/rules.h"
+#include "support/expect_text.h"
 
 namespace kforge::test {
 namespace {
-
-void expect_has(const std::string& message, const std::vector<std::string>& parts) {
-  for (const std::string& p : parts) EXPECT_NE(message.find(p), std::string::npos) << message;
-}
 
 void expect_ok(const std::string& toml, int world_size, const std::vector<std::string>& overrides = {}) {
   const config::JobConfig job = load(toml, overrides);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/sdk/error.h"
+#include "support/expect_text.h"
 #include "support/test_host.h"
 
 namespace kforge::test {
@@ -48,10 +49,6 @@ std::string config_error(F&& f) {
   }
   ADD_FAILURE() << "no ConfigError";
   return "";
-}
-
-void expect_has(const std::string& text, const std::vector<std::string>& parts) {
-  for (const std::string& p : parts) EXPECT_NE(text.find(p), std::string::npos) << "missing '" << p << "' in:\n" << text;
 }
 
 TEST(FreezeParams, FnmatchOverFullNamesStarCrossesDots) {

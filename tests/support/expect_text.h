@@ -1,0 +1,12 @@
+// Asserting on message text: every expected fragment appears in an error message or an output.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kforge::test {
+
+/// One test failure per fragment of `parts` missing from `text`, showing the whole text.
+void expect_has(const std::string& text, const std::vector<std::string>& parts);
+
+}  // namespace kforge::test
