@@ -10,29 +10,31 @@
 
 namespace kforge::log {
 namespace {
-std::shared_ptr<spdlog::logger>& instance() {
-  static std::shared_ptr<spdlog::logger> logger;
-  return logger;
-}
-}  // namespace
-
-void init(int rank) {
-  auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
-  auto logger = std::make_shared<spdlog::logger>("kforge", sink);
+// Sets the "[rank R] LEVEL message" pattern and the level from KFORGE_LOG_LEVEL.
+void configure(spdlog::logger& logger, int rank) {
   // On a terminal, first erase the training status line (metrics/status_line.h) so it never
   // garbles a log line.
   const std::string erase = ::isatty(STDERR_FILENO) ? "\r\033[K" : "";
-  logger->set_pattern(erase + "[rank " + std::to_string(rank) + "] %^%l%$ %v");
+  logger.set_pattern(erase + "[rank " + std::to_string(rank) + "] %^%l%$ %v");
   const char* level = std::getenv("KFORGE_LOG_LEVEL");
-  logger->set_level(level != nullptr ? spdlog::level::from_str(level) : spdlog::level::info);
-  logger->flush_on(spdlog::level::info);
-  instance() = logger;
+  logger.set_level(level != nullptr ? spdlog::level::from_str(level) : spdlog::level::info);
+  logger.flush_on(spdlog::level::info);
+}
+}  // namespace
+
+// One logger for the process, created on first use (thread-safe static initialisation: ranks run
+// as threads in tests) and never replaced, so a reference from get() stays valid; init() only
+// reconfigures it, which spdlog's _mt sinks and atomic level make safe under concurrent logging.
+spdlog::logger& get() {
+  static spdlog::logger logger = [] {
+    spdlog::logger l("kforge", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    configure(l, 0);
+    return l;
+  }();
+  return logger;
 }
 
-spdlog::logger& get() {
-  if (!instance()) init(0);
-  return *instance();
-}
+void init(int rank) { configure(get(), rank); }
 
 PluginLogger::PluginLogger(std::string component) : prefix_("[" + std::move(component) + "] ") {}
 void PluginLogger::debug(std::string_view m) { get().debug("{}{}", prefix_, m); }

@@ -14,7 +14,7 @@ namespace kforge::log {
 /// Level from KFORGE_LOG_LEVEL (trace|debug|info|warn|error), default info.
 void init(int rank);
 
-/// The host logger (init() must have run; falls back to a default logger otherwise).
+/// The host logger; before init() it logs as rank 0. Safe to call from several threads.
 spdlog::logger& get();
 
 /// sdk::Logger that forwards to the host logger, prefixing messages with the component name.
