@@ -1,11 +1,15 @@
 // kforge list-plugins: every component of every plugin found, and every refused file with its reason.
+// Each listing is stored in the catalogue cache, from which the kforge front-end serves repeats.
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <vector>
 
+#include "catalogue/catalogue_cache.h"
+#include "catalogue/loaded_libraries.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/plugin_host.h"
@@ -108,31 +112,31 @@ nlohmann::json to_json(const plugins::PluginSet& set) {
   return out;
 }
 
-void print_table(const plugins::PluginSet& set, bool verbose) {
-  std::cout << fmt::format("{:<15} {:<22} {:<8} {:<28} {}\n", "KIND", "NAME", "VERSION", "FILE", "SUMMARY");
+void print_table(std::ostream& out, const plugins::PluginSet& set, bool verbose) {
+  out << fmt::format("{:<15} {:<22} {:<8} {:<28} {}\n", "KIND", "NAME", "VERSION", "FILE", "SUMMARY");
   for (const auto& f : set.files()) {
     if (!f.ok) continue;
     for (const auto& c : f.components) {
-      std::cout << fmt::format("{:<15} {:<22} {:<8} {:<28} {}\n", c.kind, c.name, c.version,
+      out << fmt::format("{:<15} {:<22} {:<8} {:<28} {}\n", c.kind, c.name, c.version,
                                f.path.filename().string(), c.summary);
       if (!verbose) continue;
       std::vector<KeyDoc> keys = core_keys(c);
       for (KeyDoc& k : plugin_keys(c)) keys.push_back(std::move(k));
       for (const KeyDoc& k : keys) {
-        std::cout << fmt::format("{:>17}[{}] {} ({}, default {}): {}\n", "", section_of(c.kind), k.name, k.type,
+        out << fmt::format("{:>17}[{}] {} ({}, default {}): {}\n", "", section_of(c.kind), k.name, k.type,
                                  k.default_value.empty() ? "unset" : k.default_value, k.doc);
       }
     }
   }
   for (const auto& f : set.files()) {
     if (f.ok) continue;
-    std::cout << fmt::format("{:<15} {:<22} {:<8} {:<28} REFUSED: {}\n", "-", f.name.empty() ? "-" : f.name,
+    out << fmt::format("{:<15} {:<22} {:<8} {:<28} REFUSED: {}\n", "-", f.name.empty() ? "-" : f.name,
                              f.version.empty() ? "-" : f.version, f.path.filename().string(), f.error);
   }
   if (verbose) {
-    std::cout << "\nPlugin files:\n";
+    out << "\nPlugin files:\n";
     for (const auto& f : set.files()) {
-      std::cout << fmt::format("  {} ({} {}, sdk {}, LibTorch {}, {})\n", f.path.string(),
+      out << fmt::format("  {} ({} {}, sdk {}, LibTorch {}, {})\n", f.path.string(),
                                f.name.empty() ? "?" : f.name, f.version.empty() ? "?" : f.version,
                                f.sdk_version.empty() ? "?" : f.sdk_version,
                                f.torch_version.empty() ? "?" : f.torch_version, f.ok ? "ok" : "refused");
@@ -149,6 +153,7 @@ int cmd_list_plugins(int argc, char** argv) {
   options.add_options()("plugin-dir", "extra plugin directory (repeatable)",
                         cxxopts::value<std::vector<std::string>>())(
       "json", "machine-readable output")("v,verbose", "also list each component's config keys")("h,help", "this help");
+  const std::vector<std::string> arguments(argv + 1, argv + argc);  // the cache key
   cxxopts::ParseResult args;
   try {
     args = options.parse(argc, argv);
@@ -160,18 +165,29 @@ int cmd_list_plugins(int argc, char** argv) {
     std::cout << options.help();
     return kExitOk;
   }
+  const std::vector<std::string> dirs = args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>()
+                                                                  : std::vector<std::string>{};
+  // Fingerprinted before any plugin is opened: a file changed while loading invalidates the entry.
+  const std::filesystem::path exe = catalogue::current_executable();
+  const std::string inputs = catalogue::fingerprint(exe, plugin_dirs(dirs));
   std::unique_ptr<PluginHost> host;
   try {
-    host = load_plugins(args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>()
-                                                 : std::vector<std::string>{});
+    host = load_plugins(dirs);
   } catch (const std::exception& e) {
     std::cerr << "kforge list-plugins: " << e.what() << "\n";
     return kExitUsage;
   }
+  std::ostringstream out;
   if (args.count("json")) {
-    std::cout << to_json(host->set).dump(2) << "\n";
+    out << to_json(host->set).dump(2) << "\n";
   } else {
-    print_table(host->set, args.count("verbose") > 0);
+    print_table(out, host->set, args.count("verbose") > 0);
+  }
+  std::cout << out.str() << std::flush;
+  if (!catalogue::disabled()) {
+    const std::vector<std::string> libraries = catalogue::loaded_libraries();
+    catalogue::store({catalogue::key(exe, arguments), dirs, libraries, inputs + catalogue::fingerprint(libraries),
+                      out.str()});
   }
   return kExitOk;
 }

@@ -1,11 +1,11 @@
 #include "cli/plugin_host.h"
 
+#include "catalogue/catalogue_cache.h"
+
 namespace kforge::cli {
 
 std::vector<std::filesystem::path> plugin_dirs(const std::vector<std::string>& from_command_line) {
-  std::vector<std::filesystem::path> dirs(from_command_line.begin(), from_command_line.end());
-  for (const auto& d : plugins::default_plugin_dirs()) dirs.push_back(d);
-  return dirs;
+  return catalogue::plugin_search_dirs(from_command_line, catalogue::current_executable());
 }
 
 std::unique_ptr<PluginHost> load_plugins(const std::vector<std::string>& from_command_line) {

@@ -12,16 +12,6 @@
 namespace kforge::plugins {
 namespace fs = std::filesystem;
 
-std::vector<fs::path> default_plugin_dirs() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  std::vector<fs::path> dirs;
-  const fs::path dir = exe.parent_path().parent_path() / "lib" / "kforge" / "plugins";
-  if (fs::is_directory(dir, ec)) dirs.push_back(dir);
-  return dirs;
-}
-
 PluginSet PluginSet::discover(const std::vector<fs::path>& dirs) {
   PluginSet set;
   std::set<fs::path> seen;

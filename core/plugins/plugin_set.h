@@ -9,10 +9,6 @@
 
 namespace kforge::plugins {
 
-/// The built-in plugin directory of the running executable, <exe dir>/../lib/kforge/plugins
-/// (the same in the build tree and an installation), if it exists.
-std::vector<std::filesystem::path> default_plugin_dirs();
-
 class PluginSet {
  public:
   /// Opens every libkforge_*.so in each directory (sorted by file name within a directory,

@@ -1,0 +1,44 @@
+// kforge: the front-end, which never loads LibTorch. It prints a repeated `list-plugins` from the
+// catalogue cache and hands every other command line, unchanged, to kforge-host by execv.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "catalogue/catalogue_cache.h"
+#include "cli/exit_codes.h"
+
+namespace {
+
+// The listing stored for this exact command line, if it is still valid.
+bool print_cached_listing(int argc, char** argv, const std::filesystem::path& host) {
+  if (argc < 2 || std::strcmp(argv[1], "list-plugins") != 0 || kforge::catalogue::disabled()) return false;
+  std::error_code ec;
+  const std::filesystem::path canonical_host = std::filesystem::canonical(host, ec);
+  if (ec) return false;
+  const auto output = kforge::catalogue::lookup(canonical_host, std::vector<std::string>(argv + 2, argv + argc));
+  if (!output) return false;
+  std::fwrite(output->data(), 1, output->size(), stdout);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using kforge::cli::kExitOk, kforge::cli::kExitUsage;
+  const std::filesystem::path exe = kforge::catalogue::current_executable();
+  if (exe.empty()) {
+    std::fprintf(stderr, "kforge: cannot read /proc/self/exe to find kforge-host next to this executable.\n");
+    return kExitUsage;
+  }
+  const std::filesystem::path host = exe.parent_path() / "kforge-host";
+  if (print_cached_listing(argc, argv, host)) return kExitOk;
+  ::execv(host.c_str(), argv);
+  std::fprintf(stderr, "kforge: cannot run the kforge host '%s': %s. kforge-host must be installed next to kforge.\n",
+               host.c_str(), std::strerror(errno));
+  return kExitUsage;
+}
