@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include <fstream>
@@ -54,17 +55,40 @@ nlohmann::json file_entry(const std::string& bytes) {
   return {{"bytes", bytes.size()}, {"checksum", checksum_hex(checksum(bytes.data(), bytes.size()))}};
 }
 
-nlohmann::json tensor_index(const Snapshot& s, const std::string& shard) {
+// This rank's entries of metadata.json's tensor index: "model/<fqn>" or "optimizer/<key>" ->
+// {global_shape, offsets} (whole tensors: their own shape at offset 0).
+nlohmann::json rank_tensor_index(const TensorMap& tensors, const std::map<std::string, Placement>& placements) {
   nlohmann::json index = nlohmann::json::object();
-  auto add = [&](const std::string& prefix, const TensorMap& tensors) {
-    for (const auto& [name, t] : tensors) {
-      index[prefix + name] = {{"global_shape", t.sizes().vec()},
-                              {"shards", {{{"file", shard}, {"rank", 0}, {"offsets", std::vector<int64_t>(t.dim(), 0)}}}}};
-    }
-  };
-  add("model/", s.model);
-  add("optimizer/", s.optimizer);
+  for (const auto& [key, t] : tensors) {
+    if (key.rfind("rng/", 0) == 0) continue;
+    const auto it = placements.find(key);
+    index[key] = it != placements.end()
+                     ? nlohmann::json{{"global_shape", it->second.global_shape}, {"offsets", it->second.offsets}}
+                     : nlohmann::json{{"global_shape", t.sizes().vec()}, {"offsets", std::vector<int64_t>(t.dim(), 0)}};
+  }
   return index;
+}
+
+// `whole` (allocated on the first piece) with `piece` copied in at `offsets`.
+void place(at::Tensor& whole, const at::Tensor& piece, const nlohmann::json& entry, const std::string& origin) {
+  const auto shape = entry.at("global_shape").get<std::vector<int64_t>>();
+  const auto offsets = entry.at("offsets").get<std::vector<int64_t>>();
+  if (offsets.size() != shape.size() || static_cast<int64_t>(shape.size()) != piece.dim()) {
+    throw sdk::Error(fmt::format("{}: its placement (global shape {}, offsets {}) does not fit a tensor of shape {}",
+                                 origin, entry.at("global_shape").dump(), entry.at("offsets").dump(),
+                                 c10::str(piece.sizes())));
+  }
+  if (!whole.defined()) whole = at::zeros(shape, piece.options());
+  at::Tensor target = whole;
+  for (int64_t d = 0; d < piece.dim(); ++d) {
+    const auto dim = static_cast<size_t>(d);
+    if (offsets[dim] < 0 || offsets[dim] + piece.size(d) > shape[dim]) {
+      throw sdk::Error(fmt::format("{}: slice at offsets {} of shape {} lies outside the global shape {}", origin,
+                                   entry.at("offsets").dump(), c10::str(piece.sizes()), entry.at("global_shape").dump()));
+    }
+    target = target.narrow(d, offsets[dim], piece.size(d));
+  }
+  target.copy_(piece);
 }
 
 std::optional<int64_t> step_of(const fs::path& p) {
@@ -105,8 +129,10 @@ fs::path CheckpointManager::save(const Snapshot& s) {
   const std::string shard = shard_name(group_.rank, group_.world_size);
   const std::string shard_bytes = encode_safetensors(tensors, {{"format", kFormat}});
   write_file(tmp / shard, shard_bytes);
-  const nlohmann::json mine = {
-      {"file", shard}, {"entry", file_entry(shard_bytes)}, {"data", s.train_state.at("data").at(0)}};
+  const nlohmann::json mine = {{"file", shard},
+                               {"entry", file_entry(shard_bytes)},
+                               {"data", s.train_state.at("data").at(0)},
+                               {"tensors", rank_tensor_index(tensors, s.placements)}};
   const std::vector<std::string> all =
       many ? group_.all_gather(fmt::format("checkpoint/{}", s.step), mine.dump()) : std::vector<std::string>{mine.dump()};
 
@@ -120,12 +146,18 @@ fs::path CheckpointManager::save(const Snapshot& s) {
                            {"tokens_seen", s.tokens_seen},
                            {"world_size", group_.world_size},
                            {"plugins", s.plugins},
-                           {"tensors", tensor_index(s, shard)},
+                           {"tensors", nlohmann::json::object()},
                            {"files", nlohmann::json::object()}};
-    for (const std::string& text : all) {
-      const nlohmann::json rank_part = nlohmann::json::parse(text);
-      meta["files"][rank_part.at("file").get<std::string>()] = rank_part.at("entry");
+    for (size_t r = 0; r < all.size(); ++r) {
+      const nlohmann::json rank_part = nlohmann::json::parse(all[r]);
+      const std::string file = rank_part.at("file").get<std::string>();
+      meta["files"][file] = rank_part.at("entry");
       train_state["data"].push_back(rank_part.at("data"));
+      for (const auto& [key, entry] : rank_part.at("tensors").items()) {
+        nlohmann::json& tensor = meta["tensors"][key];
+        tensor["global_shape"] = entry.at("global_shape");
+        tensor["shards"].push_back({{"file", file}, {"rank", r}, {"offsets", entry.at("offsets")}});
+      }
     }
     const std::map<std::string, std::string> files = {{kTrainState, train_state.dump(2)}, {kConfig, s.config_toml}};
     for (const auto& [file, bytes] : files) {
@@ -220,12 +252,33 @@ Snapshot CheckpointManager::load(const fs::path& step_dir, int rank) {
   s.plugins = meta.value("plugins", nlohmann::json::array());
   s.config_toml = contents[kConfig];
   s.train_state = nlohmann::json::parse(contents[kTrainState]);
+  // Every model and optimizer tensor whole again: the slices of all ranks placed by the index.
+  const nlohmann::json& index = meta.at("tensors");
   for (int r = 0; r < world_size; ++r) {
     const std::string shard = shard_name(r, world_size);
-    for (auto& [name, t] : decode_safetensors(contents[shard], (step_dir / shard).string())) {
-      if (name.rfind("model/", 0) == 0) s.model.emplace(name.substr(6), t);
-      else if (name.rfind("optimizer/", 0) == 0) s.optimizer.emplace(name.substr(10), t);
-      else if (name == "rng/torch_cpu" && shard == own_shard) s.rng = t;
+    const std::string origin = (step_dir / shard).string();
+    for (auto& [name, t] : decode_safetensors(contents[shard], origin)) {
+      if (name == "rng/torch_cpu") {
+        if (shard == own_shard) s.rng = t;
+        continue;
+      }
+      const bool model = name.rfind("model/", 0) == 0;
+      if (!model && name.rfind("optimizer/", 0) != 0) continue;
+      TensorMap& target = model ? s.model : s.optimizer;
+      const std::string key = name.substr(model ? 6 : 10);
+      nlohmann::json entry = {{"global_shape", t.sizes().vec()}, {"offsets", std::vector<int64_t>(t.dim(), 0)}};
+      if (index.contains(name)) {
+        for (const auto& piece : index.at(name).at("shards")) {
+          if (piece.at("file").get<std::string>() == shard) {
+            entry = {{"global_shape", index.at(name).at("global_shape")}, {"offsets", piece.at("offsets")}};
+          }
+        }
+      }
+      if (entry.at("global_shape").get<std::vector<int64_t>>() == t.sizes().vec()) {
+        target[key] = t;  // whole (replicas may write the same tensor; any copy will do)
+      } else {
+        place(target[key], t, entry, fmt::format("{} tensor '{}'", origin, name));
+      }
     }
   }
   return s;

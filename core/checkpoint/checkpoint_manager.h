@@ -6,7 +6,8 @@
 //                                        and checksum, each tensor's global shape and shard placement,
 //                                        plugin set
 //   shard-0000R-of-0000W.safetensors     one per rank: rng/torch_cpu, and the tensors that rank owns
-//                                        (model/<fqn>, optimizer/<key>; all on rank 0 with pure DP)
+//                                        (model/<fqn>, optimizer/<key>; all on rank 0 with pure DP,
+//                                        row slices under FSDP, placed by the metadata's index)
 //   train_state.json                     step, tokens, data position per rank, scheduler, NaN counters
 //   config.toml                          the resolved config
 #pragma once
@@ -50,7 +51,8 @@ class CheckpointManager {
 
   /// Loads one checkpoint directory; throws sdk::Error naming the missing, truncated or
   /// corrupted file.
-  /// The snapshot holds every shard's model and optimizer tensors and `rank`'s RNG (rank 0's when
+  /// The snapshot holds every model and optimizer tensor whole (slices assembled whatever the
+  /// number of ranks that wrote them) and `rank`'s RNG (rank 0's when
   /// the checkpoint has fewer ranks).
   static Snapshot load(const std::filesystem::path& step_dir, int rank = 0);
 

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "checkpoint/safetensors.h"
 
@@ -11,6 +13,12 @@ namespace kforge::checkpoint {
 
 /// Bumped when the on-disk layout or the meaning of a field changes; load refuses newer ones.
 inline constexpr int kSchemaVersion = 1;
+
+/// Where a tensor a rank writes lies inside the whole tensor (FSDP shards).
+struct Placement {
+  std::vector<int64_t> global_shape;
+  std::vector<int64_t> offsets;  ///< of this slice's first element, per dimension
+};
 
 struct Snapshot {
   int64_t step = 0;
@@ -21,6 +29,9 @@ struct Snapshot {
   nlohmann::json train_state; ///< data positions, scheduler step, NaN counters, ...
   std::string config_toml;    ///< the resolved config of the run that wrote it
   nlohmann::json plugins;     ///< [{file, name, version}] of the plugin set
+  /// Slices among model/optimizer, keyed "model/<fqn>" or "optimizer/<key>"; any other tensor
+  /// is whole. Load assembles every tensor whole again, whatever the number of ranks.
+  std::map<std::string, Placement> placements;
 };
 
 }  // namespace kforge::checkpoint

@@ -82,14 +82,29 @@ void Group::broadcast(at::Tensor& tensor, int root) const {
 }
 
 std::vector<at::Tensor> Group::all_gather(const at::Tensor& tensor) const {
-  if (size_ == 1) return {tensor.clone()};
+  std::vector<int64_t> shape{size_};
+  for (const int64_t d : tensor.sizes()) shape.push_back(d);
+  at::Tensor out = at::empty(shape, tensor.options());
+  all_gather_into(out, tensor);
+  return out.unbind(0);
+}
+
+void Group::all_gather_into(at::Tensor& out, const at::Tensor& tensor) const {
+  if (out.dim() == 0 || out.size(0) != size_ || !out.is_contiguous() || out[0].sizes() != tensor.sizes()) {
+    throw sdk::Error(fmt::format("all_gather on process group '{}' (rank {}): output of shape {} does not hold {} "
+                                 "contiguous tensors of shape {}",
+                                 name_, global_rank_, c10::str(out.sizes()), size_, c10::str(tensor.sizes())));
+  }
+  if (size_ == 1) {
+    out[0].copy_(tensor);
+    return;
+  }
   std::vector<std::vector<at::Tensor>> outputs(1);
-  for (int r = 0; r < size_; ++r) outputs[0].push_back(at::empty_like(tensor));
+  for (int r = 0; r < size_; ++r) outputs[0].push_back(out[r]);
   run("all_gather", [&] {
     std::vector<at::Tensor> inputs{tensor.contiguous()};
     pg_->allgather(outputs, inputs)->wait();
   });
-  return outputs[0];
 }
 
 at::Tensor Group::reduce_scatter(const at::Tensor& tensor) const {

@@ -33,6 +33,8 @@ class Group {
   void broadcast(at::Tensor& tensor, int root) const;
   /// Every member's `tensor` (same shape everywhere), in group-rank order.
   std::vector<at::Tensor> all_gather(const at::Tensor& tensor) const;
+  /// Every member's `tensor` written into out[r] (out: [size(), tensor's shape], contiguous).
+  void all_gather_into(at::Tensor& out, const at::Tensor& tensor) const;
   /// Sum over members of `tensor` (first dim divisible by size()), returning this rank's
   /// 1/size() slice of dim 0. Gloo 1.13 has no reduce_scatter: built from all_reduce + slice.
   at::Tensor reduce_scatter(const at::Tensor& tensor) const;

@@ -55,7 +55,14 @@ StepResult average_step_result(const dist::Group& group, StepResult local) {
   return {t[0].item<double>() / static_cast<double>(group.size()), local.grad_norm};
 }
 
-void Trainer::sync_gradients() { average_gradients(runtime_->dp(), params_); }
+void Trainer::sync_gradients() {
+  if (fsdp_) return fsdp_->finish_backward();
+  average_gradients(runtime_->dp(), params_);
+}
+
+double Trainer::clip_gradients(double max_norm) {
+  return fsdp_ ? fsdp_->clip_gradients(max_norm) : clip_grad_norm(params_, max_norm);
+}
 
 StepResult Trainer::agree(StepResult local) const { return average_step_result(runtime_->dp(), local); }
 

@@ -10,7 +10,8 @@
 namespace kforge::train {
 
 sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
-                         int64_t steps, const dist::Group& group) {
+                         int64_t steps, const dist::Group& group,
+                         const std::function<at::Tensor(const at::Tensor&)>& forward) {
   at::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -18,7 +19,8 @@ sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset&
   double total = 0;
   for (int64_t k = 0; k < steps; ++k) {
     const data::Batch batch = data::make_batch(data, sampler.next_batch());
-    total += loss.compute(model.forward(batch.input_ids), batch.labels).item<double>();
+    const at::Tensor logits = forward ? forward(batch.input_ids) : model.forward(batch.input_ids);
+    total += loss.compute(logits, batch.labels).item<double>();
   }
   model.train(was_training);
   at::Tensor sum = at::tensor({total}, at::kDouble);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "dist/group.h"
 #include "kforge/sdk/dataset.h"
@@ -14,8 +15,10 @@ namespace kforge::train {
 /// {"eval/loss", "eval/perplexity" = exp(min(loss, 20))} over `steps` batches of `batch_size`
 /// windows taken in order (wrapping around), without gradients, in eval mode; the model's
 /// training mode is restored afterwards. Collective over `group`: each member evaluates its
-/// rank-strided share of the windows and the loss is the mean over all members.
+/// rank-strided share of the windows and the loss is the mean over all members. `forward`
+/// replaces model.forward (the trainer's, which gathers FSDP shards) when given.
 sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
-                         int64_t steps, const dist::Group& group = dist::Group());
+                         int64_t steps, const dist::Group& group = dist::Group(),
+                         const std::function<at::Tensor(const at::Tensor&)>& forward = nullptr);
 
 }  // namespace kforge::train

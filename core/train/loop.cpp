@@ -24,6 +24,7 @@ std::vector<data::Batch> Trainer::next_micro_batches() {
 }
 
 void Trainer::zero_grad() {
+  if (fsdp_) return fsdp_->zero_grad();
   for (auto& p : params_) {
     if (p.tensor.grad().defined()) p.tensor.mutable_grad().zero_();
   }
@@ -95,7 +96,8 @@ TrainingResult Trainer::train() {
     if (eval_data_ && step_ % job_.eval.interval == 0) {
       optimizer_->use_eval_weights();
       const sdk::MetricList metrics =
-          evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps, runtime_->dp());
+          evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps, runtime_->dp(),
+                   [this](const at::Tensor& tokens) { return forward(tokens); });
       optimizer_->use_train_weights();
       tracker_->log(step_, metrics);
       for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);

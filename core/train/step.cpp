@@ -31,7 +31,7 @@ StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro
     {
       const profiling::UserScope scope("forward");
       const CpuAutocastGuard guard(autocast);
-      loss = trainer.loss().compute(trainer.model().forward(batch.input_ids), batch.labels);
+      loss = trainer.loss().compute(trainer.forward(batch.input_ids), batch.labels);
       for (const auto& [name, aux] : trainer.model().auxiliary_losses()) loss = loss + aux;
     }
     {
@@ -42,7 +42,7 @@ StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro
   }
   const profiling::UserScope scope("gradient sync and clip");
   trainer.sync_gradients();
-  const double norm = clip_grad_norm(trainer.parameters(), trainer.job().train.grad_clip_norm);
+  const double norm = trainer.clip_gradients(trainer.job().train.grad_clip_norm);
   return {loss_sum / n, norm};
 }
 

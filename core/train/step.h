@@ -23,7 +23,7 @@ struct StepResult {
 /// its own ranks' loss (the loop averages it over the ranks).
 using StepFn = std::function<StepResult(Trainer& trainer, const std::vector<data::Batch>& micro_batches)>;
 
-/// The standard text step: per micro-batch logits = model(input_ids), loss (+ the model's
+/// The standard text step: per micro-batch logits = trainer.forward(input_ids), loss (+ the model's
 /// auxiliary losses) / n_micro, backward; then the data-parallel gradient average and global-norm
 /// clipping to train.grad_clip_norm.
 StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches);

@@ -52,8 +52,9 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
            job_.view("model").get_string("model_type"), n_params, params_.size(), model_->blocks().size(),
            model_->flops_per_token(train.seq_len) / 1e9, train.seq_len);
 
+  shard_parameters();
   // The optimizer holds every parameter (none is frozen yet) and skips those without a gradient.
-  optimizer_ = components_.optimizer(params_);
+  optimizer_ = components_.optimizer(parameters());
   freeze_ = read_freeze_plan(job_);
   check_freeze_plan(params_, freeze_);
   scheduler_ = components_.scheduler();
@@ -129,11 +130,29 @@ void Trainer::join_process_groups() {
   log::get().info("rank {} of {} (local {} of {}, from {}), rendezvous at {}:{}; mesh {}; data parallel over {} ranks",
                   info.rank, info.world_size, info.local_rank, info.local_world_size, info.source, info.master_addr,
                   info.master_port, shape.describe(), shape.size("dp"));
-  if (shape.size("dp_shard") > 1 && leader()) {
-    log::get().warn("[distributed] dp_shard = {}: parameters are not sharded yet (no FSDP); every rank keeps a full "
-                    "replica and gradients are all-reduced",
-                    shape.size("dp_shard"));
+}
+
+void Trainer::shard_parameters() {
+  const dist::DeviceMesh& mesh = runtime_->mesh();
+  const int shards = mesh.shape().size("dp_shard");
+  if (shards == 1) return;
+  const std::string optimizer = job_.view("optimizer").get_string("name");
+  if (optimizer == "muon") {  // its update needs whole matrices: on row shards it would be another algorithm
+    throw sdk::ConfigError(fmt::format("[optimizer] name = \"muon\" orthogonalises whole weight matrices and cannot "
+                                       "update FSDP row shards ([distributed] dp_shard = {}); use dp_replicate for "
+                                       "data parallelism with muon",
+                                       shards));
   }
+  fsdp_ = std::make_unique<FullyShardedModel>(*model_, mesh.group("dp_shard"), mesh.group("dp_replicate"));
+  auto bytes = [](const std::vector<sdk::NamedParameter>& params) {
+    int64_t n = 0;
+    for (const auto& p : params) n += p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
+    return static_cast<double>(n) / 1e6;
+  };
+  log::get().info("[distributed] FSDP over dp_shard = {}{}: this rank holds {:.2f} of {:.2f} MB of parameters, and "
+                  "their gradients and optimizer state; blocks are gathered one at a time",
+                  shards, mesh.shape().size("dp_replicate") > 1 ? " (HSDP: replicated over dp_replicate)" : "",
+                  bytes(fsdp_->shards()), bytes(params_));
 }
 
 void Trainer::resume() {

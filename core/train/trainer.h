@@ -15,6 +15,7 @@
 #include "plugins/registry.h"
 #include "train/components.h"
 #include "train/freeze.h"
+#include "train/fully_sharded.h"
 #include "train/step.h"
 
 namespace kforge::train {
@@ -54,25 +55,34 @@ class Trainer {
   sdk::Model& model() { return *model_; }
   sdk::Loss& loss() { return *loss_; }
   sdk::Optimizer& optimizer() { return *optimizer_; }
-  const std::vector<sdk::NamedParameter>& parameters() const { return params_; }
+  /// What the optimizer updates: the model's parameters, or this rank's shards of them (FSDP).
+  const std::vector<sdk::NamedParameter>& parameters() const { return fsdp_ ? fsdp_->shards() : params_; }
+  /// The model's forward (with FSDP: its root parameters gathered); step bodies call this.
+  at::Tensor forward(const at::Tensor& tokens) { return fsdp_ ? fsdp_->forward(tokens) : model_->forward(tokens); }
   int64_t step() const { return step_; }
   /// The process groups and device mesh (groups of one in a single process).
   const dist::Runtime& runtime() const { return *runtime_; }
 
   /// Averages the parameters' gradients over the data-parallel ranks (bucketed flat all_reduce;
   /// a no-op on one rank). A step body calls it once, after the last micro-batch's backward and
-  /// before clipping, so accumulation never syncs early (maybe_no_sync semantics).
+  /// before clipping, so accumulation never syncs early (maybe_no_sync semantics). With FSDP it
+  /// finishes the reduce-scatters and averages the shards over dp_replicate.
   void sync_gradients();
+  /// Global-norm clipping of parameters()' gradients to `max_norm` (over all shards with FSDP);
+  /// returns the norm before clipping.
+  double clip_gradients(double max_norm);
 
  private:
   void join_process_groups();
+  /// dp_shard > 1: replaces the parameters the optimizer sees by this rank's FSDP shards.
+  void shard_parameters();
   void resume();
   void restore(const checkpoint::Snapshot& snapshot);
   /// This rank's sampler position from a checkpoint's train_state (re-derived from the global
   /// sample count when the data-parallel size or batch size changed).
   data::BatchSampler::Position data_position(const nlohmann::json& train_state) const;
   checkpoint::Snapshot snapshot() const;
-  /// Checksum of this rank's trainable parameters: equal on every data-parallel replica.
+  /// Checksum of parameters() (this rank's shards under FSDP): equal on every replica.
   std::string replica_checksum() const;
   void save_checkpoint();
   std::vector<data::Batch> next_micro_batches();
@@ -90,7 +100,8 @@ class Trainer {
   std::unique_ptr<dist::Runtime> runtime_;  // first built, last destroyed
   Components components_;
   std::shared_ptr<sdk::Model> model_;
-  std::vector<sdk::NamedParameter> params_;
+  std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
+  std::unique_ptr<FullyShardedModel> fsdp_;  ///< dp_shard > 1
   std::unique_ptr<sdk::Optimizer> optimizer_;
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule
   std::unique_ptr<sdk::Scheduler> scheduler_;

@@ -48,7 +48,7 @@ data::BatchSampler::Position Trainer::data_position(const nlohmann::json& ts) co
 
 std::string Trainer::replica_checksum() const {
   uint64_t combined = 0;
-  for (const auto& p : params_) {
+  for (const auto& p : parameters()) {
     const at::Tensor t = p.tensor.detach().contiguous();
     combined = combined * 1099511628211ULL ^ checkpoint::checksum(t.data_ptr(), t.numel() * t.element_size());
   }
@@ -59,10 +59,22 @@ checkpoint::Snapshot Trainer::snapshot() const {
   checkpoint::Snapshot s;
   s.step = step_;
   s.tokens_seen = tokens_seen_;
-  if (leader()) {  // pure data parallelism: every rank holds the same tensors, rank 0 writes them
-    for (const auto& item : model_->named_parameters(true)) s.model.emplace(item.key(), item.value().detach());
-    for (const auto& item : model_->named_buffers(true)) s.model.emplace(item.key(), item.value().detach());
+  const dist::DeviceMesh& mesh = runtime_->mesh();
+  if (fsdp_ && mesh.coordinate("dp_replicate") == 0) {  // FSDP: each shard rank writes its slices
+    for (const auto& p : fsdp_->shards()) s.model.emplace(p.name, p.tensor.detach());
     s.optimizer = optimizer_->state_dict();
+    s.placements = fsdp_->placements(s.model, s.optimizer);
+    if (mesh.coordinate("dp_shard") != 0) {  // whole entries (step counters) once, from shard rank 0
+      for (auto it = s.optimizer.begin(); it != s.optimizer.end();) {
+        it = s.placements.count("optimizer/" + it->first) ? std::next(it) : s.optimizer.erase(it);
+      }
+    }
+  } else if (!fsdp_ && leader()) {  // pure data parallelism: every rank holds the same tensors
+    for (const auto& item : model_->named_parameters(true)) s.model.emplace(item.key(), item.value().detach());
+    s.optimizer = optimizer_->state_dict();
+  }
+  if (leader()) {
+    for (const auto& item : model_->named_buffers(true)) s.model.emplace(item.key(), item.value().detach());
   }
   s.rng = at::detail::getDefaultCPUGenerator().get_state();
   const auto position = sampler_->position();
@@ -89,8 +101,16 @@ void Trainer::restore(const checkpoint::Snapshot& s) {
                     canonical_freeze_meta(effective_freeze(s.step, freeze_)),
                     job_.view("checkpoint").get_bool("ignore_freeze_mismatch"),
                     fmt::format("{} (step {})", job_.checkpoint.dir, s.step));
-  if (!excluded(job_, "model")) checkpoint::load_model_weights(*model_, s);
-  if (!excluded(job_, "optimizer")) optimizer_->load_state_dict(s.optimizer);
+  if (!excluded(job_, "model")) {
+    if (fsdp_) {
+      fsdp_->load_model_weights(s);
+    } else {
+      checkpoint::load_model_weights(*model_, s);
+    }
+  }
+  if (!excluded(job_, "optimizer")) {
+    optimizer_->load_state_dict(fsdp_ ? fsdp_->shard_optimizer_state(s.optimizer) : s.optimizer);
+  }
   optimizer_->use_train_weights();
   if (!excluded(job_, "train_state")) {
     step_ = s.step;

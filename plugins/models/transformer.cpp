@@ -59,7 +59,9 @@ at::Tensor Transformer::run(const at::Tensor& tokens, KVCache* cache) {
   auto [cos, sin] = rope_.slice(start + seq, x);
   cos = cos.narrow(0, start, seq);
   sin = sin.narrow(0, start, seq);
-  for (size_t i = 0; i < layers_.size(); ++i) x = layers_[i]->forward(x, cos, sin, cache, i);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    x = run_block(i, x, [&](const at::Tensor& in) { return layers_[i]->forward(in, cos, sin, cache, i); });
+  }
   if (cache) cache->advance(seq);
   return output_head_->forward(norm_->forward(x));
 }

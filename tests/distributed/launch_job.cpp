@@ -3,13 +3,19 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include "support/test_host.h"
 
 namespace kforge::test {
 namespace fs = std::filesystem;
+
+std::vector<std::string> replicated_over(int n) {
+  return {fmt::format("--distributed.dp_replicate={}", n), "--distributed.dp_shard=1"};
+}
 
 std::string launch_command(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides) {
   const fs::path config = fx.root / "job.toml";
@@ -26,6 +32,25 @@ int launch(const TrainFixture& fx, int nproc, const std::vector<std::string>& ov
   if (output) *output = text;
   if (code != 0 && !output) ADD_FAILURE() << "kforge launch exited with " << code << ":\n" << text;
   return code;
+}
+
+int launch_and_kill_after_checkpoint(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides,
+                                     int victim, std::string& output) {
+  FILE* pipe = popen((launch_command(fx, nproc, overrides) + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed");
+  const std::string pid_line = fmt::format("kforge launch: rank {} is pid %d", victim);
+  int pid = -1;
+  char line[4096];
+  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
+    output += line;
+    std::sscanf(line, pid_line.c_str(), &pid);
+    // Rank 0 reports a checkpoint once it is committed on every rank (the save is collective).
+    if (pid > 0 && std::string(line).find("checkpoint saved:") != std::string::npos) {
+      ::kill(pid, SIGKILL);
+      pid = 0;
+    }
+  }
+  return pclose(pipe);
 }
 
 std::map<int64_t, double> metric(const TrainFixture& fx, const std::string& key) {

@@ -16,10 +16,16 @@ namespace kforge::test {
 /// Tolerance of N-rank vs 1-rank losses: the same math, summed in a different order (fp32).
 constexpr double kParityTolerance = 1e-5;
 
+/// Overrides for plain data parallelism over n ranks (dp_shard defaults to the whole world: FSDP).
+std::vector<std::string> replicated_over(int n);
 /// `kforge launch --nproc-per-node N ... -- run <fixture config> <overrides>` (writes the config).
 std::string launch_command(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides);
 /// Runs it; with no `output`, a non-zero exit is a test failure showing the launcher's output.
 int launch(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides, std::string* output = nullptr);
+/// Runs the job and SIGKILLs rank `victim` once a checkpoint is committed; returns the
+/// launcher's wait status and its whole output.
+int launch_and_kill_after_checkpoint(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides,
+                                     int victim, std::string& output);
 /// step -> value of `key` in the run's metrics.jsonl (a resumed run appends; later lines win).
 std::map<int64_t, double> metric(const TrainFixture& fx, const std::string& key);
 /// a and b agree within kParityTolerance (relative to max(1, |b|)) at every step in [from, to].

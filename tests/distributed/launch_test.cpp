@@ -23,16 +23,11 @@ TEST(Launch, TwoRankDataParallelMatchesOneRankWithTheSameGlobalBatch) {
   args.push_back("--train.batch_size=8");
   launch(one, 1, args);
   args.back() = "--train.batch_size=4";
+  for (const auto& o : replicated_over(2)) args.push_back(o);
   launch(two, 2, args);
   expect_close(metric(two, "train/loss"), metric(one, "train/loss"), 1, 10);
   expect_close(metric(two, "train/grad_norm"), metric(one, "train/grad_norm"), 1, 10);
   expect_close(metric(two, "eval/loss"), metric(one, "eval/loss"), 5, 5);
-  // dp_replicate (HSDP's replica dim) is data parallel over the same two ranks: the same run exactly.
-  TrainFixture replicated;
-  args.push_back("--distributed.dp_replicate=2");
-  args.push_back("--distributed.dp_shard=1");
-  launch(replicated, 2, args);
-  EXPECT_EQ(metric(replicated, "train/loss"), metric(two, "train/loss"));
   const auto meta = nlohmann::json::parse(std::ifstream(two.checkpoint_dir / "step_10" / "metadata.json"));
   EXPECT_EQ(meta["world_size"], 2);
   EXPECT_TRUE(meta["files"].contains("shard-00001-of-00002.safetensors"));
@@ -44,18 +39,24 @@ TEST(Launch, TwoRankDataParallelMatchesOneRankWithTheSameGlobalBatch) {
   EXPECT_EQ(state["data"][1]["rank"], 1);
 }
 
-// 20 steps on 2 ranks straight, and 10 + 10 with a restart, share one constant-LR schedule.
+// 20 steps on 2 data-parallel ranks straight, and 10 + 10 with a restart, share one constant-LR
+// schedule (launch_fsdp_test.cpp has the same for FSDP).
 class Resume : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     straight = new TrainFixture();
     split = new TrainFixture();
-    launch(*straight, 2, {"--scheduler.name=constant", "--train.max_steps=20"});
-    launch(*split, 2, {"--scheduler.name=constant", "--train.max_steps=10"});
+    launch(*straight, 2, args(20));
+    launch(*split, 2, args(10));
   }
   static void TearDownTestSuite() {
     delete straight;
     delete split;
+  }
+  static std::vector<std::string> args(int64_t max_steps) {
+    std::vector<std::string> a = {"--scheduler.name=constant", fmt::format("--train.max_steps={}", max_steps)};
+    for (const auto& o : replicated_over(2)) a.push_back(o);
+    return a;
   }
   static inline TrainFixture* straight = nullptr;
   static inline TrainFixture* split = nullptr;
@@ -64,7 +65,7 @@ class Resume : public ::testing::Test {
 TEST_F(Resume, ResumingOnTwoRanksReproducesTheStraightRunBitExactly) {
   TrainFixture resumed;
   fs::copy(split->checkpoint_dir, resumed.checkpoint_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-  launch(resumed, 2, {"--scheduler.name=constant", "--train.max_steps=20"});
+  launch(resumed, 2, args(20));
   const auto a = checkpoint::CheckpointManager::load(straight->checkpoint_dir / "step_20");
   const auto b = checkpoint::CheckpointManager::load(resumed.checkpoint_dir / "step_20");
   ASSERT_EQ(a.model.size(), b.model.size());
@@ -85,22 +86,9 @@ TEST_F(Resume, ATwoRankCheckpointResumesOnOneRank) {
 
 TEST(Launch, KilledWorkerStopsTheJobNamingTheRankAndTheLastCheckpointLoads) {
   TrainFixture fx;
-  const std::string command = launch_command(fx, 2, {"--train.max_steps=100000", "--checkpoint.interval=5"});
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
   std::string output;
-  int rank1_pid = -1;
-  char line[4096];
-  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
-    output += line;
-    std::sscanf(line, "kforge launch: rank 1 is pid %d", &rank1_pid);
-    // Kill rank 1 once rank 0 reports a committed checkpoint (the save is collective).
-    if (rank1_pid > 0 && std::string(line).find("checkpoint saved:") != std::string::npos) {
-      ::kill(rank1_pid, SIGKILL);
-      rank1_pid = 0;
-    }
-  }
-  const int status = pclose(pipe);
+  const int status =
+      launch_and_kill_after_checkpoint(fx, 2, {"--train.max_steps=100000", "--checkpoint.interval=5"}, 1, output);
   ASSERT_TRUE(WIFEXITED(status)) << output;
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL) << output;
   EXPECT_NE(output.find("rank 1 (pid"), std::string::npos) << output;

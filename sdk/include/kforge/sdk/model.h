@@ -6,6 +6,7 @@
 #include "kforge/sdk/error.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +22,12 @@ struct ModelBlock {
 
 class Model : public torch::nn::Module {
  public:
+  /// One block's computation, input -> output.
+  using BlockFn = std::function<torch::Tensor(const torch::Tensor&)>;
+  /// Runs block `index` (of blocks()) on `input`: the host's seam around every block, e.g. FSDP
+  /// gathers the block's parameters first and again for its backward.
+  using BlockRunner = std::function<torch::Tensor(size_t index, const torch::Tensor& input, const BlockFn& block)>;
+
   /// What a model keeps between decode() calls (e.g. a KV cache); opaque to the host.
   struct DecodeState {
     virtual ~DecodeState() = default;
@@ -60,6 +67,19 @@ class Model : public torch::nn::Module {
     (void)state;
     throw Error("model " + name() + " does not support cached decoding");
   }
+
+  /// Set by the host (an empty runner restores the default, which calls the block directly).
+  void set_block_runner(BlockRunner runner) { block_runner_ = std::move(runner); }
+
+ protected:
+  /// forward() must run each of blocks() through this, in order, with only that block's
+  /// parameters used inside `block`.
+  torch::Tensor run_block(size_t index, const torch::Tensor& input, const BlockFn& block) {
+    return block_runner_ ? block_runner_(index, input, block) : block(input);
+  }
+
+ private:
+  BlockRunner block_runner_;
 };
 
 }  // namespace kforge::sdk

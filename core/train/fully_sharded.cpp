@@ -1,0 +1,307 @@
+#include "train/fully_sharded.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/CPUAllocator.h>
+#include <fmt/format.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <cmath>
+#include <set>
+
+#include "checkpoint/model_loading.h"
+#include "kforge/sdk/error.h"
+#include "train/data_parallel.h"
+
+namespace kforge::train {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+FullyShardedModel* owner(AutogradContext* ctx) {
+  return reinterpret_cast<FullyShardedModel*>(ctx->saved_data["owner"].toInt());
+}
+
+// Identity on a block's output; its backward runs before the block's own backward nodes, so it
+// gathers the block's parameters back into the storage the saved tensors point to.
+struct GatherForBackward : torch::autograd::Function<GatherForBackward> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, FullyShardedModel* fsdp, int64_t unit) {
+    ctx->saved_data["owner"] = reinterpret_cast<int64_t>(fsdp);
+    ctx->saved_data["unit"] = unit;
+    return x;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    owner(ctx)->gather(static_cast<size_t>(ctx->saved_data["unit"].toInt()));
+    return {grads[0], at::Tensor(), at::Tensor()};
+  }
+};
+
+// Identity on a block's input; its backward runs once the block's backward is done (the engine
+// runs a parameter's gradient accumulation as soon as it is ready, before anything else), so it
+// reduce-scatters the block's gradients and frees its parameters.
+struct ReduceAfterBackward : torch::autograd::Function<ReduceAfterBackward> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, FullyShardedModel* fsdp, int64_t unit) {
+    ctx->saved_data["owner"] = reinterpret_cast<int64_t>(fsdp);
+    ctx->saved_data["unit"] = unit;
+    return x;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    owner(ctx)->reduce_and_release(static_cast<size_t>(ctx->saved_data["unit"].toInt()));
+    return {grads[0], at::Tensor(), at::Tensor()};
+  }
+};
+
+void free_storage(const at::Tensor& t) { t.storage().unsafeGetStorageImpl()->reset(); }
+
+void allocate_storage(const at::Tensor& t) {
+  const size_t bytes = static_cast<size_t>(t.numel()) * t.element_size();
+  c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+  storage->set_data_ptr_noswap(c10::GetCPUAllocator()->allocate(bytes));
+  storage->set_nbytes(bytes);
+}
+
+}  // namespace
+
+FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard, const dist::Group& replicate)
+    : model_(model), shard_(shard), replicate_(replicate) {
+  at::NoGradGuard no_grad;
+  std::set<std::string> in_blocks;
+  for (const sdk::ModelBlock& block : model.blocks()) {
+    units_.push_back({block.name, {}, {}, 0, false, false});
+    for (const std::string& name : block.params) {
+      units_.back().params.push_back({name});
+      in_blocks.insert(name);
+    }
+  }
+  units_.push_back({"root", {}, {}, 0, false, false});
+  std::map<std::string, at::Tensor> by_name;
+  for (const auto& item : model.named_parameters(/*recurse=*/true)) {
+    by_name.emplace(item.key(), item.value());
+    if (!in_blocks.count(item.key())) units_.back().params.push_back({item.key()});
+  }
+  const int64_t size = shard.size();
+  for (Unit& unit : units_) {
+    int64_t gathered = 0;
+    for (Param& p : unit.params) {
+      const auto it = by_name.find(p.name);
+      if (it == by_name.end()) {
+        throw sdk::Error(fmt::format("FSDP: model block '{}' names parameter '{}', which the model does not have",
+                                     unit.name, p.name));
+      }
+      p.param = it->second;
+      if (p.param.dim() == 0) {
+        throw sdk::Error(fmt::format("FSDP: parameter '{}' is a scalar; dp_shard > 1 shards parameters by rows", p.name));
+      }
+      p.shape = p.param.sizes().vec();
+      p.rows = p.shape[0];
+      p.row_numel = p.param.numel() / std::max<int64_t>(p.rows, 1);
+      p.chunk_rows = (p.rows + size - 1) / size;
+      p.first_row = std::min(p.rows, shard.rank() * p.chunk_rows);
+      p.own_rows = std::min(p.rows - p.first_row, p.chunk_rows);
+      if (p.param.scalar_type() != unit.params.front().param.scalar_type()) {
+        throw sdk::Error(fmt::format("FSDP: block '{}' mixes dtypes ('{}' is {}, '{}' is {}); a block's parameters "
+                                     "are gathered in one buffer",
+                                     unit.name, p.name, c10::toString(p.param.scalar_type()), unit.params.front().name,
+                                     c10::toString(unit.params.front().param.scalar_type())));
+      }
+      p.chunk_offset = unit.chunk_numel;
+      p.gathered_offset = gathered;
+      unit.chunk_numel += p.chunk_rows * p.row_numel;
+      gathered += size * p.chunk_rows * p.row_numel;
+    }
+    if (unit.params.empty()) continue;
+    // One buffer per unit; every parameter of the unit becomes a view into it.
+    unit.gathered = at::empty({gathered}, unit.params.front().param.options().requires_grad(false));
+    for (Param& p : unit.params) {
+      at::Tensor view = unit.gathered.narrow(0, p.gathered_offset, p.param.numel()).view(p.shape);
+      view.copy_(p.param);
+      p.shard = p.param.detach().narrow(0, p.first_row, p.own_rows).clone().requires_grad_(p.param.requires_grad());
+      p.param.set_data(view);
+      shards_.push_back({p.name, p.shard});
+    }
+    unit.is_gathered = true;
+    release(unit);
+  }
+  model_.set_block_runner([this](size_t index, const at::Tensor& input, const sdk::Model::BlockFn& block) {
+    if (index + 1 >= units_.size()) {
+      throw sdk::Error(fmt::format("FSDP: the model ran block {}, but blocks() lists {}", index, units_.size() - 1));
+    }
+    ++blocks_run_;
+    gather(index);
+    const bool backward = at::GradMode::is_enabled();
+    const auto unit = static_cast<int64_t>(index);
+    const at::Tensor in = backward && input.requires_grad() ? ReduceAfterBackward::apply(input, this, unit) : input;
+    at::Tensor out = block(in);
+    if (backward && out.requires_grad()) out = GatherForBackward::apply(out, this, unit);
+    release(units_[index]);
+    return out;
+  });
+}
+
+FullyShardedModel::~FullyShardedModel() { model_.set_block_runner(nullptr); }
+
+void FullyShardedModel::gather(size_t index) {
+  Unit& unit = units_[index];
+  if (unit.is_gathered || unit.params.empty()) return;
+  at::NoGradGuard no_grad;
+  const int64_t size = shard_.size();
+  at::Tensor chunk = at::zeros({unit.chunk_numel}, unit.gathered.options());  // padding rows stay zero
+  for (const Param& p : unit.params) {
+    chunk.narrow(0, p.chunk_offset, p.own_rows * p.row_numel).copy_(p.shard.reshape({-1}));
+  }
+  at::Tensor all = at::empty({size, unit.chunk_numel}, unit.gathered.options());
+  shard_.all_gather_into(all, chunk);
+  allocate_storage(unit.gathered);
+  for (const Param& p : unit.params) {
+    const int64_t len = p.chunk_rows * p.row_numel;
+    unit.gathered.narrow(0, p.gathered_offset, size * len).view({size, len}).copy_(all.narrow(1, p.chunk_offset, len));
+  }
+  unit.is_gathered = true;
+}
+
+void FullyShardedModel::release(Unit& unit) {
+  if (!unit.is_gathered) return;
+  free_storage(unit.gathered);
+  unit.is_gathered = false;
+}
+
+void FullyShardedModel::reduce(Unit& unit) {
+  unit.needs_reduce = false;
+  at::NoGradGuard no_grad;
+  const int64_t size = shard_.size();
+  // Rank-major, as reduce_scatter splits it: row r holds every parameter's rank-r rows.
+  at::Tensor all = at::zeros({size, unit.chunk_numel}, unit.gathered.options());
+  for (Param& p : unit.params) {
+    if (!p.param.requires_grad() || !p.param.grad().defined()) continue;  // frozen, or not reached: zeros
+    const int64_t len = p.chunk_rows * p.row_numel;
+    at::Tensor padded = at::zeros({size * len}, all.options());
+    padded.narrow(0, 0, p.param.numel()).copy_(p.param.grad().reshape({-1}));
+    all.narrow(1, p.chunk_offset, len).copy_(padded.view({size, len}));
+    p.param.mutable_grad() = at::Tensor();
+  }
+  const at::Tensor mine = shard_.reduce_scatter(all)[0].div_(static_cast<double>(size));
+  for (Param& p : unit.params) {
+    if (!p.param.requires_grad()) continue;
+    const at::Tensor slice = mine.narrow(0, p.chunk_offset, p.own_rows * p.row_numel).view_as(p.shard);
+    if (p.shard.grad().defined()) {
+      p.shard.mutable_grad().add_(slice);
+    } else {
+      p.shard.mutable_grad() = slice.clone();
+    }
+  }
+}
+
+void FullyShardedModel::reduce_and_release(size_t index) {
+  reduce(units_[index]);
+  release(units_[index]);
+}
+
+at::Tensor FullyShardedModel::forward(const at::Tensor& tokens) {
+  Unit& root = units_.back();
+  gather(units_.size() - 1);
+  if (!runner_checked_) {  // a model that bypasses run_block() would read freed parameters
+    for (size_t i = 0; i < units_.size(); ++i) gather(i);
+  }
+  at::Tensor out = model_.forward(tokens);
+  if (!runner_checked_) {
+    if (blocks_run_ != units_.size() - 1) {
+      throw sdk::Error(fmt::format("FSDP ([distributed] dp_shard > 1): the model ran {} of its {} blocks through "
+                                   "run_block(); a model plugin must run every block of blocks() through it (see "
+                                   "kforge/sdk/model.h), or train with dp_shard = 1",
+                                   blocks_run_, units_.size() - 1));
+    }
+    runner_checked_ = true;
+  }
+  if (at::GradMode::is_enabled() && out.requires_grad()) {
+    root.needs_reduce = true;  // the embedding and head are needed again in the backward
+  } else {
+    release(root);
+  }
+  return out;
+}
+
+void FullyShardedModel::finish_backward() {
+  // The same units on every rank, in the same order: whether a unit needs reducing depends only
+  // on the graph, never on which gradients this rank's batch reached.
+  for (Unit& unit : units_) {
+    if (unit.needs_reduce) reduce(unit);
+    release(unit);
+  }
+  for (Unit& unit : units_) {
+    for (Param& p : unit.params) p.shard.requires_grad_(p.param.requires_grad());
+  }
+  average_gradients(replicate_, shards_);
+}
+
+double FullyShardedModel::clip_gradients(double max_norm) {
+  at::NoGradGuard no_grad;
+  at::Tensor squares = at::zeros({}, at::kDouble);
+  for (const auto& s : shards_) {
+    if (s.tensor.grad().defined()) squares += s.tensor.grad().to(at::kDouble).square().sum();
+  }
+  shard_.all_reduce(squares);
+  const double total = std::sqrt(squares.item<double>());
+  const double coef = std::min(1.0, max_norm / (total + 1e-6));
+  for (const auto& s : shards_) {
+    if (s.tensor.grad().defined()) s.tensor.mutable_grad().mul_(coef);
+  }
+  return total;
+}
+
+void FullyShardedModel::zero_grad() {
+  for (const auto& s : shards_) s.tensor.mutable_grad() = at::Tensor();
+}
+
+const FullyShardedModel::Param* FullyShardedModel::owner_of_state(const std::string& key) const {
+  for (size_t dot = key.rfind('.'); dot != std::string::npos && dot > 0; dot = key.rfind('.', dot - 1)) {
+    const std::string prefix = key.substr(0, dot);
+    for (const Unit& unit : units_) {
+      for (const Param& p : unit.params) {
+        if (p.name == prefix) return &p;
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::map<std::string, checkpoint::Placement> FullyShardedModel::placements(const checkpoint::TensorMap& model,
+                                                                         const checkpoint::TensorMap& optimizer) const {
+  std::map<std::string, checkpoint::Placement> out;
+  auto place = [](const Param& p) {
+    std::vector<int64_t> offsets(p.shape.size(), 0);
+    offsets[0] = p.first_row;
+    return checkpoint::Placement{p.shape, offsets};
+  };
+  for (const Unit& unit : units_) {
+    for (const Param& p : unit.params) {
+      if (model.count(p.name)) out.emplace("model/" + p.name, place(p));
+    }
+  }
+  for (const auto& [key, t] : optimizer) {
+    const Param* p = owner_of_state(key);
+    if (p != nullptr && t.sizes().equals(p->shard.sizes())) out.emplace("optimizer/" + key, place(*p));
+  }
+  return out;
+}
+
+void FullyShardedModel::load_model_weights(const checkpoint::Snapshot& snapshot) {
+  for (size_t i = 0; i < units_.size(); ++i) gather(i);
+  checkpoint::load_model_weights(model_, snapshot);  // into the gathered parameters and the buffers
+  at::NoGradGuard no_grad;
+  for (Unit& unit : units_) {
+    for (Param& p : unit.params) p.shard.copy_(p.param.detach().narrow(0, p.first_row, p.own_rows));
+    release(unit);
+  }
+}
+
+checkpoint::TensorMap FullyShardedModel::shard_optimizer_state(const checkpoint::TensorMap& whole) const {
+  checkpoint::TensorMap out;
+  for (const auto& [key, t] : whole) {
+    const Param* p = owner_of_state(key);
+    const bool rows = p != nullptr && t.sizes().equals(p->shape);
+    out.emplace(key, rows ? t.narrow(0, p->first_row, p->own_rows).clone() : t);
+  }
+  return out;
+}
+
+}  // namespace kforge::train

@@ -1,0 +1,92 @@
+// FullyShardedModel: ZeRO-3 data parallelism (FSDP) over the dp_shard group, HSDP with
+// dp_replicate. Each parameter's rows are split across the shard group; the model's own
+// parameters hold data only while a unit (a model block, or the root: everything in no block) is
+// gathered: before its forward, again before its backward, freed after each. A block's gradients
+// are reduce-scattered to the shards as soon as its backward is done.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "checkpoint/snapshot.h"
+#include "dist/group.h"
+#include "kforge/sdk/model.h"
+#include "kforge/sdk/optimizer.h"
+
+namespace kforge::train {
+
+class FullyShardedModel {
+ public:
+  /// Shards every parameter of `model` over `shard` (the model must be identical on every rank,
+  /// as after seeding) and installs the block runner; `replicate` is the HSDP replica group.
+  FullyShardedModel(sdk::Model& model, const dist::Group& shard, const dist::Group& replicate);
+  ~FullyShardedModel();
+  FullyShardedModel(const FullyShardedModel&) = delete;
+  FullyShardedModel& operator=(const FullyShardedModel&) = delete;
+
+  /// This rank's shards, named as the model's parameters: what the optimizer updates.
+  const std::vector<sdk::NamedParameter>& shards() const { return shards_; }
+
+  /// model.forward(tokens) with the root gathered (kept for the backward when it needs gradients).
+  at::Tensor forward(const at::Tensor& tokens);
+  /// After the last micro-batch's backward: reduces what is left (the root), frees every gathered
+  /// unit and averages the shards' gradients over the replica group.
+  void finish_backward();
+  /// Global L2 norm of the shards' gradients over the shard group; scales them by
+  /// min(1, max_norm / (norm + 1e-6)) (torch's clip_grad_norm_).
+  double clip_gradients(double max_norm);
+  void zero_grad();
+
+  /// Placement of every tensor this rank writes to a checkpoint that is a slice of a larger one:
+  /// the shards, and optimizer state entries "<param>.<suffix>" shaped like their shard.
+  std::map<std::string, checkpoint::Placement> placements(const checkpoint::TensorMap& model,
+                                                          const checkpoint::TensorMap& optimizer) const;
+  /// Loads whole model tensors (every parameter and buffer) into the shards and buffers, with
+  /// checkpoint::load_model_weights' checks.
+  void load_model_weights(const checkpoint::Snapshot& snapshot);
+  /// Whole optimizer state -> this rank's rows of the entries shaped like their parameter.
+  checkpoint::TensorMap shard_optimizer_state(const checkpoint::TensorMap& whole) const;
+
+  // Called from the autograd nodes the block runner inserts.
+  void gather(size_t unit);
+  void reduce_and_release(size_t unit);
+
+ private:
+  struct Param {
+    std::string name;
+    at::Tensor param;  ///< the model's parameter: a view into its unit's gathered buffer
+    at::Tensor shard;  ///< this rank's rows (its own storage)
+    std::vector<int64_t> shape;
+    int64_t rows = 0, chunk_rows = 0, row_numel = 0;
+    int64_t first_row = 0, own_rows = 0;  ///< this rank's rows: rank x chunk_rows, clamped to rows
+    int64_t gathered_offset = 0;          ///< in the unit's gathered buffer (size x chunk_rows rows)
+    int64_t chunk_offset = 0;             ///< in one rank's chunk of the unit
+  };
+  struct Unit {
+    std::string name;
+    std::vector<Param> params;
+    at::Tensor gathered;  ///< [size x chunk_numel], parameter-major; storage freed when released
+    int64_t chunk_numel = 0;
+    bool is_gathered = false;
+    bool needs_reduce = false;  ///< ran forward with gradients; its gradients are not reduced yet
+  };
+
+  void release(Unit& unit);
+  void reduce(Unit& unit);
+  /// The sharded parameter an optimizer state key "<param>.<suffix>" belongs to, or nullptr.
+  const Param* owner_of_state(const std::string& key) const;
+
+  sdk::Model& model_;
+  const dist::Group& shard_;
+  const dist::Group& replicate_;
+  std::vector<Unit> units_;  ///< blocks in forward order, then the root
+  size_t blocks_run_ = 0;    ///< by the block runner, during the first forward
+  bool runner_checked_ = false;
+  std::vector<sdk::NamedParameter> shards_;
+};
+
+}  // namespace kforge::train
