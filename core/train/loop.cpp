@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "log/log.h"
+#include "metrics/memory.h"
 #include "metrics/status_line.h"
 #include "profiling/step_profiler.h"
 #include "profiling/user_scope.h"
@@ -118,6 +119,7 @@ TrainingResult Trainer::train() {
   if (outcome != Outcome::TooManyNans && last_saved_step_ != step_) save_checkpoint();
   for (auto& hook : hooks_) hook->on_train_end(step_, tokens_seen_);
   tracker_->flush();
+  log.info("peak resident memory of this rank: {:.3f} GiB", metrics::peak_rss_gib());
   return {outcome, step_, tokens_seen_, resumed_from_};
 }
 
