@@ -71,6 +71,24 @@ void Group::all_reduce(at::Tensor& tensor, Reduce op) const {
   });
 }
 
+PendingCollective Group::all_reduce_async(at::Tensor& tensor) const {
+  PendingCollective pending;
+  if (size_ == 1) return pending;
+  pending.group_ = this;
+  pending.collective_ = "all_reduce";
+  run("all_reduce", [&] {
+    std::vector<at::Tensor> tensors{tensor};
+    pending.work_ = pg_->allreduce(tensors);
+  });
+  return pending;
+}
+
+void PendingCollective::wait() {
+  if (!work_) return;
+  group_->run(collective_, [&] { work_->wait(); });
+  work_.reset();
+}
+
 void Group::broadcast(at::Tensor& tensor, int root) const {
   if (size_ == 1) return;
   run("broadcast", [&] {

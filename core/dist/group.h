@@ -14,6 +14,21 @@ namespace kforge::dist {
 
 enum class Reduce { Sum, Max, Min };
 
+class Group;
+
+/// A collective started without waiting; wait() finishes it, with the blocking call's errors.
+class PendingCollective {
+ public:
+  PendingCollective() = default;  ///< nothing in flight
+  void wait();
+
+ private:
+  friend class Group;
+  const Group* group_ = nullptr;
+  const char* collective_ = "";
+  c10::intrusive_ptr<c10d::Work> work_;
+};
+
 class Group {
  public:
   /// A group of one (every collective is the identity).
@@ -30,6 +45,9 @@ class Group {
 
   /// In place, on every member.
   void all_reduce(at::Tensor& tensor, Reduce op = Reduce::Sum) const;
+  /// Starts a sum all_reduce of `tensor` in place and returns at once (Gloo runs it on its own
+  /// threads); `tensor` must stay untouched until the returned collective is waited for.
+  PendingCollective all_reduce_async(at::Tensor& tensor) const;
   void broadcast(at::Tensor& tensor, int root) const;
   /// Every member's `tensor` (same shape everywhere), in group-rank order.
   std::vector<at::Tensor> all_gather(const at::Tensor& tensor) const;
@@ -41,6 +59,7 @@ class Group {
   void barrier() const;
 
  private:
+  friend class PendingCollective;
   template <class Fn>
   void run(const char* collective, Fn&& fn) const;
 

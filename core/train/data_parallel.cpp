@@ -55,9 +55,14 @@ StepResult average_step_result(const dist::Group& group, StepResult local) {
   return {t[0].item<double>() / static_cast<double>(group.size()), local.grad_norm};
 }
 
+at::Tensor Trainer::forward(const at::Tensor& tokens) {
+  if (fsdp_) return fsdp_->forward(tokens);
+  return replicated_ ? replicated_->forward(tokens) : model_->forward(tokens);
+}
+
 void Trainer::sync_gradients() {
   if (fsdp_) return fsdp_->finish_backward();
-  average_gradients(runtime_->dp(), params_);
+  if (replicated_) replicated_->sync();
 }
 
 double Trainer::clip_gradients(double max_norm) {

@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <c10/core/CPUAllocator.h>
 #include <fmt/format.h>
-#include <torch/csrc/autograd/custom_function.h>
 
 #include <cmath>
 #include <set>
@@ -14,42 +13,6 @@
 
 namespace kforge::train {
 namespace {
-
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
-
-FullyShardedModel* owner(AutogradContext* ctx) {
-  return reinterpret_cast<FullyShardedModel*>(ctx->saved_data["owner"].toInt());
-}
-
-// Identity on a block's output; its backward runs before the block's own backward nodes, so it
-// gathers the block's parameters back into the storage the saved tensors point to.
-struct GatherForBackward : torch::autograd::Function<GatherForBackward> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, FullyShardedModel* fsdp, int64_t unit) {
-    ctx->saved_data["owner"] = reinterpret_cast<int64_t>(fsdp);
-    ctx->saved_data["unit"] = unit;
-    return x;
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    owner(ctx)->gather(static_cast<size_t>(ctx->saved_data["unit"].toInt()));
-    return {grads[0], at::Tensor(), at::Tensor()};
-  }
-};
-
-// Identity on a block's input; its backward runs once the block's backward is done (the engine
-// runs a parameter's gradient accumulation as soon as it is ready, before anything else), so it
-// reduce-scatters the block's gradients and frees its parameters.
-struct ReduceAfterBackward : torch::autograd::Function<ReduceAfterBackward> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, FullyShardedModel* fsdp, int64_t unit) {
-    ctx->saved_data["owner"] = reinterpret_cast<int64_t>(fsdp);
-    ctx->saved_data["unit"] = unit;
-    return x;
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    owner(ctx)->reduce_and_release(static_cast<size_t>(ctx->saved_data["unit"].toInt()));
-    return {grads[0], at::Tensor(), at::Tensor()};
-  }
-};
 
 void free_storage(const at::Tensor& t) { t.storage().unsafeGetStorageImpl()->reset(); }
 
@@ -129,10 +92,9 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
     ++blocks_run_;
     gather(index);
     const bool backward = at::GradMode::is_enabled();
-    const auto unit = static_cast<int64_t>(index);
-    const at::Tensor in = backward && input.requires_grad() ? ReduceAfterBackward::apply(input, this, unit) : input;
+    const at::Tensor in = backward && input.requires_grad() ? mark_block_input(input, *this, index) : input;
     at::Tensor out = block(in);
-    if (backward && out.requires_grad()) out = GatherForBackward::apply(out, this, unit);
+    if (backward && out.requires_grad()) out = mark_block_output(out, *this, index);
     release(units_[index]);
     return out;
   });
@@ -191,9 +153,11 @@ void FullyShardedModel::reduce(Unit& unit) {
   }
 }
 
-void FullyShardedModel::reduce_and_release(size_t index) {
-  reduce(units_[index]);
-  release(units_[index]);
+void FullyShardedModel::before_block_backward(size_t block) { gather(block); }
+
+void FullyShardedModel::after_block_backward(size_t block) {
+  reduce(units_[block]);
+  release(units_[block]);
 }
 
 at::Tensor FullyShardedModel::forward(const at::Tensor& tokens) {

@@ -16,10 +16,11 @@
 #include "dist/group.h"
 #include "kforge/sdk/model.h"
 #include "kforge/sdk/optimizer.h"
+#include "train/block_backward_hooks.h"
 
 namespace kforge::train {
 
-class FullyShardedModel {
+class FullyShardedModel final : public BlockBackwardHooks {
  public:
   /// Shards every parameter of `model` over `shard` (the model must be identical on every rank,
   /// as after seeding) and installs the block runner; `replicate` is the HSDP replica group.
@@ -51,9 +52,10 @@ class FullyShardedModel {
   /// Whole optimizer state -> this rank's rows of the entries shaped like their parameter.
   checkpoint::TensorMap shard_optimizer_state(const checkpoint::TensorMap& whole) const;
 
-  // Called from the autograd nodes the block runner inserts.
-  void gather(size_t unit);
-  void reduce_and_release(size_t unit);
+  /// Gathers the block's parameters back for its backward.
+  void before_block_backward(size_t block) override;
+  /// Reduce-scatters the block's gradients to the shards and frees its parameters.
+  void after_block_backward(size_t block) override;
 
  private:
   struct Param {
@@ -75,6 +77,7 @@ class FullyShardedModel {
     bool needs_reduce = false;  ///< ran forward with gradients; its gradients are not reduced yet
   };
 
+  void gather(size_t unit);
   void release(Unit& unit);
   void reduce(Unit& unit);
   /// The sharded parameter an optimizer state key "<param>.<suffix>" belongs to, or nullptr.

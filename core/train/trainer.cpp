@@ -135,7 +135,12 @@ void Trainer::join_process_groups() {
 void Trainer::shard_parameters() {
   const dist::DeviceMesh& mesh = runtime_->mesh();
   const int shards = mesh.shape().size("dp_shard");
-  if (shards == 1) return;
+  if (shards == 1) {
+    if (runtime_->dp().size() > 1) {
+      replicated_ = std::make_unique<ReplicatedModel>(*model_, runtime_->dp(), params_, job_.train.grad_accum_steps);
+    }
+    return;
+  }
   const std::string optimizer = job_.view("optimizer").get_string("name");
   if (optimizer == "muon") {  // its update needs whole matrices: on row shards it would be another algorithm
     throw sdk::ConfigError(fmt::format("[optimizer] name = \"muon\" orthogonalises whole weight matrices and cannot "

@@ -16,6 +16,7 @@
 #include "train/components.h"
 #include "train/freeze.h"
 #include "train/fully_sharded.h"
+#include "train/replicated_model.h"
 #include "train/step.h"
 
 namespace kforge::train {
@@ -58,14 +59,15 @@ class Trainer {
   /// What the optimizer updates: the model's parameters, or this rank's shards of them (FSDP).
   const std::vector<sdk::NamedParameter>& parameters() const { return fsdp_ ? fsdp_->shards() : params_; }
   /// The model's forward (with FSDP: its root parameters gathered); step bodies call this.
-  at::Tensor forward(const at::Tensor& tokens) { return fsdp_ ? fsdp_->forward(tokens) : model_->forward(tokens); }
+  at::Tensor forward(const at::Tensor& tokens);
   int64_t step() const { return step_; }
   /// The process groups and device mesh (groups of one in a single process).
   const dist::Runtime& runtime() const { return *runtime_; }
 
-  /// Averages the parameters' gradients over the data-parallel ranks (bucketed flat all_reduce;
-  /// a no-op on one rank). A step body calls it once, after the last micro-batch's backward and
-  /// before clipping, so accumulation never syncs early (maybe_no_sync semantics). With FSDP it
+  /// Averages the parameters' gradients over the data-parallel ranks (a no-op on one rank). A
+  /// step body calls it once, after the last micro-batch's backward and before clipping, so
+  /// accumulation never syncs early (maybe_no_sync semantics). Plain data parallelism starts each
+  /// block's all-reduce during the last backward (see ReplicatedModel) and finishes here; FSDP
   /// finishes the reduce-scatters and averages the shards over dp_replicate.
   void sync_gradients();
   /// Global-norm clipping of parameters()' gradients to `max_norm` (over all shards with FSDP);
@@ -74,7 +76,8 @@ class Trainer {
 
  private:
   void join_process_groups();
-  /// dp_shard > 1: replaces the parameters the optimizer sees by this rank's FSDP shards.
+  /// dp_shard > 1: replaces the parameters the optimizer sees by this rank's FSDP shards;
+  /// otherwise, on several ranks, sets up the overlapped gradient all-reduce.
   void shard_parameters();
   void resume();
   void restore(const checkpoint::Snapshot& snapshot);
@@ -102,6 +105,7 @@ class Trainer {
   std::shared_ptr<sdk::Model> model_;
   std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
   std::unique_ptr<FullyShardedModel> fsdp_;  ///< dp_shard > 1
+  std::unique_ptr<ReplicatedModel> replicated_;  ///< dp_shard = 1 on several ranks
   std::unique_ptr<sdk::Optimizer> optimizer_;
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule
   std::unique_ptr<sdk::Scheduler> scheduler_;

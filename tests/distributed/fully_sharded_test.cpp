@@ -4,70 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
-#include <torch/nn/module.h>
 
 #include <cmath>
 
 #include "train/fully_sharded.h"
+#include "tiny_blocks_model.h"
 #include "two_ranks.h"
 
 namespace kforge::test {
 namespace {
-
-constexpr int64_t kVocab = 11, kDim = 6;
-
-// root: embed [11, 6] and head [11, 6] (11 rows: 6 + 5 on two ranks); block 0: w [6, 6], g [6];
-// block 1: a [5, 6], b [5, 6] (5 rows: 3 + 2); block 2: c [1, 6] (one row: rank 1 holds none).
-class TinyModel final : public sdk::Model {
- public:
-  /// bypass: block 1 is called directly instead of through run_block (a plugin's mistake).
-  explicit TinyModel(bool bypass = false) : bypass_(bypass) {
-    at::Generator gen = at::detail::createCPUGenerator(7);  // its own: ranks are threads of one process
-    embed_ = register_parameter("embed", at::randn({kVocab, kDim}, gen));
-    head_ = register_parameter("head", at::randn({kVocab, kDim}, gen) * 0.5);
-    w_ = register_parameter("b0_w", at::randn({kDim, kDim}, gen) * 0.4);
-    g_ = register_parameter("b0_g", at::randn({kDim}, gen));
-    a_ = register_parameter("b1_a", at::randn({5, kDim}, gen) * 0.4);
-    b_ = register_parameter("b1_b", at::randn({5, kDim}, gen) * 0.4);
-    c_ = register_parameter("b2_c", at::randn({1, kDim}, gen));
-  }
-  at::Tensor forward(const at::Tensor& tokens) override {
-    at::Tensor x = embed_.index_select(0, tokens.reshape({-1})).view({tokens.size(0), tokens.size(1), kDim});
-    x = run_block(0, x, [&](const at::Tensor& in) { return in + at::tanh(at::matmul(in, w_.t())) * g_; });
-    const BlockFn block1 = [&](const at::Tensor& in) { return in + at::matmul(at::tanh(at::matmul(in, a_.t())), b_); };
-    x = bypass_ ? block1(x) : run_block(1, x, block1);
-    x = run_block(2, x, [&](const at::Tensor& in) { return in * at::sigmoid(c_[0]); });
-    return at::matmul(x, head_.t());
-  }
-  std::vector<sdk::ModelBlock> blocks() const override {
-    return {{"b0", {"b0_w", "b0_g"}}, {"b1", {"b1_a", "b1_b"}}, {"b2", {"b2_c"}}};
-  }
-  double flops_per_token(int64_t) const override { return 0; }
-  int64_t num_params_estimate() const override { return 0; }
-
- private:
-  bool bypass_;
-  at::Tensor embed_, head_, w_, g_, a_, b_, c_;
-};
-
-at::Tensor tokens_of(int rank) { return at::arange(rank * 3, rank * 3 + 16, at::kLong).remainder(kVocab).view({2, 8}); }
-
-at::Tensor loss_of(const at::Tensor& logits, int rank) {
-  const at::Tensor labels = (tokens_of(rank) * 5 + 1).remainder(kVocab);
-  return at::cross_entropy_loss(logits.reshape({-1, kVocab}), labels.reshape({-1}));
-}
-
-// The whole model's parameters by name after one backward of the mean of both ranks' losses.
-std::map<std::string, at::Tensor> reference_grads(bool freeze_head) {
-  TinyModel model;
-  if (freeze_head) model.named_parameters()["head"].requires_grad_(false);
-  const at::Tensor loss = (loss_of(model.forward(tokens_of(0)), 0) + loss_of(model.forward(tokens_of(1)), 1)) / 2;
-  loss.backward();
-  std::map<std::string, at::Tensor> out;
-  for (const auto& item : model.named_parameters()) out.emplace(item.key(), item.value().grad());
-  return out;
-}
 
 struct RankResult {
   std::map<std::string, at::Tensor> shard_grads, shards;
@@ -85,7 +30,7 @@ std::vector<RankResult> run_fsdp(bool freeze_head, int micro_batches, double cli
     train::FullyShardedModel fsdp(model, rt.dp(), dist::Group());
     RankResult& r = results[static_cast<size_t>(rt.rank())];
     for (int k = 0; k < micro_batches; ++k) {
-      (loss_of(fsdp.forward(tokens_of(rt.rank())), rt.rank()) / micro_batches).backward();
+      (tiny_loss(fsdp.forward(tiny_tokens(rt.rank())), rt.rank()) / micro_batches).backward();
     }
     fsdp.finish_backward();
     r.norm = fsdp.clip_gradients(clip);
@@ -93,7 +38,7 @@ std::vector<RankResult> run_fsdp(bool freeze_head, int micro_batches, double cli
     for (const auto& item : model.named_parameters()) r.all_released &= item.value().storage().nbytes() == 0;
     {
       at::NoGradGuard no_grad;
-      r.eval_logits = fsdp.forward(tokens_of(0));
+      r.eval_logits = fsdp.forward(tiny_tokens(0));
     }
     checkpoint::TensorMap model_tensors;
     for (const auto& p : fsdp.shards()) {
@@ -115,7 +60,7 @@ at::Tensor rows_of(const at::Tensor& whole, int rank) {
 }
 
 TEST(FullyShardedModel, ShardGradientsAreTheRowsOfTheWholeModelsMeanGradient) {
-  const auto expected = reference_grads(false);
+  const auto expected = tiny_reference_grads(false);
   const auto results = run_fsdp(false, 1);
   for (int rank = 0; rank < 2; ++rank) {
     const RankResult& r = results[static_cast<size_t>(rank)];
@@ -131,7 +76,7 @@ TEST(FullyShardedModel, ShardGradientsAreTheRowsOfTheWholeModelsMeanGradient) {
 }
 
 TEST(FullyShardedModel, MicroBatchesAccumulateIntoTheShards) {
-  const auto expected = reference_grads(false);
+  const auto expected = tiny_reference_grads(false);
   const auto results = run_fsdp(false, 3);  // three identical micro-batches of loss / 3
   for (int rank = 0; rank < 2; ++rank) {
     for (const auto& [name, grad] : expected) {
@@ -142,7 +87,7 @@ TEST(FullyShardedModel, MicroBatchesAccumulateIntoTheShards) {
 }
 
 TEST(FullyShardedModel, GlobalNormIsOverAllShardsAndClippingScalesThem) {
-  const auto expected = reference_grads(false);
+  const auto expected = tiny_reference_grads(false);
   double squares = 0;
   for (const auto& [name, grad] : expected) squares += grad.square().sum().item<double>();
   const double norm = std::sqrt(squares);
@@ -158,7 +103,7 @@ TEST(FullyShardedModel, GlobalNormIsOverAllShardsAndClippingScalesThem) {
 }
 
 TEST(FullyShardedModel, FrozenParameterGetsNoShardGradient) {
-  const auto expected = reference_grads(true);
+  const auto expected = tiny_reference_grads(true);
   const auto results = run_fsdp(true, 1);
   for (int rank = 0; rank < 2; ++rank) {
     const RankResult& r = results[static_cast<size_t>(rank)];
@@ -172,7 +117,7 @@ TEST(FullyShardedModel, EvalForwardEqualsTheWholeModelAndShardsAreItsRows) {
   at::Tensor want;
   {
     at::NoGradGuard no_grad;
-    want = whole.forward(tokens_of(0));
+    want = whole.forward(tiny_tokens(0));
   }
   const auto results = run_fsdp(false, 1);
   for (int rank = 0; rank < 2; ++rank) {
@@ -193,7 +138,7 @@ TEST(FullyShardedModel, ModelBypassingTheBlockRunnerIsAnErrorNamingRunBlock) {
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     TinyModel model(/*bypass=*/true);
     train::FullyShardedModel fsdp(model, rt.dp(), dist::Group());
-    fsdp.forward(tokens_of(rt.rank()));
+    fsdp.forward(tiny_tokens(rt.rank()));
   });
   for (const std::string& e : errors) {
     EXPECT_NE(e.find("the model ran 2 of its 3 blocks through run_block()"), std::string::npos) << e;
