@@ -33,6 +33,13 @@ std::vector<std::string> dp_args(int n, int per_rank_batch, int64_t max_steps) {
   return a;
 }
 
+// The same with FSDP over `shards` ranks.
+std::vector<std::string> fsdp_args(int shards, int per_rank_batch, int64_t max_steps) {
+  auto a = args(per_rank_batch, max_steps);
+  a.push_back(fmt::format("--distributed.dp_shard={}", shards));
+  return a;
+}
+
 class FourRanks : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -67,10 +74,8 @@ TEST_F(FourRanks, FourRankDataParallelMatchesOneRankWithTheSameGlobalBatch) {
 
 TEST_F(FourRanks, FourRankFsdpMatchesOneRankAndEachRankHoldsAQuarterOfTheRows) {
   TrainFixture fsdp;
-  auto a = args(2, 10);
-  a.push_back("--distributed.dp_shard=4");
   std::string output;
-  ASSERT_EQ(launch(fsdp, 4, a, &output), 0) << output;
+  ASSERT_EQ(launch(fsdp, 4, fsdp_args(4, 2, 10), &output), 0) << output;
   EXPECT_NE(output.find("[distributed] FSDP over dp_shard = 4: this rank holds"), std::string::npos) << output;
   expect_close(metric(fsdp, "train/loss"), metric(*one, "train/loss"), 1, 10);
   expect_close(metric(fsdp, "train/grad_norm"), metric(*one, "train/grad_norm"), 1, 10);
@@ -102,16 +107,12 @@ TEST_F(FourRanks, TwoByTwoHsdpMatchesOneRankAndReplicasHoldIdenticalShards) {
 // parameters and optimizer state are assembled and cut again.
 TEST_F(FourRanks, AFourRankFsdpCheckpointResumesOnTwoShardsAndOnOneRank) {
   TrainFixture first_half, on_two, on_one;
-  auto a = args(2, 5);
-  a.push_back("--distributed.dp_shard=4");
-  launch(first_half, 4, a);
+  launch(first_half, 4, fsdp_args(4, 2, 5));
   for (TrainFixture* fx : {&on_two, &on_one}) {
     fs::copy(first_half.checkpoint_dir, fx->checkpoint_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   }
-  auto two = args(4, 10);
-  two.push_back("--distributed.dp_shard=2");
   std::string output;
-  ASSERT_EQ(launch(on_two, 2, two, &output), 0) << output;
+  ASSERT_EQ(launch(on_two, 2, fsdp_args(2, 4, 10), &output), 0) << output;
   EXPECT_NE(output.find("resumed from step 5"), std::string::npos) << output;
   expect_close(metric(on_two, "train/loss"), metric(*one, "train/loss"), 6, 10);
   launch(on_one, 1, args(8, 10));

@@ -1,5 +1,6 @@
 // Real multi-process jobs through `kforge launch` on 127.0.0.1 (a fresh port per job): data
-// parallel parity with one rank, exact resume, elastic resume, failure handling, mesh errors.
+// parallel and FSDP parity with one rank, exact resume, elastic resume, failure handling, mesh
+// errors.
 #include <gtest/gtest.h>
 #include <fmt/format.h>
 
@@ -16,21 +17,35 @@ namespace kforge::test {
 namespace {
 namespace fs = std::filesystem;
 
-TEST(Launch, TwoRankDataParallelMatchesOneRankWithTheSameGlobalBatch) {
-  const std::vector<std::string> common = {"--train.max_steps=10", "--eval.enabled=true", "--train.grad_accum_steps=2"};
-  TrainFixture one, two;
-  auto args = common;
-  args.push_back("--train.batch_size=8");
-  launch(one, 1, args);
-  args.back() = "--train.batch_size=4";
-  for (const auto& o : replicated_over(2)) args.push_back(o);
+// One rank with batch 8 against two with batch 4: the same global batch, with accumulation and eval.
+class TwoRanks : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    one = new TrainFixture();
+    launch(*one, 1, args(8));
+  }
+  static void TearDownTestSuite() { delete one; }
+  static std::vector<std::string> args(int batch_size) {
+    return {"--train.max_steps=10", "--eval.enabled=true", "--train.grad_accum_steps=2",
+            fmt::format("--train.batch_size={}", batch_size)};
+  }
+  static void expect_parity(const TrainFixture& two) {
+    expect_close(metric(two, "train/loss"), metric(*one, "train/loss"), 1, 10);
+    expect_close(metric(two, "train/grad_norm"), metric(*one, "train/grad_norm"), 1, 10);
+    expect_close(metric(two, "eval/loss"), metric(*one, "eval/loss"), 5, 5);
+  }
+  static inline TrainFixture* one = nullptr;
+};
+
+TEST_F(TwoRanks, DataParallelMatchesOneRankWithTheSameGlobalBatch) {
+  TrainFixture two;
+  auto a = args(4);
+  for (const auto& o : replicated_over(2)) a.push_back(o);
   std::string output;
-  ASSERT_EQ(launch(two, 2, args, &output), 0) << output;
+  ASSERT_EQ(launch(two, 2, a, &output), 0) << output;
   EXPECT_NE(output.find("gradient all-reduce overlapped with the backward for 2 of 2 blocks"), std::string::npos)
       << output;
-  expect_close(metric(two, "train/loss"), metric(one, "train/loss"), 1, 10);
-  expect_close(metric(two, "train/grad_norm"), metric(one, "train/grad_norm"), 1, 10);
-  expect_close(metric(two, "eval/loss"), metric(one, "eval/loss"), 5, 5);
+  expect_parity(two);
   const auto meta = nlohmann::json::parse(std::ifstream(two.checkpoint_dir / "step_10" / "metadata.json"));
   EXPECT_EQ(meta["world_size"], 2);
   EXPECT_TRUE(meta["files"].contains("shard-00001-of-00002.safetensors"));
@@ -40,6 +55,30 @@ TEST(Launch, TwoRankDataParallelMatchesOneRankWithTheSameGlobalBatch) {
   ASSERT_EQ(state["data"].size(), 2u);
   EXPECT_EQ(state["data"][0]["replica_checksum"], state["data"][1]["replica_checksum"]);
   EXPECT_EQ(state["data"][1]["rank"], 1);
+}
+
+TEST_F(TwoRanks, FsdpMatchesOneRankAndWritesRowSlicesOfParametersAndOptimizerState) {
+  TrainFixture two;
+  auto a = args(4);
+  a.push_back("--distributed.dp_shard=2");
+  launch(two, 2, a);
+  expect_parity(two);
+  const auto meta = nlohmann::json::parse(std::ifstream(two.checkpoint_dir / "step_10" / "metadata.json"));
+  for (const std::string key : {"model/token_embedding.embedding.weight", "optimizer/token_embedding.embedding.weight.exp_avg"}) {
+    ASSERT_TRUE(meta["tensors"].contains(key)) << key;
+    ASSERT_EQ(meta["tensors"][key]["shards"].size(), 2u) << meta["tensors"][key].dump();
+    EXPECT_EQ(meta["tensors"][key]["shards"][1]["file"], "shard-00001-of-00002.safetensors");
+  }
+  // Loaded whole again, the FSDP checkpoint has the one-rank run's tensors, shapes and names.
+  const auto whole = checkpoint::CheckpointManager::load(one->checkpoint_dir / "step_10");
+  const auto sharded = checkpoint::CheckpointManager::load(two.checkpoint_dir / "step_10");
+  ASSERT_EQ(whole.model.size(), sharded.model.size());
+  for (const auto& [name, t] : whole.model) {
+    ASSERT_TRUE(sharded.model.count(name)) << name;
+    EXPECT_TRUE(at::allclose(sharded.model.at(name), t, 1e-4, 1e-5)) << name;
+  }
+  ASSERT_EQ(whole.optimizer.size(), sharded.optimizer.size());
+  for (const auto& [name, t] : whole.optimizer) EXPECT_EQ(sharded.optimizer.at(name).sizes(), t.sizes()) << name;
 }
 
 // 20 steps on 2 data-parallel ranks straight, and 10 + 10 with a restart, share one constant-LR
