@@ -118,11 +118,16 @@ void FullyShardedModel::gather(size_t index) {
     const int64_t len = p.chunk_rows * p.row_numel;
     unit.gathered.narrow(0, p.gathered_offset, size * len).view({size, len}).copy_(all.narrow(1, p.chunk_offset, len));
   }
+  for (Param& p : unit.params) p.version = p.param._version();
   unit.is_gathered = true;
 }
 
 void FullyShardedModel::release(Unit& unit) {
   if (!unit.is_gathered) return;
+  at::NoGradGuard no_grad;
+  for (Param& p : unit.params) {
+    if (p.param._version() != p.version) p.shard.copy_(p.param.detach().narrow(0, p.first_row, p.own_rows));
+  }
   free_storage(unit.gathered);
   unit.is_gathered = false;
 }

@@ -67,6 +67,7 @@ class FullyShardedModel final : public BlockBackwardHooks {
     int64_t first_row = 0, own_rows = 0;  ///< this rank's rows: rank x chunk_rows, clamped to rows
     int64_t gathered_offset = 0;          ///< in the unit's gathered buffer (size x chunk_rows rows)
     int64_t chunk_offset = 0;             ///< in one rank's chunk of the unit
+    int64_t version = 0;                  ///< the parameter's version counter when gathered
   };
   struct Unit {
     std::string name;
@@ -78,6 +79,8 @@ class FullyShardedModel final : public BlockBackwardHooks {
   };
 
   void gather(size_t unit);
+  /// Frees the unit's gathered buffer; rows the model changed in place while it was gathered
+  /// (e.g. a router's bias update in its forward) are first copied back into this rank's shards.
   void release(Unit& unit);
   void reduce(Unit& unit);
   /// The sharded parameter an optimizer state key "<param>.<suffix>" belongs to, or nullptr.

@@ -134,6 +134,24 @@ TEST(FullyShardedModel, EvalForwardEqualsTheWholeModelAndShardsAreItsRows) {
   }
 }
 
+TEST(FullyShardedModel, InPlaceChangesTheModelMakesInItsForwardReachTheShards) {
+  const at::Tensor before = TinyModel().named_parameters()["b2_c"].detach().clone();
+  std::vector<at::Tensor> after(2);
+  const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
+    TinyModel model;
+    model.mutate_in_forward = true;
+    train::FullyShardedModel fsdp(model, rt.dp(), dist::Group());
+    at::NoGradGuard no_grad;
+    for (int k = 0; k < 2; ++k) fsdp.forward(tiny_tokens(rt.rank()));
+    for (const auto& p : fsdp.shards()) {
+      if (p.name == "b2_c") after[static_cast<size_t>(rt.rank())] = p.tensor.clone();
+    }
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  EXPECT_TRUE(at::equal(after[0], before + 1.0));  // two forwards of +0.5; rank 0 holds its one row
+  EXPECT_EQ(after[1].numel(), 0);
+}
+
 TEST(FullyShardedModel, ModelBypassingTheBlockRunnerIsAnErrorNamingRunBlock) {
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     TinyModel model(/*bypass=*/true);

@@ -20,7 +20,14 @@ at::Tensor TinyModel::forward(const at::Tensor& tokens) {
   x = run_block(0, x, [&](const at::Tensor& in) { return in + at::tanh(at::matmul(in, w_.t())) * g_; });
   const BlockFn block1 = [&](const at::Tensor& in) { return in + at::matmul(at::tanh(at::matmul(in, a_.t())), b_); };
   x = bypass_ ? block1(x) : run_block(1, x, block1);
-  x = run_block(2, x, [&](const at::Tensor& in) { return in * at::sigmoid(c_[0]); });
+  x = run_block(2, x, [&](const at::Tensor& in) {
+    at::Tensor out = in * at::sigmoid(c_[0]);
+    if (mutate_in_forward) {
+      at::NoGradGuard no_grad;
+      c_.add_(0.5);
+    }
+    return out;
+  });
   return at::matmul(x, head_.t());
 }
 

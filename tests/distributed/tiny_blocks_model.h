@@ -20,6 +20,8 @@ class TinyModel final : public sdk::Model {
  public:
   /// bypass: block 1 is called directly instead of through run_block (a plugin's mistake).
   explicit TinyModel(bool bypass = false);
+  /// Each forward adds 0.5 to b2_c in place, as a router updates its bias from the batch.
+  bool mutate_in_forward = false;
   at::Tensor forward(const at::Tensor& tokens) override;
   std::vector<sdk::ModelBlock> blocks() const override;
   double flops_per_token(int64_t) const override { return 0; }
