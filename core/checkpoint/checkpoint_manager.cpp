@@ -51,8 +51,10 @@ std::string shard_name(int rank, int world_size) {
   return fmt::format("shard-{:05d}-of-{:05d}.safetensors", rank, world_size);
 }
 
+nlohmann::json file_entry(size_t bytes, uint64_t sum) { return {{"bytes", bytes}, {"checksum", checksum_hex(sum)}}; }
+
 nlohmann::json file_entry(const std::string& bytes) {
-  return {{"bytes", bytes.size()}, {"checksum", checksum_hex(checksum(bytes.data(), bytes.size()))}};
+  return file_entry(bytes.size(), checksum(bytes.data(), bytes.size()));
 }
 
 // This rank's entries of metadata.json's tensor index: "model/<fqn>" or "optimizer/<key>" ->
@@ -127,10 +129,9 @@ fs::path CheckpointManager::save(const Snapshot& s) {
   for (const auto& [k, t] : s.optimizer) tensors.emplace("optimizer/" + k, t);
   if (s.rng.defined()) tensors.emplace("rng/torch_cpu", s.rng);
   const std::string shard = shard_name(group_.rank, group_.world_size);
-  const std::string shard_bytes = encode_safetensors(tensors, {{"format", kFormat}});
-  write_file(tmp / shard, shard_bytes);
+  const WrittenFile shard_file = write_safetensors(tmp / shard, tensors, {{"format", kFormat}});
   const nlohmann::json mine = {{"file", shard},
-                               {"entry", file_entry(shard_bytes)},
+                               {"entry", file_entry(shard_file.bytes, shard_file.checksum)},
                                {"data", s.train_state.at("data").at(0)},
                                {"tensors", rank_tensor_index(tensors, s.placements)}};
   const std::vector<std::string> all =

@@ -3,9 +3,14 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/checksum.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::checkpoint {
@@ -25,12 +30,13 @@ const char* dtype_name(at::ScalarType t) {
   throw sdk::Error(fmt::format("safetensors: unsupported tensor dtype {}", c10::toString(t)));
 }
 
-}  // namespace
 
-std::string encode_safetensors(const TensorMap& tensors, const std::map<std::string, std::string>& metadata) {
+// The 8-byte length and JSON header (padded to 8 bytes), and the tensors' contiguous CPU data in
+// header order.
+std::string header_of(const TensorMap& tensors, const std::map<std::string, std::string>& metadata,
+                      std::vector<at::Tensor>& contiguous) {
   nlohmann::json header = nlohmann::json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
-  std::vector<at::Tensor> contiguous;
   size_t offset = 0;
   for (const auto& [name, tensor] : tensors) {
     at::Tensor t = tensor.detach().cpu().contiguous();
@@ -43,13 +49,50 @@ std::string encode_safetensors(const TensorMap& tensors, const std::map<std::str
   }
   std::string json = header.dump();
   while (json.size() % 8 != 0) json += ' ';
-  std::string out;
-  out.reserve(8 + json.size() + offset);
   const uint64_t length = json.size();
-  out.append(reinterpret_cast<const char*>(&length), 8);
-  out += json;
+  return std::string(reinterpret_cast<const char*>(&length), 8) + json;
+}
+
+}  // namespace
+
+std::string encode_safetensors(const TensorMap& tensors, const std::map<std::string, std::string>& metadata) {
+  std::vector<at::Tensor> contiguous;
+  std::string out = header_of(tensors, metadata, contiguous);
   for (const at::Tensor& t : contiguous) out.append(static_cast<const char*>(t.data_ptr()), t.nbytes());
   return out;
+}
+
+WrittenFile write_safetensors(const std::filesystem::path& path, const TensorMap& tensors,
+                              const std::map<std::string, std::string>& metadata) {
+  std::vector<at::Tensor> contiguous;
+  const std::string header = header_of(tensors, metadata, contiguous);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw sdk::Error(fmt::format("cannot create checkpoint file {}: {}", path.string(), std::strerror(errno)));
+  WrittenFile written;
+  Checksum sum;
+  auto put = [&](const void* data, size_t size) {
+    sum.update(data, size);
+    written.bytes += size;
+    const auto* p = static_cast<const char*>(data);
+    while (size > 0) {
+      const ssize_t n = ::write(fd, p, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const std::string why = std::strerror(errno);
+        ::close(fd);
+        throw sdk::Error(fmt::format("cannot write checkpoint file {} (disk full or no permission?): {}", path.string(), why));
+      }
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+  };
+  put(header.data(), header.size());
+  for (const at::Tensor& t : contiguous) put(t.data_ptr(), t.nbytes());
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced) throw sdk::Error(fmt::format("cannot sync checkpoint file {}: {}", path.string(), std::strerror(errno)));
+  written.checksum = sum.value();
+  return written;
 }
 
 TensorMap decode_safetensors(const std::string& bytes, const std::string& origin,

@@ -15,6 +15,17 @@ using TensorMap = std::map<std::string, at::Tensor>;
 /// Serialises tensors (any CPU dtype of F64/F32/BF16/F16/I64/I32/U8/BOOL) and metadata.
 std::string encode_safetensors(const TensorMap& tensors, const std::map<std::string, std::string>& metadata = {});
 
+/// What write_safetensors wrote: its size and checkpoint::checksum of its bytes.
+struct WrittenFile {
+  size_t bytes = 0;
+  uint64_t checksum = 0;
+};
+
+/// The same bytes as encode_safetensors, streamed to `path` tensor by tensor (never the whole file
+/// in memory) and fsynced; throws sdk::Error naming the path when it cannot be written.
+WrittenFile write_safetensors(const std::filesystem::path& path, const TensorMap& tensors,
+                              const std::map<std::string, std::string>& metadata = {});
+
 /// Parses a whole file image; throws sdk::Error naming `origin` and the defect (truncated data,
 /// bad header, offsets out of range, unknown dtype).
 TensorMap decode_safetensors(const std::string& bytes, const std::string& origin,
