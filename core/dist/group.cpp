@@ -125,15 +125,15 @@ void Group::all_gather_into(at::Tensor& out, const at::Tensor& tensor) const {
   });
 }
 
-at::Tensor Group::reduce_scatter(const at::Tensor& tensor) const {
+at::Tensor Group::reduce_scatter(at::Tensor tensor) const {
   if (tensor.dim() == 0 || tensor.size(0) % size_ != 0) {
     throw sdk::Error(fmt::format("reduce_scatter on process group '{}' (rank {}): the first dimension of shape {} is "
                                  "not divisible by the group size {}",
                                  name_, global_rank_, c10::str(tensor.sizes()), size_));
   }
-  at::Tensor sum = tensor.clone();
+  at::Tensor sum = tensor.contiguous();
   all_reduce(sum);
-  return sum.chunk(size_, 0)[static_cast<size_t>(rank_)].clone();
+  return sum.chunk(size_, 0)[static_cast<size_t>(rank_)];
 }
 
 void Group::barrier() const {

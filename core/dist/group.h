@@ -54,8 +54,9 @@ class Group {
   /// Every member's `tensor` written into out[r] (out: [size(), tensor's shape], contiguous).
   void all_gather_into(at::Tensor& out, const at::Tensor& tensor) const;
   /// Sum over members of `tensor` (first dim divisible by size()), returning this rank's
-  /// 1/size() slice of dim 0. Gloo 1.13 has no reduce_scatter: built from all_reduce + slice.
-  at::Tensor reduce_scatter(const at::Tensor& tensor) const;
+  /// 1/size() slice of dim 0. Gloo 1.13 has no reduce_scatter: built from all_reduce + slice,
+  /// reducing in place when `tensor` is contiguous (pass a buffer you no longer need).
+  at::Tensor reduce_scatter(at::Tensor tensor) const;
   void barrier() const;
 
  private:

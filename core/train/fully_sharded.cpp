@@ -140,13 +140,15 @@ void FullyShardedModel::reduce(Unit& unit) {
   at::Tensor all = at::zeros({size, unit.chunk_numel}, unit.gathered.options());
   for (Param& p : unit.params) {
     if (!p.param.requires_grad() || !p.param.grad().defined()) continue;  // frozen, or not reached: zeros
-    const int64_t len = p.chunk_rows * p.row_numel;
-    at::Tensor padded = at::zeros({size * len}, all.options());
-    padded.narrow(0, 0, p.param.numel()).copy_(p.param.grad().reshape({-1}));
-    all.narrow(1, p.chunk_offset, len).copy_(padded.view({size, len}));
+    const at::Tensor grad = p.param.grad().reshape({-1});
+    for (int64_t r = 0; r < size; ++r) {  // rank r's rows; the padding stays zero
+      const int64_t first = std::min(p.rows, r * p.chunk_rows);
+      const int64_t rows = std::min(p.rows - first, p.chunk_rows);
+      all[r].narrow(0, p.chunk_offset, rows * p.row_numel).copy_(grad.narrow(0, first * p.row_numel, rows * p.row_numel));
+    }
     p.param.mutable_grad() = at::Tensor();
   }
-  const at::Tensor mine = shard_.reduce_scatter(all)[0].div_(static_cast<double>(size));
+  const at::Tensor mine = shard_.reduce_scatter(std::move(all))[0].div_(static_cast<double>(size));
   for (Param& p : unit.params) {
     if (!p.param.requires_grad()) continue;
     const at::Tensor slice = mine.narrow(0, p.chunk_offset, p.own_rows * p.row_numel).view_as(p.shard);

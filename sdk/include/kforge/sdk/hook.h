@@ -19,6 +19,8 @@ struct StepEvent {
   double grad_norm = 0;     ///< before clipping
   double lr = 0;
   int64_t tokens_seen = 0;
+  /// Under FSDP ([distributed] dp_shard > 1) its parameters hold no data between steps (each
+  /// rank keeps only its shards): read metrics from it, not weights.
   Model* model = nullptr;
 };
 
