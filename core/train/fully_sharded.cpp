@@ -80,6 +80,7 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
       view.copy_(p.param);
       p.shard = p.param.detach().narrow(0, p.first_row, p.own_rows).clone().requires_grad_(p.param.requires_grad());
       p.param.set_data(view);
+      p.version = p.param._version();
       shards_.push_back({p.name, p.shard});
     }
     unit.is_gathered = true;
@@ -94,7 +95,10 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
     const bool backward = at::GradMode::is_enabled();
     const at::Tensor in = backward && input.requires_grad() ? mark_block_input(input, *this, index) : input;
     at::Tensor out = block(in);
-    if (backward && out.requires_grad()) out = mark_block_output(out, *this, index);
+    if (backward && out.requires_grad()) {
+      out = mark_block_output(out, *this, index);
+      units_[index].needs_reduce = true;  // by its backward hook, or (input without grad) finish_backward()
+    }
     release(units_[index]);
     return out;
   });

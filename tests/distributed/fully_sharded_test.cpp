@@ -22,11 +22,12 @@ struct RankResult {
   bool all_released = false;
 };
 
-std::vector<RankResult> run_fsdp(bool freeze_head, int micro_batches, double clip = 1e9) {
+// One FSDP step on two ranks; `frozen` names a parameter that does not require a gradient.
+std::vector<RankResult> run_fsdp(const std::string& frozen, int micro_batches, double clip = 1e9) {
   std::vector<RankResult> results(2);
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     TinyModel model;
-    if (freeze_head) model.named_parameters()["head"].requires_grad_(false);
+    if (!frozen.empty()) model.named_parameters()[frozen].requires_grad_(false);
     train::FullyShardedModel fsdp(model, rt.dp(), dist::Group());
     RankResult& r = results[static_cast<size_t>(rt.rank())];
     for (int k = 0; k < micro_batches; ++k) {
@@ -60,8 +61,8 @@ at::Tensor rows_of(const at::Tensor& whole, int rank) {
 }
 
 TEST(FullyShardedModel, ShardGradientsAreTheRowsOfTheWholeModelsMeanGradient) {
-  const auto expected = tiny_reference_grads(false);
-  const auto results = run_fsdp(false, 1);
+  const auto expected = tiny_reference_grads();
+  const auto results = run_fsdp("", 1);
   for (int rank = 0; rank < 2; ++rank) {
     const RankResult& r = results[static_cast<size_t>(rank)];
     ASSERT_EQ(r.shard_grads.size(), expected.size()) << "rank " << rank;
@@ -76,8 +77,8 @@ TEST(FullyShardedModel, ShardGradientsAreTheRowsOfTheWholeModelsMeanGradient) {
 }
 
 TEST(FullyShardedModel, MicroBatchesAccumulateIntoTheShards) {
-  const auto expected = tiny_reference_grads(false);
-  const auto results = run_fsdp(false, 3);  // three identical micro-batches of loss / 3
+  const auto expected = tiny_reference_grads();
+  const auto results = run_fsdp("", 3);  // three identical micro-batches of loss / 3
   for (int rank = 0; rank < 2; ++rank) {
     for (const auto& [name, grad] : expected) {
       EXPECT_TRUE(at::allclose(results[static_cast<size_t>(rank)].shard_grads.at(name), rows_of(grad, rank), 1e-5, 1e-6))
@@ -87,11 +88,11 @@ TEST(FullyShardedModel, MicroBatchesAccumulateIntoTheShards) {
 }
 
 TEST(FullyShardedModel, GlobalNormIsOverAllShardsAndClippingScalesThem) {
-  const auto expected = tiny_reference_grads(false);
+  const auto expected = tiny_reference_grads();
   double squares = 0;
   for (const auto& [name, grad] : expected) squares += grad.square().sum().item<double>();
   const double norm = std::sqrt(squares);
-  const auto results = run_fsdp(false, 1, norm / 4);
+  const auto results = run_fsdp("", 1, norm / 4);
   for (int rank = 0; rank < 2; ++rank) {
     const RankResult& r = results[static_cast<size_t>(rank)];
     EXPECT_NEAR(r.norm, norm, 1e-5 * norm) << "rank " << rank;
@@ -102,13 +103,22 @@ TEST(FullyShardedModel, GlobalNormIsOverAllShardsAndClippingScalesThem) {
   }
 }
 
-TEST(FullyShardedModel, FrozenParameterGetsNoShardGradient) {
-  const auto expected = tiny_reference_grads(true);
-  const auto results = run_fsdp(true, 1);
-  for (int rank = 0; rank < 2; ++rank) {
-    const RankResult& r = results[static_cast<size_t>(rank)];
-    EXPECT_EQ(r.shard_grads.count("head"), 0u) << "rank " << rank;
-    EXPECT_TRUE(at::allclose(r.shard_grads.at("b1_a"), rows_of(expected.at("b1_a"), rank), 1e-5, 1e-6));
+// A frozen head (root), and a frozen embedding: then no block's input needs a gradient, so no
+// block's backward hook runs and finish_backward() reduces the blocks.
+TEST(FullyShardedModel, FrozenParameterGetsNoShardGradientAndTheOthersTheirMean) {
+  for (const std::string frozen : {"head", "embed"}) {
+    const auto expected = tiny_reference_grads(frozen);
+    const auto results = run_fsdp(frozen, 1);
+    for (int rank = 0; rank < 2; ++rank) {
+      const RankResult& r = results[static_cast<size_t>(rank)];
+      EXPECT_EQ(r.shard_grads.count(frozen), 0u) << frozen << " rank " << rank;
+      for (const auto& [name, grad] : expected) {
+        if (name == frozen) continue;
+        ASSERT_TRUE(r.shard_grads.count(name)) << name << " with " << frozen << " frozen, rank " << rank;
+        EXPECT_TRUE(at::allclose(r.shard_grads.at(name), rows_of(grad, rank), 1e-5, 1e-6)) << name << " rank " << rank;
+      }
+      EXPECT_TRUE(r.all_released) << frozen << " frozen, rank " << rank;
+    }
   }
 }
 
@@ -119,7 +129,7 @@ TEST(FullyShardedModel, EvalForwardEqualsTheWholeModelAndShardsAreItsRows) {
     at::NoGradGuard no_grad;
     want = whole.forward(tiny_tokens(0));
   }
-  const auto results = run_fsdp(false, 1);
+  const auto results = run_fsdp("", 1);
   for (int rank = 0; rank < 2; ++rank) {
     const RankResult& r = results[static_cast<size_t>(rank)];
     // Parameters moved by no optimizer step: the same logits exactly (the same kernels on the same values).

@@ -44,9 +44,9 @@ at::Tensor tiny_loss(const at::Tensor& logits, int rank) {
   return at::cross_entropy_loss(logits.reshape({-1, kTinyVocab}), labels.reshape({-1}));
 }
 
-std::map<std::string, at::Tensor> tiny_reference_grads(bool freeze_head) {
+std::map<std::string, at::Tensor> tiny_reference_grads(const std::string& frozen) {
   TinyModel model;
-  if (freeze_head) model.named_parameters()["head"].requires_grad_(false);
+  if (!frozen.empty()) model.named_parameters()[frozen].requires_grad_(false);
   const at::Tensor loss = (tiny_loss(model.forward(tiny_tokens(0)), 0) + tiny_loss(model.forward(tiny_tokens(1)), 1)) / 2;
   loss.backward();
   std::map<std::string, at::Tensor> out;

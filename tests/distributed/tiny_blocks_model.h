@@ -36,7 +36,8 @@ class TinyModel final : public sdk::Model {
 at::Tensor tiny_tokens(int rank);
 /// Cross-entropy of `logits` against rank `rank`'s labels.
 at::Tensor tiny_loss(const at::Tensor& logits, int rank);
-/// Each parameter's gradient of the mean of both ranks' losses, computed whole on one process.
-std::map<std::string, at::Tensor> tiny_reference_grads(bool freeze_head = false);
+/// Each parameter's gradient of the mean of both ranks' losses, computed whole on one process,
+/// with the parameter named `frozen` (if any) not requiring a gradient.
+std::map<std::string, at::Tensor> tiny_reference_grads(const std::string& frozen = "");
 
 }  // namespace kforge::test
