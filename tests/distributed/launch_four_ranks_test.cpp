@@ -2,8 +2,9 @@
 // HSDP parity with one rank, 4 -> 2 and 4 -> 1 rank reshards (DP and FSDP checkpoints), and the
 // per-step NaN agreement between processes (a test plugin makes one rank's loss NaN at one step).
 // Every job uses the fixture's tiny model and train.num_threads = 1; the global batch is 8 samples
-// of 16 tokens, so 10 steps read 80 of the corpus's 352 windows of 17 tokens (88 per rank on 4
+// of 16 tokens, so 20 steps read 160 of the corpus's 352 windows of 17 tokens (88 per rank on 4
 // ranks, 44 batches of 2): all within the first epoch, whose order is the same on 1, 2 or 4 ranks.
+// Parity runs are 20 steps; the reshard runs cut at step 5 and continue to 10.
 #include <gtest/gtest.h>
 #include <fmt/format.h>
 
@@ -45,8 +46,8 @@ class FourRanks : public ::testing::Test {
   static void SetUpTestSuite() {
     one = new TrainFixture();
     four = new TrainFixture();
-    launch(*one, 1, args(8, 10));
-    launch(*four, 4, dp_args(4, 2, 10));
+    launch(*one, 1, args(8, 20));
+    launch(*four, 4, dp_args(4, 2, 20));
   }
   static void TearDownTestSuite() {
     delete one;
@@ -57,14 +58,14 @@ class FourRanks : public ::testing::Test {
 };
 
 TEST_F(FourRanks, FourRankDataParallelMatchesOneRankWithTheSameGlobalBatch) {
-  expect_close(metric(*four, "train/loss"), metric(*one, "train/loss"), 1, 10);
-  expect_close(metric(*four, "train/grad_norm"), metric(*one, "train/grad_norm"), 1, 10);
-  const auto meta = read_json(four->checkpoint_dir / "step_10" / "metadata.json");
+  expect_close(metric(*four, "train/loss"), metric(*one, "train/loss"), 1, 20);
+  expect_close(metric(*four, "train/grad_norm"), metric(*one, "train/grad_norm"), 1, 20);
+  const auto meta = read_json(four->checkpoint_dir / "step_20" / "metadata.json");
   EXPECT_EQ(meta["world_size"], 4);
   EXPECT_TRUE(meta["files"].contains("shard-00003-of-00004.safetensors"));
-  EXPECT_EQ(meta["tokens_seen"], 10 * 8 * 16);
+  EXPECT_EQ(meta["tokens_seen"], 20 * 8 * 16);
   // Four bit-identical replicas: every rank applied the same averaged gradients.
-  const auto state = read_json(four->checkpoint_dir / "step_10" / "train_state.json");
+  const auto state = read_json(four->checkpoint_dir / "step_20" / "train_state.json");
   ASSERT_EQ(state["data"].size(), 4u);
   for (int r = 1; r < 4; ++r) {
     EXPECT_EQ(state["data"][r]["rank"], r);
@@ -75,11 +76,11 @@ TEST_F(FourRanks, FourRankDataParallelMatchesOneRankWithTheSameGlobalBatch) {
 TEST_F(FourRanks, FourRankFsdpMatchesOneRankAndEachRankHoldsAQuarterOfTheRows) {
   TrainFixture fsdp;
   std::string output;
-  ASSERT_EQ(launch(fsdp, 4, fsdp_args(4, 2, 10), &output), 0) << output;
+  ASSERT_EQ(launch(fsdp, 4, fsdp_args(4, 2, 20), &output), 0) << output;
   EXPECT_NE(output.find("[distributed] FSDP over dp_shard = 4: this rank holds"), std::string::npos) << output;
-  expect_close(metric(fsdp, "train/loss"), metric(*one, "train/loss"), 1, 10);
-  expect_close(metric(fsdp, "train/grad_norm"), metric(*one, "train/grad_norm"), 1, 10);
-  const auto meta = read_json(fsdp.checkpoint_dir / "step_10" / "metadata.json");
+  expect_close(metric(fsdp, "train/loss"), metric(*one, "train/loss"), 1, 20);
+  expect_close(metric(fsdp, "train/grad_norm"), metric(*one, "train/grad_norm"), 1, 20);
+  const auto meta = read_json(fsdp.checkpoint_dir / "step_20" / "metadata.json");
   const auto& wq = meta["tensors"]["model/layers.0.attention.q_proj.weight"];
   ASSERT_EQ(wq["shards"].size(), 4u) << wq.dump();
   const int64_t rows = wq["global_shape"][0].get<int64_t>();
@@ -88,15 +89,15 @@ TEST_F(FourRanks, FourRankFsdpMatchesOneRankAndEachRankHoldsAQuarterOfTheRows) {
 
 TEST_F(FourRanks, TwoByTwoHsdpMatchesOneRankAndReplicasHoldIdenticalShards) {
   TrainFixture hsdp;
-  auto a = args(2, 10);
+  auto a = args(2, 20);
   a.push_back("--distributed.dp_replicate=2");
   a.push_back("--distributed.dp_shard=2");
   std::string output;
   ASSERT_EQ(launch(hsdp, 4, a, &output), 0) << output;
   EXPECT_NE(output.find("FSDP over dp_shard = 2 (HSDP: replicated over dp_replicate)"), std::string::npos) << output;
-  expect_close(metric(hsdp, "train/loss"), metric(*one, "train/loss"), 1, 10);
+  expect_close(metric(hsdp, "train/loss"), metric(*one, "train/loss"), 1, 20);
   // Mesh order (dp_replicate, dp_shard): ranks 0 and 2 hold shard 0, ranks 1 and 3 shard 1.
-  const auto state = read_json(hsdp.checkpoint_dir / "step_10" / "train_state.json");
+  const auto state = read_json(hsdp.checkpoint_dir / "step_20" / "train_state.json");
   ASSERT_EQ(state["data"].size(), 4u);
   EXPECT_EQ(state["data"][2]["replica_checksum"], state["data"][0]["replica_checksum"]);
   EXPECT_EQ(state["data"][3]["replica_checksum"], state["data"][1]["replica_checksum"]);
