@@ -1,7 +1,6 @@
 #include "train/fully_sharded.h"
 
 #include <ATen/ATen.h>
-#include <c10/core/CPUAllocator.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -14,12 +13,14 @@
 namespace kforge::train {
 namespace {
 
+// A unit's parameters, and the views of them autograd saves for the backward, all share the
+// gathered buffer's storage: it is emptied in place and refilled in place, never replaced.
 void free_storage(const at::Tensor& t) { t.storage().unsafeGetStorageImpl()->reset(); }
 
 void allocate_storage(const at::Tensor& t) {
   const size_t bytes = static_cast<size_t>(t.numel()) * t.element_size();
   c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
-  storage->set_data_ptr_noswap(c10::GetCPUAllocator()->allocate(bytes));
+  storage->set_data_ptr_noswap(storage->allocator()->allocate(bytes));  // the device's own allocator
   storage->set_nbytes(bytes);
 }
 
