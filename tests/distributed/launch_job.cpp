@@ -34,23 +34,27 @@ int launch(const TrainFixture& fx, int nproc, const std::vector<std::string>& ov
   return code;
 }
 
-int launch_and_kill_after_checkpoint(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides,
-                                     int victim, std::string& output) {
-  FILE* pipe = popen((launch_command(fx, nproc, overrides) + " 2>&1").c_str(), "r");
+int signal_after_checkpoint(const std::string& command, const std::string& pid_format, int signal, std::string& output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) throw std::runtime_error("popen failed");
-  const std::string pid_line = fmt::format("kforge launch: rank {} is pid %d", victim);
   int pid = -1;
   char line[4096];
   while (std::fgets(line, sizeof(line), pipe) != nullptr) {
     output += line;
-    std::sscanf(line, pid_line.c_str(), &pid);
+    std::sscanf(line, pid_format.c_str(), &pid);
     // Rank 0 reports a checkpoint once it is committed on every rank (the save is collective).
     if (pid > 0 && std::string(line).find("checkpoint saved:") != std::string::npos) {
-      ::kill(pid, SIGKILL);
+      ::kill(pid, signal);
       pid = 0;
     }
   }
   return pclose(pipe);
+}
+
+int launch_and_kill_after_checkpoint(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides,
+                                     int victim, std::string& output) {
+  return signal_after_checkpoint(launch_command(fx, nproc, overrides),
+                                 fmt::format("kforge launch: rank {} is pid %d", victim), SIGKILL, output);
 }
 
 std::map<int64_t, double> metric(const TrainFixture& fx, const std::string& key) {

@@ -22,8 +22,11 @@ std::vector<std::string> replicated_over(int n);
 std::string launch_command(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides);
 /// Runs it; with no `output`, a non-zero exit is a test failure showing the launcher's output.
 int launch(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides, std::string* output = nullptr);
-/// Runs the job and SIGKILLs rank `victim` once a checkpoint is committed; returns the
-/// launcher's wait status and its whole output.
+/// Runs `command` (stderr merged) and sends `signal` to the pid its output names in a line
+/// matching `pid_format` (a scanf format with one %d) once a checkpoint is committed; returns
+/// the command's wait status and its whole output.
+int signal_after_checkpoint(const std::string& command, const std::string& pid_format, int signal, std::string& output);
+/// The job, with rank `victim` SIGKILLed once a checkpoint is committed.
 int launch_and_kill_after_checkpoint(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides,
                                      int victim, std::string& output);
 /// step -> value of `key` in the run's metrics.jsonl (a resumed run appends; later lines win).

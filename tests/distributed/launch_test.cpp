@@ -145,21 +145,11 @@ TEST(Launch, KilledWorkerStopsTheJobNamingTheRankAndTheLastCheckpointLoads) {
 
 TEST(Launch, SigtermIsForwardedAndEveryRankSavesBeforeExiting) {
   TrainFixture fx;
-  const std::string command = launch_command(fx, 2, {"--train.max_steps=100000", "--checkpoint.interval=3"});
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
   std::string output;
-  int launcher_pid = -1;
-  char line[4096];
-  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
-    output += line;
-    std::sscanf(line, "kforge launch: pid %d", &launcher_pid);
-    if (launcher_pid > 0 && std::string(line).find("checkpoint saved:") != std::string::npos) {
-      ::kill(launcher_pid, SIGTERM);  // as SLURM or a user would signal the job
-      launcher_pid = 0;
-    }
-  }
-  const int status = pclose(pipe);
+  // As SLURM or a user would signal the job: SIGTERM to the launcher.
+  const int status =
+      signal_after_checkpoint(launch_command(fx, 2, {"--train.max_steps=100000", "--checkpoint.interval=3"}),
+                              "kforge launch: pid %d", SIGTERM, output);
   ASSERT_TRUE(WIFEXITED(status)) << output;
   EXPECT_EQ(WEXITSTATUS(status), 75) << output;  // kExitPreempted from every rank
   EXPECT_NE(output.find("shutdown requested (signal 15)"), std::string::npos) << output;

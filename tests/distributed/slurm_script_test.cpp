@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 
 #include <csignal>
-#include <cstdio>
 #include <fstream>
 
 #include "checkpoint/checkpoint_manager.h"
@@ -49,20 +48,11 @@ TEST(SlurmScript, TwoTasksMeetThroughSlurmVariablesAndTrain) {
 
 TEST(SlurmScript, TimeLimitSignalToTheBatchShellMakesEveryTaskSaveAndExit75) {
   TrainFixture fx;
-  FILE* pipe = popen((sbatch_command(fx, {"--train.max_steps=100000", "--checkpoint.interval=3"}) + " 2>&1").c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
   std::string output;
-  int batch_shell = -1;
-  char line[4096];
-  while (std::fgets(line, sizeof(line), pipe) != nullptr) {
-    output += line;
-    std::sscanf(line, "batch shell: pid %d", &batch_shell);
-    if (batch_shell > 0 && std::string(line).find("checkpoint saved:") != std::string::npos) {
-      ::kill(batch_shell, SIGUSR1);  // what --signal=B:USR1@120 does before the time limit
-      batch_shell = 0;
-    }
-  }
-  const int status = pclose(pipe);
+  // What --signal=B:USR1@120 does before the time limit: SIGUSR1 to the batch shell.
+  const int status =
+      signal_after_checkpoint(sbatch_command(fx, {"--train.max_steps=100000", "--checkpoint.interval=3"}),
+                              "batch shell: pid %d", SIGUSR1, output);
   ASSERT_TRUE(WIFEXITED(status)) << output;
   EXPECT_EQ(WEXITSTATUS(status), 75) << output;
   EXPECT_NE(output.find("shutdown requested (signal 10)"), std::string::npos) << output;
