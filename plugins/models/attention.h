@@ -4,6 +4,7 @@
 #include <torch/nn/module.h>
 
 #include <memory>
+#include <string>
 
 #include "kv_cache.h"
 #include "linear.h"
@@ -15,9 +16,8 @@ namespace kforge::models {
 /// Parameters: q_proj (H*hd, dim), k_proj / v_proj (KV*hd, dim), o_proj (dim, H*hd) and, with
 /// qk_norm, q_norm / k_norm (hd). Query head h reads key/value head h / (H/KV), as
 /// repeat_interleave(H/KV) would give, computed without copying K/V.
-/// [model] sdpa_backend picks the kernel: "math" the explicit causal_attention below; any other
-/// value (auto, flash, efficient, cudnn) the tiled flash_attention (flash_attention.h) for the
-/// inputs it supports (CPU float32/bfloat16), the explicit path for others (e.g. float64).
+/// [model] sdpa_backend picks the kernel (use_tiled_attention below): the tiled flash_attention
+/// (flash_attention.h) or the explicit causal_attention.
 class Attention : public torch::nn::Module {
  public:
   explicit Attention(const ModelConfig& config);
@@ -29,7 +29,7 @@ class Attention : public torch::nn::Module {
 
  private:
   int64_t n_heads_, n_kv_heads_, head_dim_;
-  bool tiled_;  ///< flash_attention rather than causal_attention
+  std::string backend_;  ///< [model] sdpa_backend
   std::shared_ptr<Linear> q_proj_, k_proj_, v_proj_, o_proj_;
   std::shared_ptr<RMSNorm> q_norm_, k_norm_;  // null without qk_norm
 };
@@ -38,5 +38,13 @@ class Attention : public torch::nn::Module {
 /// [Sk - Sq, Sk), k/v: (B, KV, Sk, hd) at positions [0, Sk); H a multiple of KV, q contiguous.
 /// Query i sees keys up to Sk - Sq + i. Returns (B, H, Sq, hd).
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+/// Longest key sequence for which "auto" runs bf16 attention explicitly.
+inline constexpr int64_t kAutoMathMaxKeys = 1024;
+
+/// Whether `backend` runs q (against `keys` keys) through the tiled kernel: never for "math" or
+/// inputs it does not support (e.g. float64); always for "flash"; for "auto" (and efficient/cudnn,
+/// CUDA names) in float32, and in bfloat16 beyond kAutoMathMaxKeys keys.
+bool use_tiled_attention(const std::string& backend, const at::Tensor& q, int64_t keys);
 
 }  // namespace kforge::models

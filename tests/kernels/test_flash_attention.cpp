@@ -100,6 +100,17 @@ TEST(FlashAttention, ReadsStridedKeysInPlaceLikeAKvCacheView) {
       1e-5);
 }
 
+TEST(FlashAttention, AutoIsTiledInFloat32AndExplicitForShortBfloat16Sequences) {
+  const at::Tensor f = at::zeros({1, 2, 4, 8}), b = f.to(at::kBFloat16);
+  EXPECT_TRUE(models::use_tiled_attention("auto", f, 512));
+  EXPECT_FALSE(models::use_tiled_attention("auto", b, 512));
+  EXPECT_FALSE(models::use_tiled_attention("auto", b, models::kAutoMathMaxKeys));
+  EXPECT_TRUE(models::use_tiled_attention("auto", b, models::kAutoMathMaxKeys + 1));
+  EXPECT_TRUE(models::use_tiled_attention("flash", b, 512));
+  EXPECT_FALSE(models::use_tiled_attention("math", f, 512));
+  EXPECT_FALSE(models::use_tiled_attention("flash", f.to(at::kDouble), 512));  // unsupported dtype
+}
+
 TEST(FlashAttention, RefusesFloat64AndMismatchedHeads) {
   EXPECT_FALSE(models::flash_attention_supports(at::zeros({1, 1, 2, 4}, at::kDouble)));
   const at::Tensor q = at::zeros({1, 3, 2, 4}), k = at::zeros({1, 2, 2, 4});
