@@ -255,6 +255,7 @@ Snapshot CheckpointManager::load(const fs::path& step_dir, int rank) {
   s.train_state = nlohmann::json::parse(contents[kTrainState]);
   // Every model and optimizer tensor whole again: the slices of all ranks placed by the index.
   const nlohmann::json& index = meta.at("tensors");
+  std::map<std::string, int64_t> covered;  // elements placed, per sliced tensor
   for (int r = 0; r < world_size; ++r) {
     const std::string shard = shard_name(r, world_size);
     const std::string origin = (step_dir / shard).string();
@@ -279,7 +280,16 @@ Snapshot CheckpointManager::load(const fs::path& step_dir, int rank) {
         target[key] = t;  // whole (replicas may write the same tensor; any copy will do)
       } else {
         place(target[key], t, entry, fmt::format("{} tensor '{}'", origin, name));
+        covered[name] += t.numel();
       }
+    }
+  }
+  for (const auto& [name, elements] : covered) {
+    const at::Tensor& whole = name.rfind("model/", 0) == 0 ? s.model.at(name.substr(6)) : s.optimizer.at(name.substr(10));
+    if (elements != whole.numel()) {
+      throw sdk::Error(fmt::format("{}: the slices of tensor '{}' cover {} of its {} elements; a rank's shard is missing "
+                                   "part of it",
+                                   step_dir.string(), name, elements, whole.numel()));
     }
   }
   return s;

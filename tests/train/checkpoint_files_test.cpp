@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint_manager.h"
+#include "kforge/sdk/error.h"
+#include "support/test_host.h"
 #include "train/train_fixture.h"
 
 namespace kforge::test {
@@ -99,6 +101,25 @@ TEST(CheckpointFiles, CorruptedBytesAreCaughtByTheChecksum) {
     FAIL() << "a corrupted shard must be refused";
   } catch (const sdk::Error& e) {
     EXPECT_NE(std::string(e.what()).find("checksum mismatch"), std::string::npos) << e.what();
+  }
+}
+
+// Rows 2-3 of a [4, 3] tensor written alone (as by one FSDP rank of two): loading must not fill
+// rows 0-1 with zeros.
+TEST(CheckpointFiles, SlicesThatLeavePartOfATensorUncoveredAreRefused) {
+  checkpoint::CheckpointManager manager(temp_dir("slices"), 0, nullptr);
+  checkpoint::Snapshot s;
+  s.step = 1;
+  s.model = {{"w", at::arange(6, at::kFloat).view({2, 3})}};
+  s.placements = {{"model/w", {{4, 3}, {2, 0}}}};
+  s.train_state = {{"data", {{{"rank", 0}, {"epoch", 0}, {"batches_yielded", 1}}}}};
+  const fs::path dir = manager.save(s);
+  try {
+    checkpoint::CheckpointManager::load(dir);
+    FAIL() << "an incomplete tensor must be refused";
+  } catch (const sdk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the slices of tensor 'model/w' cover 6 of its 12 elements"), std::string::npos)
+        << e.what();
   }
 }
 
