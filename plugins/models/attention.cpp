@@ -15,10 +15,11 @@ namespace kforge::models {
 
 Attention::Attention(const ModelConfig& c)
     : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), head_dim_(c.head_dim()), backend_(c.sdpa_backend) {
-  q_proj_ = register_module("q_proj", std::make_shared<Linear>(c.dim, n_heads_ * head_dim_));
-  k_proj_ = register_module("k_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_));
-  v_proj_ = register_module("v_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_));
-  o_proj_ = register_module("o_proj", std::make_shared<Linear>(n_heads_ * head_dim_, c.dim));
+  const LinearBackend linear = resolve_linear_backend(c.linear_backend);
+  q_proj_ = register_module("q_proj", std::make_shared<Linear>(c.dim, n_heads_ * head_dim_, linear));
+  k_proj_ = register_module("k_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_, linear));
+  v_proj_ = register_module("v_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_, linear));
+  o_proj_ = register_module("o_proj", std::make_shared<Linear>(n_heads_ * head_dim_, c.dim, linear));
   if (c.qk_norm) {
     // KempnerForge builds these with the model's norm_eps (1e-5 by default).
     q_norm_ = register_module("q_norm", std::make_shared<RMSNorm>(head_dim_, c.norm_eps));

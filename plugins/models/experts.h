@@ -16,7 +16,7 @@ namespace kforge::models {
 class Experts {
  public:
   Experts(torch::nn::Module& owner, int64_t num_experts, int64_t dim, int64_t hidden_dim, const std::string& activation,
-          bool packed);
+          bool packed, LinearBackend backend);
 
   /// Expert e's weights in (in, out) layout (views into the parameters).
   FfnWeights weights(int64_t e) const;

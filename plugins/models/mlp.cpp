@@ -25,13 +25,14 @@ at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation a
   return activate(x.matmul(w.up), act).matmul(w.down);
 }
 
-MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation) : act_(parse_mlp_activation(activation)) {
+MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearBackend backend)
+    : act_(parse_mlp_activation(activation)) {
   // Registration order (gate, up, down) is KempnerForge's, so named_parameters() lists them alike.
   if (act_ == MlpActivation::SwiGLU) {
-    gate_proj_ = register_module("gate_proj", std::make_shared<Linear>(dim, hidden_dim));
+    gate_proj_ = register_module("gate_proj", std::make_shared<Linear>(dim, hidden_dim, backend));
   }
-  up_proj_ = register_module("up_proj", std::make_shared<Linear>(dim, hidden_dim));
-  down_proj_ = register_module("down_proj", std::make_shared<Linear>(hidden_dim, dim));
+  up_proj_ = register_module("up_proj", std::make_shared<Linear>(dim, hidden_dim, backend));
+  down_proj_ = register_module("down_proj", std::make_shared<Linear>(hidden_dim, dim, backend));
 }
 
 at::Tensor MLP::forward(const at::Tensor& x) {

@@ -27,7 +27,7 @@ at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation a
 class MLP : public torch::nn::Module {
  public:
   /// activation: "silu" -> down(silu(gate(x)) * up(x)); "gelu" (exact, erf) / "relu" -> down(act(up(x))).
-  MLP(int64_t dim, int64_t hidden_dim, const std::string& activation);
+  MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearBackend backend);
   at::Tensor forward(const at::Tensor& x);
   /// Views of the (out, in) weights transposed to (in, out), for ffn_forward.
   FfnWeights transposed_weights() const;

@@ -42,6 +42,7 @@ ModelConfig ModelConfig::from_view(const sdk::ConfigView& m) {
   c.qk_norm = m.get_bool("qk_norm");
   c.init_std = m.get_float("init_std");
   c.sdpa_backend = m.get_string("sdpa_backend");
+  c.linear_backend = m.get_string("linear_backend");
   c.num_experts = m.get_int("num_experts");
   c.moe_top_k = m.get_int("moe_top_k");
   c.moe_frequency = m.get_int("moe_frequency");
@@ -80,6 +81,9 @@ void ModelConfig::validate() const {
   }
   if (activation != "silu" && activation != "gelu" && activation != "relu") {
     bad("activation", "\"" + activation + "\"", "must be \"silu\", \"gelu\" or \"relu\"");
+  }
+  if (linear_backend != "auto" && linear_backend != "onednn" && linear_backend != "aten") {
+    bad("linear_backend", "\"" + linear_backend + "\"", "must be \"auto\", \"onednn\" or \"aten\"");
   }
   if (num_experts < 0) bad("num_experts", show(num_experts), "must be >= 0 (0: dense)");
   if (!is_moe()) return;

@@ -17,11 +17,12 @@ MoE::MoE(const ModelConfig& config, std::shared_ptr<sdk::Router> router)
   if (!router) throw sdk::Error("MoE layer: [model] moe_router = \"" + config.moe_router + "\" built no router");
   const int64_t hidden = config.computed_expert_ffn_hidden_dim();
   router_ = register_module("router", std::move(router));
+  const LinearBackend linear = resolve_linear_backend(config.linear_backend);
   if (config.moe_shared_experts > 0) {
-    shared_expert_ = register_module("shared_expert", std::make_shared<MLP>(config.dim, hidden, config.activation));
+    shared_expert_ = register_module("shared_expert", std::make_shared<MLP>(config.dim, hidden, config.activation, linear));
   }
   experts_ = std::make_unique<Experts>(*this, num_experts_, config.dim, hidden, config.activation,
-                                       config.moe_packed_experts);
+                                       config.moe_packed_experts, linear);
 }
 
 at::Tensor MoE::forward(const at::Tensor& x, bool decoding) {

@@ -12,7 +12,8 @@ TransformerBlock::TransformerBlock(const ModelConfig& c, int64_t layer, const sd
   attention_ = register_module("attention", std::make_shared<Attention>(c));
   mlp_norm_ = register_module("mlp_norm", make_norm(c.norm_type, c.dim, c.norm_eps));
   if (!c.is_moe_layer(layer)) {
-    mlp_ = register_module("mlp", std::make_shared<MLP>(c.dim, c.computed_ffn_hidden_dim(), c.activation));
+    mlp_ = register_module("mlp", std::make_shared<MLP>(c.dim, c.computed_ffn_hidden_dim(), c.activation,
+                                                            resolve_linear_backend(c.linear_backend)));
     return;
   }
   if (components == nullptr) {

@@ -19,7 +19,7 @@ at::Tensor param(const torch::nn::Module& m, const std::string& name) { return m
 TEST(MoELayer, OneExpertTopOneEqualsTheDenseMlp) {
   const auto c = moe_config(1, 1);
   auto moe = make_moe(c, 1);
-  kforge::models::MLP dense(c.dim, 32, "silu");
+  kforge::models::MLP dense(c.dim, 32, "silu", kforge::models::LinearBackend::Aten);
   {
     at::NoGradGuard no_grad;
     for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {

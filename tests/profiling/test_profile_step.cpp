@@ -28,7 +28,8 @@ lr = 1e-3
 )";
 
 bool is_matmul(const std::string& name) {
-  return name == "aten::mm" || name == "aten::addmm" || name == "aten::matmul" || name == "aten::bmm";
+  return name == "aten::mm" || name == "aten::addmm" || name == "aten::matmul" || name == "aten::bmm" ||
+         name == "kforge::onednn_linear" || name == "kforge::onednn_linear_backward";
 }
 
 TEST(ProfiledStep, PhasesContainTheirOps) {

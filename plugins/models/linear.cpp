@@ -1,0 +1,91 @@
+// The projection backends (see linear.h).
+#include "linear.h"
+
+#include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
+#include <kforge/sdk/error.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <vector>
+
+#include "blas_gemm.h"
+
+namespace kforge::models {
+namespace {
+
+/// C [m, n] = op(A) op(B) through dnnl_sgemm into a new tensor; zeros when the inner size k is 0.
+at::Tensor product(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const at::Tensor& a,
+                   const at::Tensor& b) {
+  if (m == 0 || n == 0 || k == 0) return at::zeros({m, n}, a.options());
+  at::Tensor c = at::empty({m, n}, a.options());
+  onednn_gemm_rowmajor(trans_a, trans_b, m, n, k, 1.0f, a.data_ptr<float>(), a.size(1), b.data_ptr<float>(),
+                       b.size(1), 0.0f, c.data_ptr<float>(), n);
+  return c;
+}
+
+/// y [M, N] = x [M, K] W^T for W [N, K]; backward dx = dy W and dW = dy^T x.
+class OneDnnLinear : public torch::autograd::Function<OneDnnLinear> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight) {
+    RECORD_FUNCTION("kforge::onednn_linear", c10::ArrayRef<const c10::IValue>{});
+    const at::Tensor rows = x.reshape({-1, x.size(-1)}).contiguous();
+    const at::Tensor w = weight.contiguous();
+    const at::Tensor y = product(false, true, rows.size(0), w.size(0), rows.size(1), rows, w);
+    ctx->save_for_backward({rows, weight});
+    ctx->saved_data["input_sizes"] = x.sizes().vec();
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = w.size(0);
+    return y.view(shape);
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grad_outputs) {
+    RECORD_FUNCTION("kforge::onednn_linear_backward", c10::ArrayRef<const c10::IValue>{});
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& rows = saved[0];
+    const at::Tensor w = saved[1].contiguous();
+    const int64_t m = rows.size(0), k = rows.size(1), n = w.size(0);
+    const at::Tensor dy = grad_outputs[0].reshape({m, n}).contiguous();
+    at::Tensor dx, dw;
+    if (ctx->needs_input_grad(0)) dx = product(false, false, m, k, n, dy, w).view(ctx->saved_data["input_sizes"].toIntVector());
+    if (ctx->needs_input_grad(1)) dw = product(true, false, n, k, m, dy, rows);
+    return {dx, dw};
+  }
+};
+
+}  // namespace
+
+LinearBackend resolve_linear_backend(const std::string& setting) {
+  if (setting == "aten") return LinearBackend::Aten;
+  if (setting == "auto") return onednn_gemm_available() ? LinearBackend::OneDnn : LinearBackend::Aten;
+  if (setting == "onednn") {
+    if (onednn_gemm_available()) return LinearBackend::OneDnn;
+    throw sdk::ConfigError(
+        "[model] linear_backend = \"onednn\": this process has no oneDNN (no dnnl_sgemm in LibTorch's libraries); "
+        "use \"auto\" or \"aten\"");
+  }
+  throw sdk::ConfigError("[model] linear_backend = \"" + setting + "\": must be \"auto\", \"onednn\" or \"aten\"");
+}
+
+bool onednn_linear_applies(const at::Tensor& x, const at::Tensor& weight) {
+  const auto fp32_cpu = [](const at::Tensor& t) {
+    return t.scalar_type() == at::kFloat && t.device().is_cpu() && t.layout() == at::kStrided;
+  };
+  return fp32_cpu(x) && fp32_cpu(weight) && weight.dim() == 2 && x.dim() >= 1 && x.size(-1) == weight.size(1) &&
+         !at::autocast::is_cpu_enabled();
+}
+
+at::Tensor onednn_linear(const at::Tensor& x, const at::Tensor& weight) {
+  if (!onednn_linear_applies(x, weight)) {
+    throw sdk::Error("linear: the oneDNN projection needs float32 CPU tensors x [..., in] and weight [out, in] "
+                     "outside autocast; check onednn_linear_applies first");
+  }
+  return OneDnnLinear::apply(x, weight);
+}
+
+at::Tensor project(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend) {
+  if (backend == LinearBackend::OneDnn && onednn_linear_applies(x, weight)) return onednn_linear(x, weight);
+  return at::linear(x, weight);
+}
+
+}  // namespace kforge::models
