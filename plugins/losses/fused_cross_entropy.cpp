@@ -28,11 +28,17 @@ template <int kLanes>
 struct Lanes {
   typedef float Floats __attribute__((vector_size(4 * kLanes)));
   typedef int32_t Ints __attribute__((vector_size(4 * kLanes)));
+  typedef uint32_t Words __attribute__((vector_size(4 * kLanes)));
+  typedef uint16_t Halves __attribute__((vector_size(2 * kLanes)));  ///< bfloat16 bits
 };
 template <int kLanes>
 using Floats = typename Lanes<kLanes>::Floats;
 template <int kLanes>
 using Ints = typename Lanes<kLanes>::Ints;
+template <int kLanes>
+using Words = typename Lanes<kLanes>::Words;
+template <int kLanes>
+using Halves = typename Lanes<kLanes>::Halves;
 
 constexpr int64_t kBlockVectors = 64;  ///< float partial sums per row are folded into double this often
 
@@ -48,11 +54,34 @@ template <int kLanes>
   return v;
 }
 
-/// The `count` < kLanes floats at `from`, the other lanes -inf (whose exp is 0, and never a max).
+/// kLanes bfloat16 widened to float: each one's bits are a float's upper half.
 template <int kLanes>
-[[gnu::always_inline]] inline Floats<kLanes> load_tail(const float* from, int64_t count) {
+[[gnu::always_inline]] inline Floats<kLanes> load(const c10::BFloat16* from) {
+  Halves<kLanes> h;
+  std::memcpy(&h, from, sizeof h);
+  return std::bit_cast<Floats<kLanes>>(__builtin_convertvector(h, Ints<kLanes>) << 16);
+}
+
+template <int kLanes>
+[[gnu::always_inline]] inline void store(Floats<kLanes> v, float* to, int64_t count = kLanes) {
+  std::memcpy(to, &v, sizeof(float) * count);
+}
+
+/// Rounded to nearest even as c10::BFloat16(float) does, NaN to its quiet NaN.
+template <int kLanes>
+[[gnu::always_inline]] inline void store(Floats<kLanes> v, c10::BFloat16* to, int64_t count = kLanes) {
+  const Words<kLanes> bits = std::bit_cast<Words<kLanes>>(v);
+  const Words<kLanes> rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+  const Words<kLanes> nan = std::bit_cast<Words<kLanes>>(v != v);  // all ones in NaN lanes
+  const Halves<kLanes> h = __builtin_convertvector((rounded & ~nan) | (nan & 0x7FC0u), Halves<kLanes>);
+  std::memcpy(to, &h, sizeof(uint16_t) * count);
+}
+
+/// The `count` < kLanes values at `from`, the other lanes -inf (whose exp is 0, and never a max).
+template <int kLanes, typename Scalar>
+[[gnu::always_inline]] inline Floats<kLanes> load_tail(const Scalar* from, int64_t count) {
   Floats<kLanes> v = splat<kLanes>(-std::numeric_limits<float>::infinity());
-  for (int64_t k = 0; k < count; ++k) v[k] = from[k];
+  for (int64_t k = 0; k < count; ++k) v[k] = static_cast<float>(from[k]);
   return v;
 }
 
@@ -105,9 +134,9 @@ struct RowNormaliser {
 static_assert(sizeof(RowNormaliser<float>) == 2 * sizeof(float) && sizeof(RowNormaliser<double>) == 2 * sizeof(double),
               "a [tokens, 2] tensor holds the normalisers");
 
-/// The sum of exp(x - max) is taken in float blocks folded into double.
-template <int kLanes>
-[[gnu::always_inline]] inline RowNormaliser<float> row_normaliser_lanes(const float* x, int64_t n) {
+/// The sum of exp(x - max) is taken in float blocks folded into double; x is float or bfloat16.
+template <int kLanes, typename Scalar>
+[[gnu::always_inline]] inline RowNormaliser<float> row_normaliser_lanes(const Scalar* x, int64_t n) {
   const int64_t full = n - n % kLanes;
   Floats<kLanes> m = splat<kLanes>(-std::numeric_limits<float>::infinity());
   for (int64_t j = 0; j < full; j += kLanes) {
@@ -115,7 +144,7 @@ template <int kLanes>
     m = v > m ? v : m;
   }
   float max = horizontal_max<kLanes>(m);
-  for (int64_t j = full; j < n; ++j) max = std::max(max, x[j]);
+  for (int64_t j = full; j < n; ++j) max = std::max(max, static_cast<float>(x[j]));
   if (std::isinf(max)) return {max, 0.0f};  // all -inf or some +inf: the loss is not finite, as in ATen
   const Floats<kLanes> shift = splat<kLanes>(max);
   double sum = 0;
@@ -125,7 +154,9 @@ template <int kLanes>
     for (int64_t j = block; j < end; j += kLanes) partial += vector_exp<kLanes>(load<kLanes>(x + j) - shift);
     sum += horizontal_sum<kLanes>(partial);
   }
-  if (full < n) sum += horizontal_sum<kLanes>(vector_exp<kLanes>(load_tail<kLanes>(x + full, n - full) - shift));
+  if (full < n) {
+    sum += horizontal_sum<kLanes>(vector_exp<kLanes>(load_tail<kLanes, Scalar>(x + full, n - full) - shift));
+  }
   return {max, static_cast<float>(std::log(sum))};
 }
 
@@ -137,22 +168,18 @@ RowNormaliser<double> row_normaliser(const double* x, int64_t n) {
   return {max, std::log(sum)};
 }
 
-/// out = (softmax(x) - onehot(label)) * scale, softmax(x) = exp((x - max) - log_sum).
-template <int kLanes>
-[[gnu::always_inline]] inline void write_row_grad_lanes(const float* x, RowNormaliser<float> norm, int64_t label,
-                                                        float scale, float* out, int64_t n) {
+/// out = (softmax(x) - onehot(label)) * scale, softmax(x) = exp((x - max) - log_sum), computed in
+/// float; x and out are both float or both bfloat16 (each entry rounded once).
+template <int kLanes, typename Scalar>
+[[gnu::always_inline]] inline void write_row_grad_lanes(const Scalar* x, RowNormaliser<float> norm, int64_t label,
+                                                        float scale, Scalar* out, int64_t n) {
   const int64_t full = n - n % kLanes;
   const Floats<kLanes> max = splat<kLanes>(norm.max);
   const Floats<kLanes> log_sum = splat<kLanes>(norm.log_sum);
-  for (int64_t j = 0; j < full; j += kLanes) {
-    const Floats<kLanes> g = vector_exp<kLanes>((load<kLanes>(x + j) - max) - log_sum) * scale;
-    std::memcpy(out + j, &g, sizeof g);
-  }
-  if (full < n) {
-    const Floats<kLanes> g = vector_exp<kLanes>((load_tail<kLanes>(x + full, n - full) - max) - log_sum) * scale;
-    std::memcpy(out + full, &g, sizeof(float) * (n - full));
-  }
-  out[label] -= scale;
+  const auto grad = [&](Floats<kLanes> v) { return vector_exp<kLanes>((v - max) - log_sum) * scale; };
+  for (int64_t j = 0; j < full; j += kLanes) store<kLanes>(grad(load<kLanes>(x + j)), out + j);
+  if (full < n) store<kLanes>(grad(load_tail<kLanes, Scalar>(x + full, n - full)), out + full, n - full);
+  out[label] = static_cast<Scalar>(grad(splat<kLanes>(static_cast<float>(x[label])))[0] - scale);
 }
 
 #if defined(__x86_64__)
@@ -162,26 +189,30 @@ bool has_avx2() {
   return has;
 }
 
-[[gnu::target("arch=x86-64-v3")]] RowNormaliser<float> row_normaliser_avx2(const float* x, int64_t n) {
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v3")]] RowNormaliser<float> row_normaliser_avx2(const Scalar* x, int64_t n) {
   return row_normaliser_lanes<8>(x, n);
 }
 
-[[gnu::target("arch=x86-64-v3")]] void write_row_grad_avx2(const float* x, RowNormaliser<float> norm, int64_t label,
-                                                           float scale, float* out, int64_t n) {
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v3")]] void write_row_grad_avx2(const Scalar* x, RowNormaliser<float> norm, int64_t label,
+                                                           float scale, Scalar* out, int64_t n) {
   write_row_grad_lanes<8>(x, norm, label, scale, out, n);
 }
 #endif
 
-/// A float row's normaliser: max, then the sum of exp(x - max).
-RowNormaliser<float> row_normaliser(const float* x, int64_t n) {
+/// A float or bfloat16 row's normaliser (in float): max, then the sum of exp(x - max).
+template <typename Scalar>
+RowNormaliser<float> row_normaliser(const Scalar* x, int64_t n) {
 #if defined(__x86_64__)
   if (has_avx2()) return row_normaliser_avx2(x, n);
 #endif
   return row_normaliser_lanes<4>(x, n);
 }
 
-/// out = (softmax(x) - onehot(label)) * scale for a float row.
-void write_row_grad(const float* x, RowNormaliser<float> norm, int64_t label, float scale, float* out, int64_t n) {
+/// out = (softmax(x) - onehot(label)) * scale for a float or bfloat16 row.
+template <typename Scalar>
+void write_row_grad(const Scalar* x, RowNormaliser<float> norm, int64_t label, float scale, Scalar* out, int64_t n) {
 #if defined(__x86_64__)
   if (has_avx2()) return write_row_grad_avx2(x, norm, label, scale, out, n);
 #endif
@@ -214,17 +245,11 @@ double forward_rows(const Scalar* logits, const int64_t* labels, int64_t tokens,
                     RowNormaliser<Acc>* norms) {
   std::vector<double> losses(tokens, 0.0);
   at::parallel_for(0, tokens, grain_rows(vocab), [&](int64_t begin, int64_t end) {
-    std::vector<float> widened(std::is_same_v<Scalar, c10::BFloat16> ? vocab : 0);
     for (int64_t i = begin; i < end; ++i) {
       norms[i] = {0, 0};
       if (labels[i] == sdk::kIgnoreIndex) continue;
       const Scalar* row = logits + i * vocab;
-      if constexpr (std::is_same_v<Scalar, c10::BFloat16>) {
-        std::copy(row, row + vocab, widened.begin());
-        norms[i] = row_normaliser(widened.data(), vocab);
-      } else {
-        norms[i] = row_normaliser(row, vocab);
-      }
+      norms[i] = row_normaliser(row, vocab);
       losses[i] = static_cast<double>(norms[i].log_sum - (static_cast<Acc>(row[labels[i]]) - norms[i].max));
     }
   });
@@ -237,23 +262,13 @@ template <typename Scalar, typename Acc>
 void backward_rows(const Scalar* logits, const int64_t* labels, const RowNormaliser<Acc>* norms, Acc scale, int64_t tokens,
                    int64_t vocab, Scalar* grad) {
   at::parallel_for(0, tokens, grain_rows(vocab), [&](int64_t begin, int64_t end) {
-    const bool widen = std::is_same_v<Scalar, c10::BFloat16>;
-    std::vector<float> widened(widen ? vocab : 0);
-    std::vector<float> narrowed(widen ? vocab : 0);
     for (int64_t i = begin; i < end; ++i) {
       Scalar* out = grad + i * vocab;
       if (labels[i] == sdk::kIgnoreIndex) {
         std::fill(out, out + vocab, Scalar(0));
         continue;
       }
-      const Scalar* row = logits + i * vocab;
-      if constexpr (std::is_same_v<Scalar, c10::BFloat16>) {
-        std::copy(row, row + vocab, widened.begin());
-        write_row_grad(widened.data(), norms[i], labels[i], scale, narrowed.data(), vocab);
-        std::copy(narrowed.begin(), narrowed.end(), out);
-      } else {
-        write_row_grad(row, norms[i], labels[i], scale, out, vocab);
-      }
+      write_row_grad(logits + i * vocab, norms[i], labels[i], scale, out, vocab);
     }
   });
 }

@@ -78,6 +78,19 @@ TEST(FusedCrossEntropy, BFloat16GradientIsTheRoundedFloat32Gradient) {
   EXPECT_TRUE(at::all(err <= want.grad.abs() * (1.0 / 256) + 1e-7).item<bool>());
 }
 
+// The bfloat16 kernel widens and rounds eight lanes at a time: its value and gradient must be exactly
+// those of the float32 kernel on the widened logits, each gradient entry rounded as c10 rounds it.
+TEST(FusedCrossEntropy, BFloat16IsTheFloat32KernelOnWidenedLogitsRoundedOnce) {
+  for (const int64_t vocab : {517, 4096, 3}) {  // with and without a partial last vector
+    SCOPED_TRACE(vocab);
+    const auto [logits, labels] = random_case(43, 24, vocab, at::kBFloat16);
+    const ValueAndGrad got = fused(logits, labels);
+    const ValueAndGrad widened = fused(logits.to(at::kFloat), labels);
+    EXPECT_EQ(got.value.item<float>(), widened.value.item<float>());
+    EXPECT_TRUE(at::equal(got.grad, widened.grad.to(at::kBFloat16)));
+  }
+}
+
 TEST(FusedCrossEntropy, ExtremeLogitsDoNotOverflow) {
   for (at::ScalarType dtype : {at::kFloat, at::kDouble, at::kBFloat16}) {
     at::Tensor logits = at::zeros({3, 9}, at::kDouble);
