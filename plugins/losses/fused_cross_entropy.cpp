@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -182,11 +183,45 @@ template <int kLanes, typename Scalar>
   out[label] = static_cast<Scalar>(grad(splat<kLanes>(static_cast<float>(x[label])))[0] - scale);
 }
 
+/// Whether this CPU runs `width`'s kernels.
+bool cpu_supports(RowKernelWidth width) {
+  switch (width) {
+    case RowKernelWidth::Sse:
+      return true;
 #if defined(__x86_64__)
-/// True where the CPU runs the eight-lane (AVX2+FMA) float kernels.
-bool has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
+    case RowKernelWidth::Avx2: {
+      static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+      return has;
+    }
+    case RowKernelWidth::Avx512: {
+      static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+      return has;
+    }
+#endif
+    default:
+      return false;
+  }
+}
+
+/// The widest kernels this CPU runs, unless a test chose narrower ones.
+std::atomic<RowKernelWidth>& chosen_width() {
+  static std::atomic<RowKernelWidth> width = cpu_supports(RowKernelWidth::Avx512) ? RowKernelWidth::Avx512
+                                             : cpu_supports(RowKernelWidth::Avx2) ? RowKernelWidth::Avx2
+                                                                                  : RowKernelWidth::Sse;
+  return width;
+}
+
+#if defined(__x86_64__)
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v4")]] RowNormaliser<float> row_normaliser_avx512(const Scalar* x, int64_t n) {
+  return row_normaliser_lanes<16>(x, n);
+}
+
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v4")]] void write_row_grad_avx512(const Scalar* x, RowNormaliser<float> norm,
+                                                             int64_t label, float scale, Scalar* out, int64_t n) {
+  write_row_grad_lanes<16>(x, norm, label, scale, out, n);
 }
 
 template <typename Scalar>
@@ -204,19 +239,31 @@ template <typename Scalar>
 /// A float or bfloat16 row's normaliser (in float): max, then the sum of exp(x - max).
 template <typename Scalar>
 RowNormaliser<float> row_normaliser(const Scalar* x, int64_t n) {
+  switch (chosen_width().load(std::memory_order_relaxed)) {
 #if defined(__x86_64__)
-  if (has_avx2()) return row_normaliser_avx2(x, n);
+    case RowKernelWidth::Avx512:
+      return row_normaliser_avx512(x, n);
+    case RowKernelWidth::Avx2:
+      return row_normaliser_avx2(x, n);
 #endif
-  return row_normaliser_lanes<4>(x, n);
+    default:
+      return row_normaliser_lanes<4>(x, n);
+  }
 }
 
 /// out = (softmax(x) - onehot(label)) * scale for a float or bfloat16 row.
 template <typename Scalar>
 void write_row_grad(const Scalar* x, RowNormaliser<float> norm, int64_t label, float scale, Scalar* out, int64_t n) {
+  switch (chosen_width().load(std::memory_order_relaxed)) {
 #if defined(__x86_64__)
-  if (has_avx2()) return write_row_grad_avx2(x, norm, label, scale, out, n);
+    case RowKernelWidth::Avx512:
+      return write_row_grad_avx512(x, norm, label, scale, out, n);
+    case RowKernelWidth::Avx2:
+      return write_row_grad_avx2(x, norm, label, scale, out, n);
 #endif
-  write_row_grad_lanes<4>(x, norm, label, scale, out, n);
+    default:
+      return write_row_grad_lanes<4>(x, norm, label, scale, out, n);
+  }
 }
 
 void write_row_grad(const double* x, RowNormaliser<double> norm, int64_t label, double scale, double* out,
@@ -332,6 +379,16 @@ class FusedCrossEntropy : public torch::autograd::Function<FusedCrossEntropy> {
 };
 
 }  // namespace
+
+RowKernelWidth row_kernel_width() { return chosen_width().load(); }
+
+void set_row_kernel_width(RowKernelWidth width) {
+  if (!cpu_supports(width)) {
+    throw sdk::Error("cross_entropy: this CPU cannot run the " + std::to_string(kRowKernelLanes[static_cast<int>(width)]) +
+                     "-lane row kernels");
+  }
+  chosen_width().store(width);
+}
 
 bool fused_cross_entropy_supports(const at::Tensor& logits) {
   const at::ScalarType dtype = logits.scalar_type();

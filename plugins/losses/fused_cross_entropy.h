@@ -1,10 +1,20 @@
 // Fused token cross-entropy: one autograd op whose backward writes softmax - onehot in a single pass,
-// with no log_softmax tensor and no zero-filled gradient (CPU float, double and bfloat16 logits).
+// with no log_softmax tensor and no zero-filled gradient (CPU float, double and bfloat16 logits),
+// vectorised at the widest width the CPU runs.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 namespace kforge::losses {
+
+/// The float/bfloat16 row kernels' vector width: 4 (SSE), 8 (AVX2+FMA) or 16 (AVX-512) floats.
+enum class RowKernelWidth { Sse, Avx2, Avx512 };
+inline constexpr int kRowKernelLanes[] = {4, 8, 16};
+
+/// The width in use: the widest this CPU runs, unless set_row_kernel_width chose another.
+RowKernelWidth row_kernel_width();
+/// For tests of every width this CPU runs; throws sdk::Error for one it cannot.
+void set_row_kernel_width(RowKernelWidth width);
 
 /// True when fused_cross_entropy_sum handles `logits`: a contiguous CPU float/double/bfloat16 matrix.
 bool fused_cross_entropy_supports(const at::Tensor& logits);

@@ -55,58 +55,100 @@ void expect_matches_aten(at::ScalarType dtype, int64_t vocab, double value_rel, 
   EXPECT_TRUE(at::equal(got.grad.index({ignored}), at::zeros_like(got.grad.index({ignored}))));
 }
 
-// Float32 is compared with float64 ATen: float32 ATen itself drifts ~1e-5 at vocab 32000.
-// 1003 columns: not a multiple of the 8-lane vectors, so the tail path runs too.
-TEST(FusedCrossEntropy, Float32MatchesAten) { expect_matches_aten(at::kFloat, 1003, 1e-6, 1e-6); }
+/// Runs `body` at each row-kernel width this CPU runs (4, 8 and 16 lanes on an AVX-512 machine),
+/// then restores the default.
+template <class Body>
+void at_every_width(const Body& body) {
+  const losses::RowKernelWidth original = losses::row_kernel_width();
+  for (const auto width : {losses::RowKernelWidth::Sse, losses::RowKernelWidth::Avx2, losses::RowKernelWidth::Avx512}) {
+    try {
+      losses::set_row_kernel_width(width);
+    } catch (const sdk::Error&) {
+      continue;  // not on this CPU
+    }
+    SCOPED_TRACE(std::to_string(losses::kRowKernelLanes[static_cast<int>(width)]) + " lanes");
+    body();
+  }
+  losses::set_row_kernel_width(original);
+}
 
-TEST(FusedCrossEntropy, Float32LargeVocabMatchesAten) { expect_matches_aten(at::kFloat, 32000, 1e-6, 1e-6); }
+TEST(FusedCrossEntropy, DefaultWidthIsTheWidestThisCpuRuns) {
+  const losses::RowKernelWidth original = losses::row_kernel_width();
+  losses::RowKernelWidth widest = losses::RowKernelWidth::Sse;
+  for (const auto width : {losses::RowKernelWidth::Avx2, losses::RowKernelWidth::Avx512}) {
+    try {
+      losses::set_row_kernel_width(width);
+      widest = width;
+    } catch (const sdk::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("lane"), std::string::npos) << e.what();
+    }
+  }
+  losses::set_row_kernel_width(original);
+  EXPECT_EQ(original, widest);
+}
+
+// Float32 is compared with float64 ATen: float32 ATen itself drifts ~1e-5 at vocab 32000.
+// 1003 columns: not a multiple of any vector width, so the tail path runs too.
+TEST(FusedCrossEntropy, Float32MatchesAten) {
+  at_every_width([] { expect_matches_aten(at::kFloat, 1003, 1e-6, 1e-6); });
+}
+
+TEST(FusedCrossEntropy, Float32LargeVocabMatchesAten) {
+  at_every_width([] { expect_matches_aten(at::kFloat, 32000, 1e-6, 1e-6); });
+}
 
 TEST(FusedCrossEntropy, Float64MatchesAten) { expect_matches_aten(at::kDouble, 1003, 1e-12, 1e-12); }
 
 // bfloat16: computed in float32, so the value is float32-accurate; the gradient is rounded to
 // bfloat16 (8 significant bits), i.e. within 2^-9 of entries at most 1 in size.
 TEST(FusedCrossEntropy, BFloat16MatchesAtenToBFloat16Rounding) {
-  expect_matches_aten(at::kBFloat16, 1003, 1e-6, 1.0 / 512);
+  at_every_width([] { expect_matches_aten(at::kBFloat16, 1003, 1e-6, 1.0 / 512); });
 }
 
 TEST(FusedCrossEntropy, BFloat16GradientIsTheRoundedFloat32Gradient) {
-  const auto [logits, labels] = random_case(41, 16, 517, at::kBFloat16);
-  const ValueAndGrad got = fused(logits, labels);
-  const ValueAndGrad want = aten_float64(logits, labels);
-  // Each entry is the float64 gradient up to float32 error, then one bfloat16 rounding (<= 2^-9 relative).
-  const at::Tensor err = (got.grad.to(at::kDouble) - want.grad).abs();
-  EXPECT_TRUE(at::all(err <= want.grad.abs() * (1.0 / 256) + 1e-7).item<bool>());
+  at_every_width([] {
+    const auto [logits, labels] = random_case(41, 16, 517, at::kBFloat16);
+    const ValueAndGrad got = fused(logits, labels);
+    const ValueAndGrad want = aten_float64(logits, labels);
+    // Each entry is the float64 gradient up to float32 error, then one bfloat16 rounding (<= 2^-9 relative).
+    const at::Tensor err = (got.grad.to(at::kDouble) - want.grad).abs();
+    EXPECT_TRUE(at::all(err <= want.grad.abs() * (1.0 / 256) + 1e-7).item<bool>());
+  });
 }
 
-// The bfloat16 kernel widens and rounds eight lanes at a time: its value and gradient must be exactly
+// The bfloat16 kernel widens and rounds a vector at a time: its value and gradient must be exactly
 // those of the float32 kernel on the widened logits, each gradient entry rounded as c10 rounds it.
 TEST(FusedCrossEntropy, BFloat16IsTheFloat32KernelOnWidenedLogitsRoundedOnce) {
-  for (const int64_t vocab : {517, 4096, 3}) {  // with and without a partial last vector
-    SCOPED_TRACE(vocab);
-    const auto [logits, labels] = random_case(43, 24, vocab, at::kBFloat16);
-    const ValueAndGrad got = fused(logits, labels);
-    const ValueAndGrad widened = fused(logits.to(at::kFloat), labels);
-    EXPECT_EQ(got.value.item<float>(), widened.value.item<float>());
-    EXPECT_TRUE(at::equal(got.grad, widened.grad.to(at::kBFloat16)));
-  }
+  at_every_width([] {
+    for (const int64_t vocab : {517, 4096, 3}) {  // with and without a partial last vector
+      SCOPED_TRACE(vocab);
+      const auto [logits, labels] = random_case(43, 24, vocab, at::kBFloat16);
+      const ValueAndGrad got = fused(logits, labels);
+      const ValueAndGrad widened = fused(logits.to(at::kFloat), labels);
+      EXPECT_EQ(got.value.item<float>(), widened.value.item<float>());
+      EXPECT_TRUE(at::equal(got.grad, widened.grad.to(at::kBFloat16)));
+    }
+  });
 }
 
 TEST(FusedCrossEntropy, ExtremeLogitsDoNotOverflow) {
-  for (at::ScalarType dtype : {at::kFloat, at::kDouble, at::kBFloat16}) {
-    at::Tensor logits = at::zeros({3, 9}, at::kDouble);
-    logits[0][2] = 1e4;                       // label on the huge logit: loss 0
-    logits[1][4] = 1e4;                       // label elsewhere: loss 1e4
-    logits[2].fill_(-1e4);
-    logits[2][7] = 1e4;                       // label on a -1e4 logit: loss 2e4
-    logits = logits.to(dtype);
-    const at::Tensor labels = at::tensor({int64_t{2}, int64_t{0}, int64_t{1}});
-    const ValueAndGrad got = fused(logits, labels);
-    const ValueAndGrad want = aten_float64(logits, labels);
-    ASSERT_TRUE(std::isfinite(got.value.item<double>())) << dtype;
-    EXPECT_NEAR(got.value.item<double>(), want.value.item<double>(), 1e-6 * want.value.item<double>()) << dtype;
-    EXPECT_TRUE(at::all(at::isfinite(got.grad)).item<bool>()) << dtype;
-    EXPECT_LE(max_abs_diff(got.grad, want.grad), 1e-7) << dtype;
-  }
+  at_every_width([] {
+    for (at::ScalarType dtype : {at::kFloat, at::kDouble, at::kBFloat16}) {
+      at::Tensor logits = at::zeros({3, 9}, at::kDouble);
+      logits[0][2] = 1e4;                       // label on the huge logit: loss 0
+      logits[1][4] = 1e4;                       // label elsewhere: loss 1e4
+      logits[2].fill_(-1e4);
+      logits[2][7] = 1e4;                       // label on a -1e4 logit: loss 2e4
+      logits = logits.to(dtype);
+      const at::Tensor labels = at::tensor({int64_t{2}, int64_t{0}, int64_t{1}});
+      const ValueAndGrad got = fused(logits, labels);
+      const ValueAndGrad want = aten_float64(logits, labels);
+      ASSERT_TRUE(std::isfinite(got.value.item<double>())) << dtype;
+      EXPECT_NEAR(got.value.item<double>(), want.value.item<double>(), 1e-6 * want.value.item<double>()) << dtype;
+      EXPECT_TRUE(at::all(at::isfinite(got.grad)).item<bool>()) << dtype;
+      EXPECT_LE(max_abs_diff(got.grad, want.grad), 1e-7) << dtype;
+    }
+  });
 }
 
 TEST(FusedCrossEntropy, GradientMatchesFiniteDifferences) {
