@@ -22,107 +22,9 @@
 namespace kforge::losses {
 namespace {
 
-// Float rows run on GCC/Clang vectors of kLanes floats: 4 (SSE) everywhere, 8 where the CPU has
-// AVX2+FMA. The helpers are always inlined, so a 32-byte vector never crosses a non-AVX call.
-#pragma GCC diagnostic ignored "-Wpsabi"
-template <int kLanes>
-struct Lanes {
-  typedef float Floats __attribute__((vector_size(4 * kLanes)));
-  typedef int32_t Ints __attribute__((vector_size(4 * kLanes)));
-  typedef uint32_t Words __attribute__((vector_size(4 * kLanes)));
-  typedef uint16_t Halves __attribute__((vector_size(2 * kLanes)));  ///< bfloat16 bits
-};
-template <int kLanes>
-using Floats = typename Lanes<kLanes>::Floats;
-template <int kLanes>
-using Ints = typename Lanes<kLanes>::Ints;
-template <int kLanes>
-using Words = typename Lanes<kLanes>::Words;
-template <int kLanes>
-using Halves = typename Lanes<kLanes>::Halves;
+using namespace plugins::lanes;
 
 constexpr int64_t kBlockVectors = 64;  ///< float partial sums per row are folded into double this often
-
-template <int kLanes>
-[[gnu::always_inline]] inline Floats<kLanes> splat(float value) {
-  return Floats<kLanes>{} + value;
-}
-
-template <int kLanes>
-[[gnu::always_inline]] inline Floats<kLanes> load(const float* from) {
-  Floats<kLanes> v;
-  std::memcpy(&v, from, sizeof v);
-  return v;
-}
-
-/// kLanes bfloat16 widened to float: each one's bits are a float's upper half.
-template <int kLanes>
-[[gnu::always_inline]] inline Floats<kLanes> load(const c10::BFloat16* from) {
-  Halves<kLanes> h;
-  std::memcpy(&h, from, sizeof h);
-  return std::bit_cast<Floats<kLanes>>(__builtin_convertvector(h, Ints<kLanes>) << 16);
-}
-
-template <int kLanes>
-[[gnu::always_inline]] inline void store(Floats<kLanes> v, float* to, int64_t count = kLanes) {
-  std::memcpy(to, &v, sizeof(float) * count);
-}
-
-/// Rounded to nearest even as c10::BFloat16(float) does, NaN to its quiet NaN.
-template <int kLanes>
-[[gnu::always_inline]] inline void store(Floats<kLanes> v, c10::BFloat16* to, int64_t count = kLanes) {
-  const Words<kLanes> bits = std::bit_cast<Words<kLanes>>(v);
-  const Words<kLanes> rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
-  const Words<kLanes> nan = std::bit_cast<Words<kLanes>>(v != v);  // all ones in NaN lanes
-  const Halves<kLanes> h = __builtin_convertvector((rounded & ~nan) | (nan & 0x7FC0u), Halves<kLanes>);
-  std::memcpy(to, &h, sizeof(uint16_t) * count);
-}
-
-/// The `count` < kLanes values at `from`, the other lanes -inf (whose exp is 0, and never a max).
-template <int kLanes, typename Scalar>
-[[gnu::always_inline]] inline Floats<kLanes> load_tail(const Scalar* from, int64_t count) {
-  Floats<kLanes> v = splat<kLanes>(-std::numeric_limits<float>::infinity());
-  for (int64_t k = 0; k < count; ++k) v[k] = static_cast<float>(from[k]);
-  return v;
-}
-
-/// Cephes expf per lane (about 1 ulp); exactly 0 below -87 (exp < 1.7e-38), including -inf.
-template <int kLanes>
-[[gnu::always_inline]] inline Floats<kLanes> vector_exp(Floats<kLanes> x) {
-  using F = Floats<kLanes>;
-  const F lo = splat<kLanes>(-87.0f);
-  const F hi = splat<kLanes>(88.0f);
-  F v = x > hi ? hi : x;
-  v = v < lo ? lo : v;
-  const F fx = v * 1.44269504088896341f + 0.5f;
-  F n = __builtin_convertvector(__builtin_convertvector(fx, Ints<kLanes>), F);
-  n = n > fx ? n - 1.0f : n;  // floor
-  const F r = v - n * 0.693359375f + n * 2.12194440e-4f;
-  F p = splat<kLanes>(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const Ints<kLanes> exponent = (__builtin_convertvector(n, Ints<kLanes>) + 127) << 23;
-  const F result = p * std::bit_cast<F>(exponent);
-  return x < lo ? splat<kLanes>(0.0f) : result;
-}
-
-template <int kLanes>
-[[gnu::always_inline]] inline float horizontal_max(Floats<kLanes> v) {
-  float out = v[0];
-  for (int k = 1; k < kLanes; ++k) out = std::max(out, v[k]);
-  return out;
-}
-
-template <int kLanes>
-[[gnu::always_inline]] inline double horizontal_sum(Floats<kLanes> v) {
-  double out = 0;
-  for (int k = 0; k < kLanes; ++k) out += v[k];
-  return out;
-}
 
 /// A row's logsumexp as max + log_sum; keeping the two apart lets (x - max) - log_sum round as ATen's
 /// log_softmax does, which keeps softmax(x) = exp of it accurate to float even where lse is large.
@@ -183,32 +85,9 @@ template <int kLanes, typename Scalar>
   out[label] = static_cast<Scalar>(grad(splat<kLanes>(static_cast<float>(x[label])))[0] - scale);
 }
 
-/// Whether this CPU runs `width`'s kernels.
-bool cpu_supports(RowKernelWidth width) {
-  switch (width) {
-    case RowKernelWidth::Sse:
-      return true;
-#if defined(__x86_64__)
-    case RowKernelWidth::Avx2: {
-      static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-      return has;
-    }
-    case RowKernelWidth::Avx512: {
-      static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-      return has;
-    }
-#endif
-    default:
-      return false;
-  }
-}
-
 /// The widest kernels this CPU runs, unless a test chose narrower ones.
-std::atomic<RowKernelWidth>& chosen_width() {
-  static std::atomic<RowKernelWidth> width = cpu_supports(RowKernelWidth::Avx512) ? RowKernelWidth::Avx512
-                                             : cpu_supports(RowKernelWidth::Avx2) ? RowKernelWidth::Avx2
-                                                                                  : RowKernelWidth::Sse;
+std::atomic<Width>& chosen_width() {
+  static std::atomic<Width> width = widest_supported();
   return width;
 }
 
@@ -241,9 +120,9 @@ template <typename Scalar>
 RowNormaliser<float> row_normaliser(const Scalar* x, int64_t n) {
   switch (chosen_width().load(std::memory_order_relaxed)) {
 #if defined(__x86_64__)
-    case RowKernelWidth::Avx512:
+    case Width::Avx512:
       return row_normaliser_avx512(x, n);
-    case RowKernelWidth::Avx2:
+    case Width::Avx2:
       return row_normaliser_avx2(x, n);
 #endif
     default:
@@ -256,9 +135,9 @@ template <typename Scalar>
 void write_row_grad(const Scalar* x, RowNormaliser<float> norm, int64_t label, float scale, Scalar* out, int64_t n) {
   switch (chosen_width().load(std::memory_order_relaxed)) {
 #if defined(__x86_64__)
-    case RowKernelWidth::Avx512:
+    case Width::Avx512:
       return write_row_grad_avx512(x, norm, label, scale, out, n);
-    case RowKernelWidth::Avx2:
+    case Width::Avx2:
       return write_row_grad_avx2(x, norm, label, scale, out, n);
 #endif
     default:
@@ -380,11 +259,11 @@ class FusedCrossEntropy : public torch::autograd::Function<FusedCrossEntropy> {
 
 }  // namespace
 
-RowKernelWidth row_kernel_width() { return chosen_width().load(); }
+Width row_kernel_width() { return chosen_width().load(); }
 
-void set_row_kernel_width(RowKernelWidth width) {
+void set_row_kernel_width(Width width) {
   if (!cpu_supports(width)) {
-    throw sdk::Error("cross_entropy: this CPU cannot run the " + std::to_string(kRowKernelLanes[static_cast<int>(width)]) +
+    throw sdk::Error("cross_entropy: this CPU cannot run the " + std::to_string(kLanesOf[static_cast<int>(width)]) +
                      "-lane row kernels");
   }
   chosen_width().store(width);

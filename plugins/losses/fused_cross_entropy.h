@@ -5,16 +5,15 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "vector_lanes.h"
+
 namespace kforge::losses {
 
-/// The float/bfloat16 row kernels' vector width: 4 (SSE), 8 (AVX2+FMA) or 16 (AVX-512) floats.
-enum class RowKernelWidth { Sse, Avx2, Avx512 };
-inline constexpr int kRowKernelLanes[] = {4, 8, 16};
-
-/// The width in use: the widest this CPU runs, unless set_row_kernel_width chose another.
-RowKernelWidth row_kernel_width();
+/// The float/bfloat16 row kernels' vector width in use: the widest this CPU runs, unless
+/// set_row_kernel_width chose another.
+plugins::lanes::Width row_kernel_width();
 /// For tests of every width this CPU runs; throws sdk::Error for one it cannot.
-void set_row_kernel_width(RowKernelWidth width);
+void set_row_kernel_width(plugins::lanes::Width width);
 
 /// True when fused_cross_entropy_sum handles `logits`: a contiguous CPU float/double/bfloat16 matrix.
 bool fused_cross_entropy_supports(const at::Tensor& logits);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <tuple>
 
+#include "causal_softmax.h"
 #include "flash_attention.h"
 #include "rope.h"
 
@@ -66,13 +67,10 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
   const int64_t group = heads / kv_heads;
   // Heads kv*group .. kv*group+group-1 share kv head `kv`: fold the group into the query rows.
   const at::Tensor qg = q.reshape({batch, kv_heads, group * seq, hd});
-  at::Tensor scores = at::matmul(qg, k.transpose(-2, -1));  // (B, KV, G*S, Sk)
-  scores.mul_(1.0 / std::sqrt(static_cast<double>(hd)));
-  // Row r is query position keys - S + r % S: mask keys after it.
-  const at::Tensor future = at::ones({seq, keys}, q.options().dtype(at::kBool)).triu(keys - seq + 1);
-  scores.masked_fill_(group == 1 ? future : future.repeat({group, 1}), -std::numeric_limits<double>::infinity());
-  const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(v.scalar_type());
-  return at::matmul(probs, v).reshape({batch, heads, seq, hd});
+  const at::Tensor scores = at::matmul(qg, k.transpose(-2, -1));  // (B, KV, G*S, Sk)
+  // Row r is query position keys - S + r % S: it sees the keys up to that one.
+  const at::Tensor probs = causal_softmax(scores, 1.0 / std::sqrt(static_cast<double>(hd)), seq);
+  return at::matmul(probs.to(v.scalar_type()), v).reshape({batch, heads, seq, hd});
 }
 
 }  // namespace kforge::models

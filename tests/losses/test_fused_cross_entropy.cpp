@@ -59,23 +59,23 @@ void expect_matches_aten(at::ScalarType dtype, int64_t vocab, double value_rel, 
 /// then restores the default.
 template <class Body>
 void at_every_width(const Body& body) {
-  const losses::RowKernelWidth original = losses::row_kernel_width();
-  for (const auto width : {losses::RowKernelWidth::Sse, losses::RowKernelWidth::Avx2, losses::RowKernelWidth::Avx512}) {
+  const plugins::lanes::Width original = losses::row_kernel_width();
+  for (const auto width : {plugins::lanes::Width::Sse, plugins::lanes::Width::Avx2, plugins::lanes::Width::Avx512}) {
     try {
       losses::set_row_kernel_width(width);
     } catch (const sdk::Error&) {
       continue;  // not on this CPU
     }
-    SCOPED_TRACE(std::to_string(losses::kRowKernelLanes[static_cast<int>(width)]) + " lanes");
+    SCOPED_TRACE(std::to_string(plugins::lanes::kLanesOf[static_cast<int>(width)]) + " lanes");
     body();
   }
   losses::set_row_kernel_width(original);
 }
 
 TEST(FusedCrossEntropy, DefaultWidthIsTheWidestThisCpuRuns) {
-  const losses::RowKernelWidth original = losses::row_kernel_width();
-  losses::RowKernelWidth widest = losses::RowKernelWidth::Sse;
-  for (const auto width : {losses::RowKernelWidth::Avx2, losses::RowKernelWidth::Avx512}) {
+  const plugins::lanes::Width original = losses::row_kernel_width();
+  plugins::lanes::Width widest = plugins::lanes::Width::Sse;
+  for (const auto width : {plugins::lanes::Width::Avx2, plugins::lanes::Width::Avx512}) {
     try {
       losses::set_row_kernel_width(width);
       widest = width;

@@ -1,0 +1,228 @@
+// The fused causal softmax (see causal_softmax.h).
+#include "causal_softmax.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+#include <kforge/sdk/error.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <atomic>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace kforge::models {
+namespace {
+
+using namespace plugins::lanes;
+
+/// The rows [begin, end) of a [rows, keys] view and their visible key counts.
+struct Rows {
+  int64_t keys;
+  int64_t seq;  ///< queries per group of rows; row r sees keys - seq + r % seq + 1 keys
+  int64_t visible(int64_t row) const { return keys - seq + row % seq + 1; }
+};
+
+/// out[j] = exp(scale x[j] - m) / sum over the visible prefix, 0 beyond; scratch holds keys floats.
+template <int kLanes, typename Scalar>
+[[gnu::always_inline]] inline void forward_row(const Scalar* x, Scalar* out, float* scratch, int64_t visible,
+                                               int64_t keys, float scale) {
+  const int64_t full = visible - visible % kLanes;
+  Floats<kLanes> m = splat<kLanes>(-std::numeric_limits<float>::infinity());
+  for (int64_t j = 0; j < full; j += kLanes) {
+    const Floats<kLanes> v = load<kLanes>(x + j) * scale;
+    m = v > m ? v : m;
+  }
+  float max = horizontal_max<kLanes>(m);
+  for (int64_t j = full; j < visible; ++j) max = std::max(max, static_cast<float>(x[j]) * scale);
+  const Floats<kLanes> shift = splat<kLanes>(max);
+  Floats<kLanes> partial = splat<kLanes>(0.0f);
+  for (int64_t j = 0; j < full; j += kLanes) {
+    const Floats<kLanes> e = vector_exp<kLanes>(load<kLanes>(x + j) * scale - shift);
+    store<kLanes>(e, scratch + j);
+    partial += e;
+  }
+  if (full < visible) {
+    const Floats<kLanes> e = vector_exp<kLanes>(load_tail<kLanes>(x + full, visible - full) * scale - shift);
+    store<kLanes>(e, scratch + full, visible - full);
+    partial += e;
+  }
+  const float inverse = static_cast<float>(1.0 / horizontal_sum<kLanes>(partial));
+  for (int64_t j = 0; j < full; j += kLanes) store<kLanes>(load<kLanes>(scratch + j) * inverse, out + j);
+  if (full < visible) {
+    store<kLanes>(load_tail<kLanes>(scratch + full, visible - full, 0.0f) * inverse, out + full, visible - full);
+  }
+  std::fill(out + visible, out + keys, Scalar(0));
+}
+
+/// dx[j] = scale p[j] (g[j] - sum_k p[k] g[k]) over the visible prefix, 0 beyond.
+template <int kLanes, typename Scalar>
+[[gnu::always_inline]] inline void backward_row(const Scalar* p, const Scalar* g, Scalar* dx, int64_t visible,
+                                                int64_t keys, float scale) {
+  const int64_t full = visible - visible % kLanes;
+  Floats<kLanes> dot = splat<kLanes>(0.0f);
+  for (int64_t j = 0; j < full; j += kLanes) dot += load<kLanes>(p + j) * load<kLanes>(g + j);
+  if (full < visible) {
+    dot += load_tail<kLanes>(p + full, visible - full, 0.0f) * load_tail<kLanes>(g + full, visible - full, 0.0f);
+  }
+  const Floats<kLanes> total = splat<kLanes>(static_cast<float>(horizontal_sum<kLanes>(dot)));
+  for (int64_t j = 0; j < full; j += kLanes) {
+    store<kLanes>(load<kLanes>(p + j) * (load<kLanes>(g + j) - total) * scale, dx + j);
+  }
+  if (full < visible) {
+    const int64_t n = visible - full;
+    store<kLanes>(load_tail<kLanes>(p + full, n, 0.0f) * (load_tail<kLanes>(g + full, n, 0.0f) - total) * scale,
+                  dx + full, n);
+  }
+  std::fill(dx + visible, dx + keys, Scalar(0));
+}
+
+template <int kLanes, typename Scalar>
+[[gnu::always_inline]] inline void forward_rows(const Scalar* x, Scalar* out, Rows rows, float scale, int64_t begin,
+                                                int64_t end) {
+  std::vector<float> scratch(rows.keys);
+  for (int64_t r = begin; r < end; ++r) {
+    forward_row<kLanes>(x + r * rows.keys, out + r * rows.keys, scratch.data(), rows.visible(r), rows.keys, scale);
+  }
+}
+
+template <int kLanes, typename Scalar>
+[[gnu::always_inline]] inline void backward_rows(const Scalar* p, const Scalar* g, Scalar* dx, Rows rows, float scale,
+                                                 int64_t begin, int64_t end) {
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t at = r * rows.keys;
+    backward_row<kLanes>(p + at, g + at, dx + at, rows.visible(r), rows.keys, scale);
+  }
+}
+
+#if defined(__x86_64__)
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v4")]] void forward_rows_avx512(const Scalar* x, Scalar* out, Rows rows, float scale,
+                                                           int64_t begin, int64_t end) {
+  forward_rows<16>(x, out, rows, scale, begin, end);
+}
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v3")]] void forward_rows_avx2(const Scalar* x, Scalar* out, Rows rows, float scale,
+                                                         int64_t begin, int64_t end) {
+  forward_rows<8>(x, out, rows, scale, begin, end);
+}
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v4")]] void backward_rows_avx512(const Scalar* p, const Scalar* g, Scalar* dx, Rows rows,
+                                                            float scale, int64_t begin, int64_t end) {
+  backward_rows<16>(p, g, dx, rows, scale, begin, end);
+}
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v3")]] void backward_rows_avx2(const Scalar* p, const Scalar* g, Scalar* dx, Rows rows,
+                                                          float scale, int64_t begin, int64_t end) {
+  backward_rows<8>(p, g, dx, rows, scale, begin, end);
+}
+#endif
+
+std::atomic<Width>& chosen_width() {
+  static std::atomic<Width> width = widest_supported();
+  return width;
+}
+
+/// Calls `body(Scalar{})` for float32 or bfloat16 scores.
+template <typename Body>
+void dispatch(const at::Tensor& scores, const Body& body) {
+  if (scores.scalar_type() == at::kFloat) return body(float{});
+  if (scores.scalar_type() == at::kBFloat16) return body(c10::BFloat16{});
+  throw sdk::Error(std::string("causal_softmax: got ") + c10::toString(scores.scalar_type()) +
+                   " scores; only float32 and bfloat16 are supported");
+}
+
+/// Rows per parallel_for task: about at::internal::GRAIN_SIZE elements.
+int64_t grain_rows(int64_t keys) { return std::max<int64_t>(1, at::internal::GRAIN_SIZE / keys); }
+
+class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& scores, double scale,
+                            int64_t seq) {
+    RECORD_FUNCTION("kforge::causal_softmax", c10::ArrayRef<const c10::IValue>{});
+    const at::Tensor x = scores.contiguous();
+    const Rows rows{x.size(-1), seq};
+    const int64_t n = x.numel() / rows.keys;
+    at::Tensor out = at::empty_like(x);
+    const auto s = static_cast<float>(scale);
+    const Width width = chosen_width().load(std::memory_order_relaxed);
+    dispatch(x, [&](auto scalar) {
+      using Scalar = decltype(scalar);
+      const Scalar* in = x.data_ptr<Scalar>();
+      Scalar* o = out.data_ptr<Scalar>();
+      at::parallel_for(0, n, grain_rows(rows.keys), [&](int64_t begin, int64_t end) {
+        switch (width) {
+#if defined(__x86_64__)
+          case Width::Avx512:
+            return forward_rows_avx512(in, o, rows, s, begin, end);
+          case Width::Avx2:
+            return forward_rows_avx2(in, o, rows, s, begin, end);
+#endif
+          default:
+            return forward_rows<4>(in, o, rows, s, begin, end);
+        }
+      });
+    });
+    ctx->save_for_backward({out});
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["seq"] = seq;
+    return out;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grad_outputs) {
+    RECORD_FUNCTION("kforge::causal_softmax_backward", c10::ArrayRef<const c10::IValue>{});
+    const at::Tensor p = ctx->get_saved_variables()[0];
+    const at::Tensor g = grad_outputs[0].to(p.scalar_type()).contiguous();
+    const Rows rows{p.size(-1), ctx->saved_data["seq"].toInt()};
+    const auto s = static_cast<float>(ctx->saved_data["scale"].toDouble());
+    const int64_t n = p.numel() / rows.keys;
+    at::Tensor dx = at::empty_like(p);
+    const Width width = chosen_width().load(std::memory_order_relaxed);
+    dispatch(p, [&](auto scalar) {
+      using Scalar = decltype(scalar);
+      const Scalar* pp = p.data_ptr<Scalar>();
+      const Scalar* gg = g.data_ptr<Scalar>();
+      Scalar* d = dx.data_ptr<Scalar>();
+      at::parallel_for(0, n, grain_rows(rows.keys), [&](int64_t begin, int64_t end) {
+        switch (width) {
+#if defined(__x86_64__)
+          case Width::Avx512:
+            return backward_rows_avx512(pp, gg, d, rows, s, begin, end);
+          case Width::Avx2:
+            return backward_rows_avx2(pp, gg, d, rows, s, begin, end);
+#endif
+          default:
+            return backward_rows<4>(pp, gg, d, rows, s, begin, end);
+        }
+      });
+    });
+    return {dx, at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq) {
+  const int64_t keys = scores.dim() >= 2 ? scores.size(-1) : 0;
+  if (scores.dim() < 2 || seq <= 0 || scores.size(-2) % seq != 0 || keys < seq || !scores.device().is_cpu()) {
+    std::ostringstream message;
+    message << "causal_softmax: scores " << scores.sizes() << " on " << scores.device() << " do not fit seq = " << seq
+            << " (want CPU [..., R, Sk] with R a multiple of seq and Sk >= seq)";
+    throw sdk::Error(message.str());
+  }
+  return CausalSoftmax::apply(scores, scale, seq);
+}
+
+Width causal_softmax_width() { return chosen_width().load(); }
+
+void set_causal_softmax_width(Width width) {
+  if (!cpu_supports(width)) {
+    throw sdk::Error("causal_softmax: this CPU cannot run the " + std::to_string(kLanesOf[static_cast<int>(width)]) +
+                     "-lane row kernels");
+  }
+  chosen_width().store(width);
+}
+
+}  // namespace kforge::models

@@ -1,0 +1,22 @@
+// Causal softmax: the explicit attention's scale, causal mask and softmax as one autograd op, one
+// pass per row each way (float32 or bfloat16 scores, computed in float).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "vector_lanes.h"
+
+namespace kforge::models {
+
+/// softmax(scale * scores) over each row's visible keys, exactly 0 beyond them; scores [..., R, Sk]
+/// (float32 or bfloat16, contiguous), whose row r is the query at position Sk - seq + r % seq and
+/// sees keys 0 .. Sk - seq + r % seq (R a multiple of seq, Sk >= seq). Same dtype out;
+/// differentiable in scores.
+at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq);
+
+/// The row kernels' vector width in use: the widest this CPU runs, unless a test chose another.
+plugins::lanes::Width causal_softmax_width();
+/// For tests of every width this CPU runs; throws sdk::Error for one it cannot.
+void set_causal_softmax_width(plugins::lanes::Width width);
+
+}  // namespace kforge::models
