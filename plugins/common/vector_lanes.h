@@ -5,11 +5,15 @@
 
 #include <c10/util/BFloat16.h>
 
+#include <kforge/sdk/error.h>
+
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 
 namespace kforge::plugins::lanes {
 
@@ -145,5 +149,24 @@ inline bool cpu_supports(Width width) {
 inline Width widest_supported() {
   return cpu_supports(Width::Avx512) ? Width::Avx512 : cpu_supports(Width::Avx2) ? Width::Avx2 : Width::Sse;
 }
+
+/// One kernel family's width: the widest this CPU runs, unless a test chose another.
+class WidthChoice {
+ public:
+  explicit WidthChoice(const char* kernel) : kernel_(kernel), width_(widest_supported()) {}
+  Width get() const { return width_.load(std::memory_order_relaxed); }
+  /// Throws sdk::Error for a width this CPU cannot run.
+  void set(Width width) {
+    if (!cpu_supports(width)) {
+      throw sdk::Error(std::string(kernel_) + ": this CPU cannot run the " +
+                       std::to_string(kLanesOf[static_cast<int>(width)]) + "-lane kernels");
+    }
+    width_.store(width);
+  }
+
+ private:
+  const char* kernel_;
+  std::atomic<Width> width_;
+};
 
 }  // namespace kforge::plugins::lanes

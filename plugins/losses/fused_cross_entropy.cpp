@@ -7,7 +7,6 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -79,15 +78,20 @@ template <int kLanes, typename Scalar>
   const int64_t full = n - n % kLanes;
   const Floats<kLanes> max = splat<kLanes>(norm.max);
   const Floats<kLanes> log_sum = splat<kLanes>(norm.log_sum);
-  const auto grad = [&](Floats<kLanes> v) { return vector_exp<kLanes>((v - max) - log_sum) * scale; };
-  for (int64_t j = 0; j < full; j += kLanes) store<kLanes>(grad(load<kLanes>(x + j)), out + j);
-  if (full < n) store<kLanes>(grad(load_tail<kLanes, Scalar>(x + full, n - full)), out + full, n - full);
-  out[label] = static_cast<Scalar>(grad(splat<kLanes>(static_cast<float>(x[label])))[0] - scale);
+  for (int64_t j = 0; j < full; j += kLanes) {
+    store<kLanes>(vector_exp<kLanes>((load<kLanes>(x + j) - max) - log_sum) * scale, out + j);
+  }
+  if (full < n) {
+    const Floats<kLanes> tail = load_tail<kLanes, Scalar>(x + full, n - full);
+    store<kLanes>(vector_exp<kLanes>((tail - max) - log_sum) * scale, out + full, n - full);
+  }
+  const Floats<kLanes> label_logit = splat<kLanes>(static_cast<float>(x[label]));
+  out[label] = static_cast<Scalar>((vector_exp<kLanes>((label_logit - max) - log_sum) * scale)[0] - scale);
 }
 
 /// The widest kernels this CPU runs, unless a test chose narrower ones.
-std::atomic<Width>& chosen_width() {
-  static std::atomic<Width> width = widest_supported();
+WidthChoice& chosen_width() {
+  static WidthChoice width("cross_entropy");
   return width;
 }
 
@@ -118,7 +122,7 @@ template <typename Scalar>
 /// A float or bfloat16 row's normaliser (in float): max, then the sum of exp(x - max).
 template <typename Scalar>
 RowNormaliser<float> row_normaliser(const Scalar* x, int64_t n) {
-  switch (chosen_width().load(std::memory_order_relaxed)) {
+  switch (chosen_width().get()) {
 #if defined(__x86_64__)
     case Width::Avx512:
       return row_normaliser_avx512(x, n);
@@ -133,7 +137,7 @@ RowNormaliser<float> row_normaliser(const Scalar* x, int64_t n) {
 /// out = (softmax(x) - onehot(label)) * scale for a float or bfloat16 row.
 template <typename Scalar>
 void write_row_grad(const Scalar* x, RowNormaliser<float> norm, int64_t label, float scale, Scalar* out, int64_t n) {
-  switch (chosen_width().load(std::memory_order_relaxed)) {
+  switch (chosen_width().get()) {
 #if defined(__x86_64__)
     case Width::Avx512:
       return write_row_grad_avx512(x, norm, label, scale, out, n);
@@ -259,15 +263,9 @@ class FusedCrossEntropy : public torch::autograd::Function<FusedCrossEntropy> {
 
 }  // namespace
 
-Width row_kernel_width() { return chosen_width().load(); }
+Width row_kernel_width() { return chosen_width().get(); }
 
-void set_row_kernel_width(Width width) {
-  if (!cpu_supports(width)) {
-    throw sdk::Error("cross_entropy: this CPU cannot run the " + std::to_string(kLanesOf[static_cast<int>(width)]) +
-                     "-lane row kernels");
-  }
-  chosen_width().store(width);
-}
+void set_row_kernel_width(Width width) { chosen_width().set(width); }
 
 bool fused_cross_entropy_supports(const at::Tensor& logits) {
   const at::ScalarType dtype = logits.scalar_type();

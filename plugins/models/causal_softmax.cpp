@@ -7,7 +7,6 @@
 #include <kforge/sdk/error.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include <atomic>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -119,8 +118,8 @@ template <typename Scalar>
 }
 #endif
 
-std::atomic<Width>& chosen_width() {
-  static std::atomic<Width> width = widest_supported();
+WidthChoice& chosen_width() {
+  static WidthChoice width("causal_softmax");
   return width;
 }
 
@@ -146,7 +145,7 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
     const int64_t n = x.numel() / rows.keys;
     at::Tensor out = at::empty_like(x);
     const auto s = static_cast<float>(scale);
-    const Width width = chosen_width().load(std::memory_order_relaxed);
+    const Width width = chosen_width().get();
     dispatch(x, [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar* in = x.data_ptr<Scalar>();
@@ -179,7 +178,7 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
     const auto s = static_cast<float>(ctx->saved_data["scale"].toDouble());
     const int64_t n = p.numel() / rows.keys;
     at::Tensor dx = at::empty_like(p);
-    const Width width = chosen_width().load(std::memory_order_relaxed);
+    const Width width = chosen_width().get();
     dispatch(p, [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar* pp = p.data_ptr<Scalar>();
@@ -215,14 +214,8 @@ at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq) {
   return CausalSoftmax::apply(scores, scale, seq);
 }
 
-Width causal_softmax_width() { return chosen_width().load(); }
+Width causal_softmax_width() { return chosen_width().get(); }
 
-void set_causal_softmax_width(Width width) {
-  if (!cpu_supports(width)) {
-    throw sdk::Error("causal_softmax: this CPU cannot run the " + std::to_string(kLanesOf[static_cast<int>(width)]) +
-                     "-lane row kernels");
-  }
-  chosen_width().store(width);
-}
+void set_causal_softmax_width(Width width) { chosen_width().set(width); }
 
 }  // namespace kforge::models

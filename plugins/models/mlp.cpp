@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <kforge/sdk/error.h>
 
+#include "swiglu.h"
+
 namespace kforge::models {
 namespace {
 
@@ -21,7 +23,7 @@ MlpActivation parse_mlp_activation(const std::string& activation) {
 }
 
 at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation act) {
-  if (act == MlpActivation::SwiGLU) return (at::silu(x.matmul(w.gate)) * x.matmul(w.up)).matmul(w.down);
+  if (act == MlpActivation::SwiGLU) return swiglu(x.matmul(w.gate), x.matmul(w.up)).matmul(w.down);
   return activate(x.matmul(w.up), act).matmul(w.down);
 }
 
@@ -37,7 +39,7 @@ MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearB
 
 at::Tensor MLP::forward(const at::Tensor& x) {
   if (act_ == MlpActivation::SwiGLU) {
-    return down_proj_->forward(at::silu(gate_proj_->forward(x)) * up_proj_->forward(x));
+    return down_proj_->forward(swiglu(gate_proj_->forward(x), up_proj_->forward(x)));
   }
   return down_proj_->forward(activate(up_proj_->forward(x), act_));
 }

@@ -1,0 +1,166 @@
+// The fused SwiGLU element-wise op (see swiglu.h).
+#include "swiglu.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+#include <kforge/sdk/error.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+namespace kforge::models {
+namespace {
+
+using namespace plugins::lanes;
+
+template <int kLanes>
+[[gnu::always_inline]] inline Floats<kLanes> sigmoid(Floats<kLanes> x) {
+  return 1.0f / (1.0f + vector_exp<kLanes>(-x));
+}
+
+/// h = silu(g) u over [begin, end).
+template <int kLanes, typename Scalar>
+[[gnu::always_inline]] inline void forward_span(const Scalar* g, const Scalar* u, Scalar* h, int64_t begin,
+                                                int64_t end) {
+  for (int64_t i = begin; i < end; i += kLanes) {
+    const int64_t count = std::min<int64_t>(kLanes, end - i);
+    const Floats<kLanes> gv = count == kLanes ? load<kLanes>(g + i) : load_tail<kLanes>(g + i, count, 0.0f);
+    const Floats<kLanes> uv = count == kLanes ? load<kLanes>(u + i) : load_tail<kLanes>(u + i, count, 0.0f);
+    store<kLanes>(gv * sigmoid<kLanes>(gv) * uv, h + i, count);
+  }
+}
+
+/// dg = dh u silu'(g), silu'(g) = s (1 + g (1 - s)) with s = sigmoid(g); du = dh silu(g). A null
+/// dg or du is not wanted.
+template <int kLanes, typename Scalar>
+[[gnu::always_inline]] inline void backward_span(const Scalar* g, const Scalar* u, const Scalar* dh, Scalar* dg,
+                                                 Scalar* du, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; i += kLanes) {
+    const int64_t count = std::min<int64_t>(kLanes, end - i);
+    const bool full = count == kLanes;
+    const Floats<kLanes> gv = full ? load<kLanes>(g + i) : load_tail<kLanes>(g + i, count, 0.0f);
+    const Floats<kLanes> uv = full ? load<kLanes>(u + i) : load_tail<kLanes>(u + i, count, 0.0f);
+    const Floats<kLanes> dv = full ? load<kLanes>(dh + i) : load_tail<kLanes>(dh + i, count, 0.0f);
+    const Floats<kLanes> s = sigmoid<kLanes>(gv);
+    if (dg) store<kLanes>(dv * uv * (s * (1.0f + gv * (1.0f - s))), dg + i, count);
+    if (du) store<kLanes>(dv * gv * s, du + i, count);
+  }
+}
+
+#if defined(__x86_64__)
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v4")]] void forward_avx512(const Scalar* g, const Scalar* u, Scalar* h, int64_t begin,
+                                                      int64_t end) {
+  forward_span<16>(g, u, h, begin, end);
+}
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v3")]] void forward_avx2(const Scalar* g, const Scalar* u, Scalar* h, int64_t begin,
+                                                    int64_t end) {
+  forward_span<8>(g, u, h, begin, end);
+}
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v4")]] void backward_avx512(const Scalar* g, const Scalar* u, const Scalar* dh, Scalar* dg,
+                                                       Scalar* du, int64_t begin, int64_t end) {
+  backward_span<16>(g, u, dh, dg, du, begin, end);
+}
+template <typename Scalar>
+[[gnu::target("arch=x86-64-v3")]] void backward_avx2(const Scalar* g, const Scalar* u, const Scalar* dh, Scalar* dg,
+                                                     Scalar* du, int64_t begin, int64_t end) {
+  backward_span<8>(g, u, dh, dg, du, begin, end);
+}
+#endif
+
+WidthChoice& chosen_width() {
+  static WidthChoice width("swiglu");
+  return width;
+}
+
+/// Calls `body(Scalar{})` for float32 or bfloat16.
+template <typename Body>
+void dispatch(at::ScalarType dtype, const Body& body) {
+  if (dtype == at::kFloat) return body(float{});
+  if (dtype == at::kBFloat16) return body(c10::BFloat16{});
+  throw sdk::Error(std::string("swiglu: got ") + c10::toString(dtype) + "; only float32 and bfloat16 are supported");
+}
+
+class SwiGlu : public torch::autograd::Function<SwiGlu> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& gate, const at::Tensor& up) {
+    RECORD_FUNCTION("kforge::swiglu", c10::ArrayRef<const c10::IValue>{});
+    const at::Tensor g = gate.contiguous(), u = up.contiguous();
+    at::Tensor h = at::empty_like(g);
+    const Width width = chosen_width().get();
+    dispatch(g.scalar_type(), [&](auto scalar) {
+      using Scalar = decltype(scalar);
+      const Scalar *gp = g.data_ptr<Scalar>(), *up_ = u.data_ptr<Scalar>();
+      Scalar* hp = h.data_ptr<Scalar>();
+      at::parallel_for(0, g.numel(), at::internal::GRAIN_SIZE, [&](int64_t begin, int64_t end) {
+        switch (width) {
+#if defined(__x86_64__)
+          case Width::Avx512:
+            return forward_avx512(gp, up_, hp, begin, end);
+          case Width::Avx2:
+            return forward_avx2(gp, up_, hp, begin, end);
+#endif
+          default:
+            return forward_span<4>(gp, up_, hp, begin, end);
+        }
+      });
+    });
+    ctx->save_for_backward({g, u});
+    return h;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grad_outputs) {
+    RECORD_FUNCTION("kforge::swiglu_backward", c10::ArrayRef<const c10::IValue>{});
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &g = saved[0], &u = saved[1];
+    const at::Tensor dh = grad_outputs[0].to(g.scalar_type()).contiguous();
+    const bool want_g = ctx->needs_input_grad(0), want_u = ctx->needs_input_grad(1);
+    at::Tensor dg = want_g ? at::empty_like(g) : at::Tensor();
+    at::Tensor du = want_u ? at::empty_like(u) : at::Tensor();
+    const Width width = chosen_width().get();
+    dispatch(g.scalar_type(), [&](auto scalar) {
+      using Scalar = decltype(scalar);
+      const Scalar *gp = g.data_ptr<Scalar>(), *up_ = u.data_ptr<Scalar>(), *dhp = dh.data_ptr<Scalar>();
+      Scalar* dgp = want_g ? dg.data_ptr<Scalar>() : nullptr;
+      Scalar* dup = want_u ? du.data_ptr<Scalar>() : nullptr;
+      at::parallel_for(0, g.numel(), at::internal::GRAIN_SIZE, [&](int64_t begin, int64_t end) {
+        switch (width) {
+#if defined(__x86_64__)
+          case Width::Avx512:
+            return backward_avx512(gp, up_, dhp, dgp, dup, begin, end);
+          case Width::Avx2:
+            return backward_avx2(gp, up_, dhp, dgp, dup, begin, end);
+#endif
+          default:
+            return backward_span<4>(gp, up_, dhp, dgp, dup, begin, end);
+        }
+      });
+    });
+    return {dg, du};
+  }
+};
+
+}  // namespace
+
+at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) {
+  if (gate.sizes() != up.sizes() || gate.scalar_type() != up.scalar_type() || !gate.device().is_cpu() ||
+      !up.device().is_cpu()) {
+    std::ostringstream message;
+    message << "swiglu: gate " << gate.sizes() << " " << gate.scalar_type() << " and up " << up.sizes() << " "
+            << up.scalar_type() << " must be CPU tensors of one shape and dtype";
+    throw sdk::Error(message.str());
+  }
+  return SwiGlu::apply(gate, up);
+}
+
+Width swiglu_width() { return chosen_width().get(); }
+
+void set_swiglu_width(Width width) { chosen_width().set(width); }
+
+}  // namespace kforge::models

@@ -1,0 +1,87 @@
+// The fused SwiGLU op (swiglu.h) against silu(gate) * up in float64: value and both gradients, at
+// every vector width this CPU runs, float32 and bfloat16, with a partial last vector and a frozen side.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kforge/sdk/error.h"
+#include "swiglu.h"
+
+namespace kforge::test {
+namespace {
+
+using plugins::lanes::Width;
+
+struct Result {
+  at::Tensor h, dgate, dup;
+};
+
+template <class F>
+Result run(const F& f, const at::Tensor& gate0, const at::Tensor& up0, const at::Tensor& probe) {
+  const at::Tensor gate = gate0.detach().clone().requires_grad_(true);
+  const at::Tensor up = up0.detach().clone().requires_grad_(true);
+  const at::Tensor h = f(gate, up);
+  (h.to(at::kDouble) * probe).sum().backward();
+  return {h.detach(), gate.grad(), up.grad()};
+}
+
+template <class Body>
+void at_every_width(const Body& body) {
+  const Width original = models::swiglu_width();
+  for (const Width width : {Width::Sse, Width::Avx2, Width::Avx512}) {
+    try {
+      models::set_swiglu_width(width);
+    } catch (const sdk::Error&) {
+      continue;
+    }
+    SCOPED_TRACE(std::to_string(plugins::lanes::kLanesOf[static_cast<int>(width)]) + " lanes");
+    body();
+  }
+  models::set_swiglu_width(original);
+}
+
+double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a.to(at::kDouble) - b).abs().max().item<double>(); }
+
+/// Every output within `tolerance` relative to its own size (plus a 1e-7 floor).
+void expect_matches(at::ScalarType dtype, double tolerance) {
+  at::manual_seed(9);
+  const at::Tensor gate = (at::randn({3, 7, 45}) * 4).to(dtype);  // 945 elements: a partial last vector
+  const at::Tensor up = at::randn({3, 7, 45}).to(dtype);
+  // Representable in dtype, so the upstream gradient reaches the kernel unrounded.
+  const at::Tensor probe = at::randn({3, 7, 45}).to(dtype).to(at::kDouble);
+  const Result want = run([](const at::Tensor& g, const at::Tensor& u) {
+    return at::silu(g.to(at::kDouble)) * u.to(at::kDouble);
+  }, gate, up, probe);
+  at_every_width([&] {
+    const Result got = run([](const at::Tensor& g, const at::Tensor& u) { return models::swiglu(g, u); }, gate, up,
+                           probe);
+    EXPECT_EQ(got.h.scalar_type(), dtype);
+    EXPECT_LE(max_diff(got.h, want.h), tolerance * (1e-7 / tolerance + want.h.abs().max().item<double>()));
+    EXPECT_LE(max_diff(got.dgate, want.dgate), tolerance * (1e-7 / tolerance + want.dgate.abs().max().item<double>()));
+    EXPECT_LE(max_diff(got.dup, want.dup), tolerance * (1e-7 / tolerance + want.dup.abs().max().item<double>()));
+  });
+}
+
+TEST(SwiGlu, Float32MatchesSiluTimesUp) { expect_matches(at::kFloat, 1e-6); }
+
+// bfloat16 in and out, float inside: each entry rounded once (2^-9 relative).
+TEST(SwiGlu, BFloat16MatchesSiluTimesUpToItsRounding) { expect_matches(at::kBFloat16, 1.0 / 256); }
+
+TEST(SwiGlu, OnlyTheNeededGradientIsComputed) {
+  const at::Tensor gate = at::randn({5, 3}).requires_grad_(true);
+  const at::Tensor up = at::randn({5, 3});  // frozen side
+  models::swiglu(gate, up).sum().backward();
+  ASSERT_TRUE(gate.grad().defined());
+  const at::Tensor s = at::sigmoid(gate.detach());
+  EXPECT_TRUE(at::allclose(gate.grad(), up * s * (1 + gate.detach() * (1 - s)), 1e-6, 1e-7));
+}
+
+TEST(SwiGlu, MismatchedInputsAreRefused) {
+  EXPECT_THROW(models::swiglu(at::zeros({2, 3}), at::zeros({3, 2})), sdk::Error);
+  EXPECT_THROW(models::swiglu(at::zeros({2, 3}), at::zeros({2, 3}, at::kBFloat16)), sdk::Error);
+  EXPECT_THROW(models::swiglu(at::zeros({2, 3}, at::kDouble), at::zeros({2, 3}, at::kDouble)), sdk::Error);
+}
+
+}  // namespace
+}  // namespace kforge::test
