@@ -7,6 +7,7 @@
 #include <kforge/sdk/error.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -210,6 +211,11 @@ at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq) {
     message << "causal_softmax: scores " << scores.sizes() << " on " << scores.device() << " do not fit seq = " << seq
             << " (want CPU [..., R, Sk] with R a multiple of seq and Sk >= seq)";
     throw sdk::Error(message.str());
+  }
+  if (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kBFloat16) {
+    const at::Tensor future = at::ones({seq, keys}, scores.options().dtype(at::kBool)).triu(keys - seq + 1);
+    return at::softmax(scores.masked_fill(future.repeat({scores.size(-2) / seq, 1}),
+                                          -std::numeric_limits<double>::infinity()) * scale, -1);
   }
   return CausalSoftmax::apply(scores, scale, seq);
 }

@@ -8,10 +8,10 @@
 
 namespace kforge::models {
 
-/// softmax(scale * scores) over each row's visible keys, exactly 0 beyond them; scores [..., R, Sk]
-/// (float32 or bfloat16, contiguous), whose row r is the query at position Sk - seq + r % seq and
-/// sees keys 0 .. Sk - seq + r % seq (R a multiple of seq, Sk >= seq). Same dtype out;
-/// differentiable in scores.
+/// softmax(scale * scores) over each row's visible keys, exactly 0 beyond them; scores [..., R, Sk],
+/// whose row r is the query at position Sk - seq + r % seq and sees keys 0 .. Sk - seq + r % seq
+/// (R a multiple of seq, Sk >= seq). Same dtype out; differentiable in scores. float32 and bfloat16
+/// take the fused kernel, other dtypes (float64 gradient checks) the masked_fill + softmax composite.
 at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq);
 
 /// The row kernels' vector width in use: the widest this CPU runs, unless a test chose another.

@@ -156,6 +156,7 @@ at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) {
             << up.scalar_type() << " must be CPU tensors of one shape and dtype";
     throw sdk::Error(message.str());
   }
+  if (gate.scalar_type() != at::kFloat && gate.scalar_type() != at::kBFloat16) return at::silu(gate) * up;
   return SwiGlu::apply(gate, up);
 }
 

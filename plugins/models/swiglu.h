@@ -8,7 +8,8 @@
 
 namespace kforge::models {
 
-/// silu(gate) * up for same-shape, same-dtype (float32 or bfloat16) CPU tensors; differentiable in both.
+/// silu(gate) * up for same-shape, same-dtype CPU tensors; differentiable in both. float32 and
+/// bfloat16 take the fused kernel, other dtypes (float64 gradient checks) the composite.
 at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up);
 
 /// The kernels' vector width in use: the widest this CPU runs, unless a test chose another.

@@ -92,7 +92,16 @@ TEST(CausalSoftmax, BFloat16MatchesTheMaskedSoftmaxToItsRounding) { expect_match
 TEST(CausalSoftmax, ScoresThatDoNotFitTheSequenceAreRefused) {
   EXPECT_THROW(models::causal_softmax(at::zeros({2, 7, 7}), 1.0, 3), sdk::Error);   // 7 rows, seq 3
   EXPECT_THROW(models::causal_softmax(at::zeros({2, 6, 2}), 1.0, 3), sdk::Error);   // fewer keys than queries
-  EXPECT_THROW(models::causal_softmax(at::zeros({6, 6}, at::kDouble), 1.0, 6), sdk::Error);  // float64
+}
+
+TEST(CausalSoftmax, Float64TakesTheCompositeExactly) {
+  at::manual_seed(6);
+  const at::Tensor scores = at::randn({2, 8, 6}, at::kDouble);  // seq 4 in groups of 2, 6 keys
+  const at::Tensor probe = at::randn({2, 8, 6}, at::kDouble);
+  const Result want = reference(scores, probe, 0.5, 4);
+  const Result got = run([](const at::Tensor& x) { return models::causal_softmax(x, 0.5, 4); }, scores, probe);
+  EXPECT_TRUE(at::equal(got.probs, want.probs));
+  EXPECT_TRUE(at::equal(got.grad, want.grad));
 }
 
 }  // namespace
