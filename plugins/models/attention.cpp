@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
+#include <vector>
 
 #include "causal_softmax.h"
 #include "flash_attention.h"
@@ -65,12 +66,22 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
   const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), hd = q.size(3);
   const int64_t kv_heads = k.size(1), keys = k.size(2);
   const int64_t group = heads / kv_heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   // Heads kv*group .. kv*group+group-1 share kv head `kv`: fold the group into the query rows.
-  const at::Tensor qg = q.reshape({batch, kv_heads, group * seq, hd});
-  const at::Tensor scores = at::matmul(qg, k.transpose(-2, -1));  // (B, KV, G*S, Sk)
-  // Row r is query position keys - S + r % S: it sees the keys up to that one.
-  const at::Tensor probs = causal_softmax(scores, 1.0 / std::sqrt(static_cast<double>(hd)), seq);
-  return at::matmul(probs.to(v.scalar_type()), v).reshape({batch, heads, seq, hd});
+  const at::Tensor q_heads = q.reshape({batch, kv_heads, group, seq, hd});
+  std::vector<at::Tensor> outputs;
+  // Query blocks skip the keys after their last query: kQueryBlock-row blocks compute about
+  // (1 + 1/blocks) / 2 of the S x Sk products instead of all of them.
+  for (int64_t begin = 0; begin < seq; begin += kQueryBlock) {
+    const int64_t rows = std::min(kQueryBlock, seq - begin);
+    const int64_t seen = keys - seq + begin + rows;  // keys visible to the block's last query
+    const at::Tensor qg = q_heads.narrow(3, begin, rows).reshape({batch, kv_heads, group * rows, hd});
+    const at::Tensor scores = at::matmul(qg, k.narrow(2, 0, seen).transpose(-2, -1));  // (B, KV, G*rows, seen)
+    // Row r is query position seen - rows + r % rows: it sees the keys up to that one.
+    const at::Tensor probs = causal_softmax(scores, scale, rows).to(v.scalar_type());
+    outputs.push_back(at::matmul(probs, v.narrow(2, 0, seen)).reshape({batch, heads, rows, hd}));
+  }
+  return outputs.size() == 1 ? outputs.front() : at::cat(outputs, 2);
 }
 
 }  // namespace kforge::models

@@ -34,10 +34,14 @@ class Attention : public torch::nn::Module {
   std::shared_ptr<RMSNorm> q_norm_, k_norm_;  // null without qk_norm
 };
 
-/// softmax(q k^T / sqrt(hd) + causal mask) v in fp32 softmax. q: (B, H, Sq, hd) at positions
+/// softmax(q k^T / sqrt(hd) + causal mask) v, the softmax computed in float. q: (B, H, Sq, hd) at positions
 /// [Sk - Sq, Sk), k/v: (B, KV, Sk, hd) at positions [0, Sk); H a multiple of KV, q contiguous.
 /// Query i sees keys up to Sk - Sq + i. Returns (B, H, Sq, hd).
+/// Computed in blocks of kQueryBlock queries, each against only the keys it can see.
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+/// Queries per block of causal_attention.
+inline constexpr int64_t kQueryBlock = 128;
 
 /// Longest key sequence for which "auto" runs bf16 attention explicitly.
 inline constexpr int64_t kAutoMathMaxKeys = 1024;

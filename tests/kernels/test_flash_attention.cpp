@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "attention.h"
@@ -87,8 +88,28 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FlashVsExplicit,
                                            Case{"TilesLargerThanSeq", 1, 2, 2, 9, 9, 8, {64, 64}},
                                            Case{"FewerQueriesThanKeys", 2, 4, 2, 5, 23, 8, {4, 6}},
                                            Case{"OneQueryManyKeys", 1, 2, 1, 1, 19, 8, {4, 4}},
-                                           Case{"DefaultTilesHead64", 1, 2, 1, 130, 130, 64, {}}),
+                                           Case{"DefaultTilesHead64", 1, 2, 1, 130, 130, 64, {}},
+                                           Case{"ThreeQueryBlocksGqa", 1, 4, 2, 300, 300, 16, {32, 32}},
+                                           Case{"QueryBlocksFewerQueriesThanKeys", 1, 2, 1, 200, 330, 8, {32, 16}}),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+// The explicit attention's query blocks against the whole masked product in float64 (heads
+// repeated for GQA): one and several blocks, uneven last block, fewer queries than keys.
+TEST(CausalAttention, QueryBlocksEqualTheFullMaskedProductInFloat64) {
+  const auto full_product = [](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+    const int64_t group = q.size(1) / k.size(1), sq = q.size(2), sk = k.size(2);
+    const at::Tensor scores = at::matmul(q, k.repeat_interleave(group, 1).transpose(-2, -1)) / std::sqrt(q.size(3));
+    const at::Tensor future = at::ones({sq, sk}, at::kBool).triu(sk - sq + 1);
+    return at::matmul(at::softmax(scores.masked_fill(future, -INFINITY), -1), v.repeat_interleave(group, 1));
+  };
+  for (const Case& c : {Case{"OneBlock", 2, 4, 2, 100, 100, 16, {}}, Case{"ThreeBlocks", 1, 4, 2, 300, 300, 16, {}},
+                        Case{"BlocksAfterACache", 1, 2, 1, 200, 330, 8, {}}}) {
+    SCOPED_TRACE(c.name);
+    const Result blocked =
+        run(c, at::kFloat, [](auto& q, auto& k, auto& v) { return models::causal_attention(q, k, v); });
+    expect_close(blocked, run(c, at::kDouble, full_product), 1e-5);
+  }
+}
 
 TEST(FlashAttention, ReadsStridedKeysInPlaceLikeAKvCacheView) {
   at::manual_seed(3);
@@ -133,7 +154,10 @@ TEST(FlashAttention, AttentionModuleMatchesMathBackendWithAndWithoutKvCache) {
   {
     torch::NoGradGuard no_grad;
     const auto src = math.parameters(), dst = tiled.parameters();
-    for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+    for (size_t i = 0; i < src.size(); ++i) {
+      src[i].normal_(0.0, 0.2);  // Linear's weights start uninitialised (the model's init_weights sets them)
+      dst[i].copy_(src[i]);
+    }
   }
   models::RopeTables rope(config.head_dim(), config.max_seq_len, config.rope_theta);
   const at::Tensor x = at::randn({2, 8, config.dim});
