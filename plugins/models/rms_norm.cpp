@@ -3,9 +3,12 @@
 
 #include <ATen/ATen.h>
 
+#include "rms_norm_kernel.h"
+
 namespace kforge::models {
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  if (fused_rms_norm_applies(x, weight)) return fused_rms_norm(x, weight, eps);
   const at::Tensor xf = x.to(at::kFloat);
   const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
   return (normed * weight).to(x.scalar_type());
