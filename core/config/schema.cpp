@@ -162,6 +162,8 @@ std::vector<SectionSpec> build_schema() {
                 S("linear_backend", "auto",
                   "fp32 projection GEMMs: oneDNN's sgemm (auto: when LibTorch has oneDNN) or at::linear (aten)",
                   {"auto", "onednn", "aten"}),
+                B("fused_kernels", true,
+                  "fused RMSNorm, SwiGLU and causal-softmax kernels (false: the composite ATen ops)"),
                 I("num_experts", 0, "experts per MoE layer (0: dense)"),
                 I("moe_top_k", 2, "experts per token"),
                 I("moe_frequency", 1, "layer i is MoE iff (i+1) % moe_frequency == 0"),

@@ -16,7 +16,7 @@
 namespace kforge::models {
 
 Attention::Attention(const ModelConfig& c)
-    : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), head_dim_(c.head_dim()), backend_(c.sdpa_backend) {
+    : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), head_dim_(c.head_dim()), backend_(c.sdpa_backend), fused_(c.fused_kernels) {
   const LinearBackend linear = resolve_linear_backend(c.linear_backend);
   q_proj_ = register_module("q_proj", std::make_shared<Linear>(c.dim, n_heads_ * head_dim_, linear));
   k_proj_ = register_module("k_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_, linear));
@@ -24,8 +24,8 @@ Attention::Attention(const ModelConfig& c)
   o_proj_ = register_module("o_proj", std::make_shared<Linear>(n_heads_ * head_dim_, c.dim, linear));
   if (c.qk_norm) {
     // KempnerForge builds these with the model's norm_eps (1e-5 by default).
-    q_norm_ = register_module("q_norm", std::make_shared<RMSNorm>(head_dim_, c.norm_eps));
-    k_norm_ = register_module("k_norm", std::make_shared<RMSNorm>(head_dim_, c.norm_eps));
+    q_norm_ = register_module("q_norm", std::make_shared<RMSNorm>(head_dim_, c.norm_eps, c.fused_kernels));
+    k_norm_ = register_module("k_norm", std::make_shared<RMSNorm>(head_dim_, c.norm_eps, c.fused_kernels));
   }
 }
 
@@ -49,7 +49,7 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
   v = v.transpose(1, 2).contiguous();
   if (cache) std::tie(k, v) = cache->update(layer, k, v);
   const bool tiled = use_tiled_attention(backend_, q, k.size(2));
-  const at::Tensor out = tiled ? flash_attention(q, k, v) : causal_attention(q, k, v);  // (B, H, S, hd)
+  const at::Tensor out = tiled ? flash_attention(q, k, v) : causal_attention(q, k, v, fused_);  // (B, H, S, hd)
   return o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
 }
 
@@ -62,7 +62,7 @@ bool use_tiled_attention(const std::string& backend, const at::Tensor& q, int64_
   return q.scalar_type() != at::kBFloat16 || keys > kAutoMathMaxKeys;
 }
 
-at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool fused) {
   const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), hd = q.size(3);
   const int64_t kv_heads = k.size(1), keys = k.size(2);
   const int64_t group = heads / kv_heads;
@@ -78,7 +78,7 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
     const at::Tensor qg = q_heads.narrow(3, begin, rows).reshape({batch, kv_heads, group * rows, hd});
     const at::Tensor scores = at::matmul(qg, k.narrow(2, 0, seen).transpose(-2, -1));  // (B, KV, G*rows, seen)
     // Row r is query position seen - rows + r % rows: it sees the keys up to that one.
-    const at::Tensor probs = causal_softmax(scores, scale, rows).to(v.scalar_type());
+    const at::Tensor probs = causal_softmax(scores, scale, rows, fused).to(v.scalar_type());
     outputs.push_back(at::matmul(probs, v.narrow(2, 0, seen)).reshape({batch, heads, rows, hd}));
   }
   return outputs.size() == 1 ? outputs.front() : at::cat(outputs, 2);

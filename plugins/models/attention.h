@@ -30,6 +30,7 @@ class Attention : public torch::nn::Module {
  private:
   int64_t n_heads_, n_kv_heads_, head_dim_;
   std::string backend_;  ///< [model] sdpa_backend
+  bool fused_;           ///< [model] fused_kernels
   std::shared_ptr<Linear> q_proj_, k_proj_, v_proj_, o_proj_;
   std::shared_ptr<RMSNorm> q_norm_, k_norm_;  // null without qk_norm
 };
@@ -37,8 +38,9 @@ class Attention : public torch::nn::Module {
 /// softmax(q k^T / sqrt(hd) + causal mask) v, the softmax computed in float. q: (B, H, Sq, hd) at positions
 /// [Sk - Sq, Sk), k/v: (B, KV, Sk, hd) at positions [0, Sk); H a multiple of KV, q contiguous.
 /// Query i sees keys up to Sk - Sq + i. Returns (B, H, Sq, hd).
-/// Computed in blocks of kQueryBlock queries, each against only the keys it can see.
-at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+/// Computed in blocks of kQueryBlock queries, each against only the keys it can see; `fused` takes
+/// the fused causal_softmax, else mask + softmax.
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool fused = true);
 
 /// Queries per block of causal_attention.
 inline constexpr int64_t kQueryBlock = 128;

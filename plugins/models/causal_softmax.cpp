@@ -204,7 +204,7 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
 
 }  // namespace
 
-at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq) {
+at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq, bool fused) {
   const int64_t keys = scores.dim() >= 2 ? scores.size(-1) : 0;
   if (scores.dim() < 2 || seq <= 0 || scores.size(-2) % seq != 0 || keys < seq || !scores.device().is_cpu()) {
     std::ostringstream message;
@@ -212,7 +212,7 @@ at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq) {
             << " (want CPU [..., R, Sk] with R a multiple of seq and Sk >= seq)";
     throw sdk::Error(message.str());
   }
-  if (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kBFloat16) {
+  if (!fused || (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kBFloat16)) {
     const at::Tensor future = at::ones({seq, keys}, scores.options().dtype(at::kBool)).triu(keys - seq + 1);
     return at::softmax(scores.masked_fill(future.repeat({scores.size(-2) / seq, 1}),
                                           -std::numeric_limits<double>::infinity()) * scale, -1);

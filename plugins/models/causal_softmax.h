@@ -11,8 +11,9 @@ namespace kforge::models {
 /// softmax(scale * scores) over each row's visible keys, exactly 0 beyond them; scores [..., R, Sk],
 /// whose row r is the query at position Sk - seq + r % seq and sees keys 0 .. Sk - seq + r % seq
 /// (R a multiple of seq, Sk >= seq). Same dtype out; differentiable in scores. float32 and bfloat16
-/// take the fused kernel, other dtypes (float64 gradient checks) the masked_fill + softmax composite.
-at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq);
+/// take the fused kernel unless `fused` is false ([model] fused_kernels); other dtypes (float64
+/// gradient checks) the masked_fill + softmax composite.
+at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq, bool fused = true);
 
 /// The row kernels' vector width in use: the widest this CPU runs, unless a test chose another.
 plugins::lanes::Width causal_softmax_width();

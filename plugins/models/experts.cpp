@@ -8,8 +8,8 @@
 namespace kforge::models {
 
 Experts::Experts(torch::nn::Module& owner, int64_t num_experts, int64_t dim, int64_t hidden_dim,
-                 const std::string& activation, bool packed, LinearBackend backend)
-    : num_experts_(num_experts), act_(parse_mlp_activation(activation)) {
+                 const std::string& activation, bool packed, LinearBackend backend, bool fused)
+    : num_experts_(num_experts), act_(parse_mlp_activation(activation)), fused_(fused) {
   if (packed) {
     // KempnerForge's order: up_w, down_w, gate_w.
     up_w_ = owner.register_parameter("up_w", at::empty({num_experts, dim, hidden_dim}));
@@ -21,7 +21,7 @@ Experts::Experts(torch::nn::Module& owner, int64_t num_experts, int64_t dim, int
   }
   auto holder = owner.register_module("experts", std::make_shared<torch::nn::Module>("Experts"));
   for (int64_t e = 0; e < num_experts; ++e) {
-    mlps_.push_back(holder->register_module(std::to_string(e), std::make_shared<MLP>(dim, hidden_dim, activation, backend)));
+    mlps_.push_back(holder->register_module(std::to_string(e), std::make_shared<MLP>(dim, hidden_dim, activation, backend, fused)));
   }
 }
 

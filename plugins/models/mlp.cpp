@@ -22,13 +22,13 @@ MlpActivation parse_mlp_activation(const std::string& activation) {
   throw sdk::ConfigError("[model] activation = \"" + activation + "\": must be \"silu\", \"gelu\" or \"relu\"");
 }
 
-at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation act) {
-  if (act == MlpActivation::SwiGLU) return swiglu(x.matmul(w.gate), x.matmul(w.up)).matmul(w.down);
+at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation act, bool fused) {
+  if (act == MlpActivation::SwiGLU) return swiglu(x.matmul(w.gate), x.matmul(w.up), fused).matmul(w.down);
   return activate(x.matmul(w.up), act).matmul(w.down);
 }
 
-MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearBackend backend)
-    : act_(parse_mlp_activation(activation)) {
+MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearBackend backend, bool fused)
+    : act_(parse_mlp_activation(activation)), fused_(fused) {
   // Registration order (gate, up, down) is KempnerForge's, so named_parameters() lists them alike.
   if (act_ == MlpActivation::SwiGLU) {
     gate_proj_ = register_module("gate_proj", std::make_shared<Linear>(dim, hidden_dim, backend));
@@ -39,7 +39,7 @@ MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearB
 
 at::Tensor MLP::forward(const at::Tensor& x) {
   if (act_ == MlpActivation::SwiGLU) {
-    return down_proj_->forward(swiglu(gate_proj_->forward(x), up_proj_->forward(x)));
+    return down_proj_->forward(swiglu(gate_proj_->forward(x), up_proj_->forward(x), fused_));
   }
   return down_proj_->forward(activate(up_proj_->forward(x), act_));
 }

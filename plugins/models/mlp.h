@@ -22,18 +22,19 @@ struct FfnWeights {
 };
 
 /// SwiGLU: (silu(x gate) * (x up)) down; GELU/ReLU: act(x up) down.
-at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation act);
+at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation act, bool fused);
 
 class MLP : public torch::nn::Module {
  public:
   /// activation: "silu" -> down(silu(gate(x)) * up(x)); "gelu" (exact, erf) / "relu" -> down(act(up(x))).
-  MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearBackend backend);
+  MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearBackend backend, bool fused);
   at::Tensor forward(const at::Tensor& x);
   /// Views of the (out, in) weights transposed to (in, out), for ffn_forward.
   FfnWeights transposed_weights() const;
 
  private:
   MlpActivation act_;
+  bool fused_;  ///< [model] fused_kernels: the fused SwiGLU op
   std::shared_ptr<Linear> gate_proj_, up_proj_, down_proj_;  // gate_proj only for SwiGLU
 };
 

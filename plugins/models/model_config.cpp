@@ -43,6 +43,7 @@ ModelConfig ModelConfig::from_view(const sdk::ConfigView& m) {
   c.init_std = m.get_float("init_std");
   c.sdpa_backend = m.get_string("sdpa_backend");
   c.linear_backend = m.get_string("linear_backend");
+  c.fused_kernels = m.get_bool("fused_kernels");
   c.num_experts = m.get_int("num_experts");
   c.moe_top_k = m.get_int("moe_top_k");
   c.moe_frequency = m.get_int("moe_frequency");

@@ -19,10 +19,10 @@ MoE::MoE(const ModelConfig& config, std::shared_ptr<sdk::Router> router)
   router_ = register_module("router", std::move(router));
   const LinearBackend linear = resolve_linear_backend(config.linear_backend);
   if (config.moe_shared_experts > 0) {
-    shared_expert_ = register_module("shared_expert", std::make_shared<MLP>(config.dim, hidden, config.activation, linear));
+    shared_expert_ = register_module("shared_expert", std::make_shared<MLP>(config.dim, hidden, config.activation, linear, config.fused_kernels));
   }
   experts_ = std::make_unique<Experts>(*this, num_experts_, config.dim, hidden, config.activation,
-                                       config.moe_packed_experts, linear);
+                                       config.moe_packed_experts, linear, config.fused_kernels);
 }
 
 at::Tensor MoE::forward(const at::Tensor& x, bool decoding) {

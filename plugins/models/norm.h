@@ -14,6 +14,6 @@ class Norm : public torch::nn::Module {
 };
 
 /// "rmsnorm" -> RMSNorm(dim, eps), "layernorm" -> LayerNorm(dim, eps).
-std::shared_ptr<Norm> make_norm(const std::string& norm_type, int64_t dim, double eps);
+std::shared_ptr<Norm> make_norm(const std::string& norm_type, int64_t dim, double eps, bool fused);
 
 }  // namespace kforge::models

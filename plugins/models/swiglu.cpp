@@ -148,7 +148,7 @@ class SwiGlu : public torch::autograd::Function<SwiGlu> {
 
 }  // namespace
 
-at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) {
+at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up, bool fused) {
   if (gate.sizes() != up.sizes() || gate.scalar_type() != up.scalar_type() || !gate.device().is_cpu() ||
       !up.device().is_cpu()) {
     std::ostringstream message;
@@ -156,7 +156,7 @@ at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) {
             << up.scalar_type() << " must be CPU tensors of one shape and dtype";
     throw sdk::Error(message.str());
   }
-  if (gate.scalar_type() != at::kFloat && gate.scalar_type() != at::kBFloat16) return at::silu(gate) * up;
+  if (!fused || (gate.scalar_type() != at::kFloat && gate.scalar_type() != at::kBFloat16)) return at::silu(gate) * up;
   return SwiGlu::apply(gate, up);
 }
 

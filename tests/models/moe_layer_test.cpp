@@ -19,7 +19,7 @@ at::Tensor param(const torch::nn::Module& m, const std::string& name) { return m
 TEST(MoELayer, OneExpertTopOneEqualsTheDenseMlp) {
   const auto c = moe_config(1, 1);
   auto moe = make_moe(c, 1);
-  kforge::models::MLP dense(c.dim, 32, "silu", kforge::models::LinearBackend::Aten);
+  kforge::models::MLP dense(c.dim, 32, "silu", kforge::models::LinearBackend::Aten, true);
   {
     at::NoGradGuard no_grad;
     for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
@@ -174,7 +174,7 @@ TEST(MoELayer, SharedExpertIsAddedUnweightedToEveryToken) {
   const kforge::models::FfnWeights shared{param(*moe, "shared_expert.gate_proj.weight").t(),
                                           param(*moe, "shared_expert.up_proj.weight").t(),
                                           param(*moe, "shared_expert.down_proj.weight").t()};
-  EXPECT_TRUE(at::allclose(y - routed, kforge::models::ffn_forward(x, shared, kforge::models::MlpActivation::SwiGLU),
+  EXPECT_TRUE(at::allclose(y - routed, kforge::models::ffn_forward(x, shared, kforge::models::MlpActivation::SwiGLU, true),
                            1e-5, 1e-6));
 }
 
