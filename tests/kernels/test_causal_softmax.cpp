@@ -9,11 +9,10 @@
 
 #include "causal_softmax.h"
 #include "kforge/sdk/error.h"
+#include "support/every_width.h"
 
 namespace kforge::test {
 namespace {
-
-using plugins::lanes::Width;
 
 struct Result {
   at::Tensor probs, grad;
@@ -41,22 +40,6 @@ Result reference(const at::Tensor& scores, const at::Tensor& probe, double scale
       scores, probe);
 }
 
-/// Runs `body` at each width this CPU runs, then restores the default.
-template <class Body>
-void at_every_width(const Body& body) {
-  const Width original = models::causal_softmax_width();
-  for (const Width width : {Width::Sse, Width::Avx2, Width::Avx512}) {
-    try {
-      models::set_causal_softmax_width(width);
-    } catch (const sdk::Error&) {
-      continue;
-    }
-    SCOPED_TRACE(std::to_string(plugins::lanes::kLanesOf[static_cast<int>(width)]) + " lanes");
-    body();
-  }
-  models::set_causal_softmax_width(original);
-}
-
 void expect_matches(at::ScalarType dtype, double tolerance) {
   struct Shape {
     int64_t batch, kv, group, seq, keys;
@@ -69,7 +52,7 @@ void expect_matches(at::ScalarType dtype, double tolerance) {
     const at::Tensor probe = at::randn(scores.sizes(), at::kDouble);
     const double scale = 0.37;
     const Result want = reference(scores, probe, scale, s.seq);
-    at_every_width([&] {
+    at_every_width(models::causal_softmax_width, models::set_causal_softmax_width, [&] {
       const Result got = run([&](const at::Tensor& x) { return models::causal_softmax(x, scale, s.seq); }, scores,
                              probe);
       EXPECT_EQ(got.probs.scalar_type(), dtype);

@@ -6,40 +6,12 @@
 #include <string>
 
 #include "kforge/sdk/error.h"
+#include "support/binary_op_grads.h"
+#include "support/every_width.h"
 #include "rms_norm_kernel.h"
 
 namespace kforge::test {
 namespace {
-
-using plugins::lanes::Width;
-
-struct Result {
-  at::Tensor y, dx, dw;
-};
-
-template <class F>
-Result run(const F& f, const at::Tensor& x0, const at::Tensor& w0, const at::Tensor& probe) {
-  const at::Tensor x = x0.detach().clone().requires_grad_(true);
-  const at::Tensor w = w0.detach().clone().requires_grad_(true);
-  const at::Tensor y = f(x, w);
-  (y.to(at::kDouble) * probe).sum().backward();
-  return {y.detach(), x.grad(), w.grad()};
-}
-
-template <class Body>
-void at_every_width(const Body& body) {
-  const Width original = models::rms_norm_width();
-  for (const Width width : {Width::Sse, Width::Avx2, Width::Avx512}) {
-    try {
-      models::set_rms_norm_width(width);
-    } catch (const sdk::Error&) {
-      continue;
-    }
-    SCOPED_TRACE(std::to_string(plugins::lanes::kLanesOf[static_cast<int>(width)]) + " lanes");
-    body();
-  }
-  models::set_rms_norm_width(original);
-}
 
 /// |got - want| <= tolerance * max |want| for each output.
 void expect_close(const at::Tensor& got, const at::Tensor& want, double tolerance, const char* what) {
@@ -56,21 +28,21 @@ void expect_matches(at::ScalarType dtype, double tolerance) {
     // Representable in dtype, so the upstream gradient reaches the kernel unrounded.
     const at::Tensor probe = at::randn({3, 70, n}).to(dtype).to(at::kDouble);
     const double eps = 1e-5;
-    const Result want = run(
+    const BinaryOpGrads want = binary_op_grads(
         [eps](const at::Tensor& a, const at::Tensor& b) {
           const at::Tensor ad = a.to(at::kDouble);
           return ad * at::rsqrt(ad.pow(2).mean(-1, true) + eps) * b.to(at::kDouble);
         },
         x, w, probe);
-    at_every_width([&] {
-      const Result got =
-          run([eps](const at::Tensor& a, const at::Tensor& b) { return models::fused_rms_norm(a, b, eps); }, x, w,
+    at_every_width(models::rms_norm_width, models::set_rms_norm_width, [&] {
+      const BinaryOpGrads got =
+          binary_op_grads([eps](const at::Tensor& a, const at::Tensor& b) { return models::fused_rms_norm(a, b, eps); }, x, w,
               probe);
-      EXPECT_EQ(got.y.scalar_type(), dtype);
-      expect_close(got.y, want.y, tolerance, "output");
-      expect_close(got.dx, want.dx, tolerance, "input gradient");
-      EXPECT_EQ(got.dw.scalar_type(), at::kFloat);
-      expect_close(got.dw, want.dw, 1e-5, "weight gradient");  // accumulated in float either way
+      EXPECT_EQ(got.out.scalar_type(), dtype);
+      expect_close(got.out, want.out, tolerance, "output");
+      expect_close(got.da, want.da, tolerance, "input gradient");
+      EXPECT_EQ(got.db.scalar_type(), at::kFloat);
+      expect_close(got.db, want.db, 1e-5, "weight gradient");  // accumulated in float either way
     });
   }
 }

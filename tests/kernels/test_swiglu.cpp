@@ -6,40 +6,12 @@
 #include <string>
 
 #include "kforge/sdk/error.h"
+#include "support/binary_op_grads.h"
+#include "support/every_width.h"
 #include "swiglu.h"
 
 namespace kforge::test {
 namespace {
-
-using plugins::lanes::Width;
-
-struct Result {
-  at::Tensor h, dgate, dup;
-};
-
-template <class F>
-Result run(const F& f, const at::Tensor& gate0, const at::Tensor& up0, const at::Tensor& probe) {
-  const at::Tensor gate = gate0.detach().clone().requires_grad_(true);
-  const at::Tensor up = up0.detach().clone().requires_grad_(true);
-  const at::Tensor h = f(gate, up);
-  (h.to(at::kDouble) * probe).sum().backward();
-  return {h.detach(), gate.grad(), up.grad()};
-}
-
-template <class Body>
-void at_every_width(const Body& body) {
-  const Width original = models::swiglu_width();
-  for (const Width width : {Width::Sse, Width::Avx2, Width::Avx512}) {
-    try {
-      models::set_swiglu_width(width);
-    } catch (const sdk::Error&) {
-      continue;
-    }
-    SCOPED_TRACE(std::to_string(plugins::lanes::kLanesOf[static_cast<int>(width)]) + " lanes");
-    body();
-  }
-  models::set_swiglu_width(original);
-}
 
 double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a.to(at::kDouble) - b).abs().max().item<double>(); }
 
@@ -50,16 +22,16 @@ void expect_matches(at::ScalarType dtype, double tolerance) {
   const at::Tensor up = at::randn({3, 7, 45}).to(dtype);
   // Representable in dtype, so the upstream gradient reaches the kernel unrounded.
   const at::Tensor probe = at::randn({3, 7, 45}).to(dtype).to(at::kDouble);
-  const Result want = run([](const at::Tensor& g, const at::Tensor& u) {
+  const BinaryOpGrads want = binary_op_grads([](const at::Tensor& g, const at::Tensor& u) {
     return at::silu(g.to(at::kDouble)) * u.to(at::kDouble);
   }, gate, up, probe);
-  at_every_width([&] {
-    const Result got = run([](const at::Tensor& g, const at::Tensor& u) { return models::swiglu(g, u); }, gate, up,
+  at_every_width(models::swiglu_width, models::set_swiglu_width, [&] {
+    const BinaryOpGrads got = binary_op_grads([](const at::Tensor& g, const at::Tensor& u) { return models::swiglu(g, u); }, gate, up,
                            probe);
-    EXPECT_EQ(got.h.scalar_type(), dtype);
-    EXPECT_LE(max_diff(got.h, want.h), tolerance * (1e-7 / tolerance + want.h.abs().max().item<double>()));
-    EXPECT_LE(max_diff(got.dgate, want.dgate), tolerance * (1e-7 / tolerance + want.dgate.abs().max().item<double>()));
-    EXPECT_LE(max_diff(got.dup, want.dup), tolerance * (1e-7 / tolerance + want.dup.abs().max().item<double>()));
+    EXPECT_EQ(got.out.scalar_type(), dtype);
+    EXPECT_LE(max_diff(got.out, want.out), tolerance * (1e-7 / tolerance + want.out.abs().max().item<double>()));
+    EXPECT_LE(max_diff(got.da, want.da), tolerance * (1e-7 / tolerance + want.da.abs().max().item<double>()));
+    EXPECT_LE(max_diff(got.db, want.db), tolerance * (1e-7 / tolerance + want.db.abs().max().item<double>()));
   });
 }
 

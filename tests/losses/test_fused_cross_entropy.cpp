@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "kforge/sdk/error.h"
+#include "support/every_width.h"
 #include "kforge/sdk/loss.h"
 #include "losses/fused_cross_entropy.h"
 #include "losses/loss_fixture.h"
@@ -55,23 +56,6 @@ void expect_matches_aten(at::ScalarType dtype, int64_t vocab, double value_rel, 
   EXPECT_TRUE(at::equal(got.grad.index({ignored}), at::zeros_like(got.grad.index({ignored}))));
 }
 
-/// Runs `body` at each row-kernel width this CPU runs (4, 8 and 16 lanes on an AVX-512 machine),
-/// then restores the default.
-template <class Body>
-void at_every_width(const Body& body) {
-  const plugins::lanes::Width original = losses::row_kernel_width();
-  for (const auto width : {plugins::lanes::Width::Sse, plugins::lanes::Width::Avx2, plugins::lanes::Width::Avx512}) {
-    try {
-      losses::set_row_kernel_width(width);
-    } catch (const sdk::Error&) {
-      continue;  // not on this CPU
-    }
-    SCOPED_TRACE(std::to_string(plugins::lanes::kLanesOf[static_cast<int>(width)]) + " lanes");
-    body();
-  }
-  losses::set_row_kernel_width(original);
-}
-
 TEST(FusedCrossEntropy, DefaultWidthIsTheWidestThisCpuRuns) {
   const plugins::lanes::Width original = losses::row_kernel_width();
   plugins::lanes::Width widest = plugins::lanes::Width::Sse;
@@ -90,11 +74,11 @@ TEST(FusedCrossEntropy, DefaultWidthIsTheWidestThisCpuRuns) {
 // Float32 is compared with float64 ATen: float32 ATen itself drifts ~1e-5 at vocab 32000.
 // 1003 columns: not a multiple of any vector width, so the tail path runs too.
 TEST(FusedCrossEntropy, Float32MatchesAten) {
-  at_every_width([] { expect_matches_aten(at::kFloat, 1003, 1e-6, 1e-6); });
+  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width, [] { expect_matches_aten(at::kFloat, 1003, 1e-6, 1e-6); });
 }
 
 TEST(FusedCrossEntropy, Float32LargeVocabMatchesAten) {
-  at_every_width([] { expect_matches_aten(at::kFloat, 32000, 1e-6, 1e-6); });
+  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width, [] { expect_matches_aten(at::kFloat, 32000, 1e-6, 1e-6); });
 }
 
 TEST(FusedCrossEntropy, Float64MatchesAten) { expect_matches_aten(at::kDouble, 1003, 1e-12, 1e-12); }
@@ -102,11 +86,11 @@ TEST(FusedCrossEntropy, Float64MatchesAten) { expect_matches_aten(at::kDouble, 1
 // bfloat16: computed in float32, so the value is float32-accurate; the gradient is rounded to
 // bfloat16 (8 significant bits), i.e. within 2^-9 of entries at most 1 in size.
 TEST(FusedCrossEntropy, BFloat16MatchesAtenToBFloat16Rounding) {
-  at_every_width([] { expect_matches_aten(at::kBFloat16, 1003, 1e-6, 1.0 / 512); });
+  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width, [] { expect_matches_aten(at::kBFloat16, 1003, 1e-6, 1.0 / 512); });
 }
 
 TEST(FusedCrossEntropy, BFloat16GradientIsTheRoundedFloat32Gradient) {
-  at_every_width([] {
+  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width, [] {
     const auto [logits, labels] = random_case(41, 16, 517, at::kBFloat16);
     const ValueAndGrad got = fused(logits, labels);
     const ValueAndGrad want = aten_float64(logits, labels);
@@ -119,7 +103,7 @@ TEST(FusedCrossEntropy, BFloat16GradientIsTheRoundedFloat32Gradient) {
 // The bfloat16 kernel widens and rounds a vector at a time: its value and gradient must be exactly
 // those of the float32 kernel on the widened logits, each gradient entry rounded as c10 rounds it.
 TEST(FusedCrossEntropy, BFloat16IsTheFloat32KernelOnWidenedLogitsRoundedOnce) {
-  at_every_width([] {
+  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width, [] {
     for (const int64_t vocab : {517, 4096, 3}) {  // with and without a partial last vector
       SCOPED_TRACE(vocab);
       const auto [logits, labels] = random_case(43, 24, vocab, at::kBFloat16);
@@ -132,7 +116,7 @@ TEST(FusedCrossEntropy, BFloat16IsTheFloat32KernelOnWidenedLogitsRoundedOnce) {
 }
 
 TEST(FusedCrossEntropy, ExtremeLogitsDoNotOverflow) {
-  at_every_width([] {
+  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width, [] {
     for (at::ScalarType dtype : {at::kFloat, at::kDouble, at::kBFloat16}) {
       at::Tensor logits = at::zeros({3, 9}, at::kDouble);
       logits[0][2] = 1e4;                       // label on the huge logit: loss 0

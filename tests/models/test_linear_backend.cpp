@@ -13,25 +13,12 @@
 #include "blas_gemm.h"
 #include "linear.h"
 #include "model_builder.h"
+#include "support/binary_op_grads.h"
 
 namespace kforge::test::models {
 namespace {
 
 using kforge::models::LinearBackend;
-
-struct Result {
-  at::Tensor y, dx, dw;
-};
-
-/// y = f(x, w), and the gradients of sum(y * probe).
-template <class F>
-Result run(const F& f, const at::Tensor& x0, const at::Tensor& w0, const at::Tensor& probe) {
-  const at::Tensor x = x0.detach().clone().requires_grad_(true);
-  const at::Tensor w = w0.detach().clone().requires_grad_(true);
-  const at::Tensor y = f(x, w);
-  (y * probe).sum().backward();
-  return {y.detach(), x.grad(), w.grad()};
-}
 
 void expect_close(const at::Tensor& a, const at::Tensor& b, const char* what) {
   ASSERT_EQ(a.sizes(), b.sizes()) << what;
@@ -62,15 +49,15 @@ TEST(LinearBackend, OneDnnEqualsAtLinearAndAFloat64ReferenceWithGradients) {
     std::vector<int64_t> y_shape = x.sizes().vec();
     y_shape.back() = c.out;
     const at::Tensor probe = at::randn(y_shape);
-    const Result fast = run([](auto& a, auto& b) { return kforge::models::onednn_linear(a, b); }, x, w, probe);
-    const Result aten = run([](auto& a, auto& b) { return at::linear(a, b); }, x, w, probe);
-    const Result exact = run([](auto& a, auto& b) { return at::linear(a, b); }, x.to(at::kDouble),
+    const BinaryOpGrads fast = binary_op_grads([](auto& a, auto& b) { return kforge::models::onednn_linear(a, b); }, x, w, probe);
+    const BinaryOpGrads aten = binary_op_grads([](auto& a, auto& b) { return at::linear(a, b); }, x, w, probe);
+    const BinaryOpGrads exact = binary_op_grads([](auto& a, auto& b) { return at::linear(a, b); }, x.to(at::kDouble),
                              w.to(at::kDouble), probe.to(at::kDouble));
     for (const auto& [name, ref] : {std::pair{"at::linear", &aten}, std::pair{"float64", &exact}}) {
       SCOPED_TRACE(name);
-      expect_close(fast.y, ref->y, "output");
-      expect_close(fast.dx, ref->dx, "input gradient");
-      expect_close(fast.dw, ref->dw, "weight gradient");
+      expect_close(fast.out, ref->out, "output");
+      expect_close(fast.da, ref->da, "input gradient");
+      expect_close(fast.db, ref->db, "weight gradient");
     }
   }
 }
