@@ -102,8 +102,8 @@ template <typename Scalar>
 }
 
 template <typename Scalar>
-[[gnu::target("arch=x86-64-v4")]] void write_row_grad_avx512(const Scalar* x, RowNormaliser<float> norm,
-                                                             int64_t label, float scale, Scalar* out, int64_t n) {
+[[gnu::target("arch=x86-64-v4")]] void write_row_grad_avx512(const Scalar* x, RowNormaliser<float> norm, int64_t label,
+                                                             float scale, Scalar* out, int64_t n) {
   write_row_grad_lanes<16>(x, norm, label, scale, out, n);
 }
 

@@ -16,7 +16,11 @@
 namespace kforge::models {
 
 Attention::Attention(const ModelConfig& c)
-    : n_heads_(c.n_heads), n_kv_heads_(c.n_kv_heads), head_dim_(c.head_dim()), backend_(c.sdpa_backend), fused_(c.fused_kernels) {
+    : n_heads_(c.n_heads),
+      n_kv_heads_(c.n_kv_heads),
+      head_dim_(c.head_dim()),
+      backend_(c.sdpa_backend),
+      fused_(c.fused_kernels) {
   const LinearBackend linear = resolve_linear_backend(c.linear_backend);
   q_proj_ = register_module("q_proj", std::make_shared<Linear>(c.dim, n_heads_ * head_dim_, linear));
   k_proj_ = register_module("k_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_, linear));

@@ -51,10 +51,12 @@ bool onednn_gemm_available() { return dnnl_sgemm() != nullptr; }
 void onednn_gemm_rowmajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (!onednn_gemm_available()) {
-    throw sdk::Error("linear: this process has no oneDNN dnnl_sgemm (LibTorch built without oneDNN?); "
-                     "set [model] linear_backend = \"aten\"");
+    throw sdk::Error(
+        "linear: this process has no oneDNN dnnl_sgemm (LibTorch built without oneDNN?); "
+        "set [model] linear_backend = \"aten\"");
   }
-  const int status = dnnl_sgemm()(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const int status =
+      dnnl_sgemm()(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if (status != 0) {
     throw sdk::Error("linear: dnnl_sgemm failed with oneDNN status " + std::to_string(status) + " on a " +
                      std::to_string(m) + "x" + std::to_string(k) + " by " + std::to_string(k) + "x" +

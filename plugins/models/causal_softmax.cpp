@@ -214,8 +214,9 @@ at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq, b
   }
   if (!fused || (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kBFloat16)) {
     const at::Tensor future = at::ones({seq, keys}, scores.options().dtype(at::kBool)).triu(keys - seq + 1);
-    return at::softmax(scores.masked_fill(future.repeat({scores.size(-2) / seq, 1}),
-                                          -std::numeric_limits<double>::infinity()) * scale, -1);
+    return at::softmax(
+        scores.masked_fill(future.repeat({scores.size(-2) / seq, 1}), -std::numeric_limits<double>::infinity()) * scale,
+        -1);
   }
   return CausalSoftmax::apply(scores, scale, seq);
 }

@@ -21,7 +21,8 @@ Experts::Experts(torch::nn::Module& owner, int64_t num_experts, int64_t dim, int
   }
   auto holder = owner.register_module("experts", std::make_shared<torch::nn::Module>("Experts"));
   for (int64_t e = 0; e < num_experts; ++e) {
-    mlps_.push_back(holder->register_module(std::to_string(e), std::make_shared<MLP>(dim, hidden_dim, activation, backend, fused)));
+    mlps_.push_back(
+        holder->register_module(std::to_string(e), std::make_shared<MLP>(dim, hidden_dim, activation, backend, fused)));
   }
 }
 

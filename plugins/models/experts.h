@@ -29,7 +29,7 @@ class Experts {
  private:
   int64_t num_experts_;
   MlpActivation act_;
-  bool fused_;  ///< [model] fused_kernels
+  bool fused_;                              ///< [model] fused_kernels
   std::vector<std::shared_ptr<MLP>> mlps_;  // per-expert storage
   at::Tensor up_w_, down_w_, gate_w_;       // packed storage (gate_w only for SwiGLU)
 };

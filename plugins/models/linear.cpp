@@ -18,8 +18,8 @@ at::Tensor product(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
                    const at::Tensor& b) {
   if (m == 0 || n == 0 || k == 0) return at::zeros({m, n}, a.options());
   at::Tensor c = at::empty({m, n}, a.options());
-  onednn_gemm_rowmajor(trans_a, trans_b, m, n, k, 1.0f, a.data_ptr<float>(), a.size(1), b.data_ptr<float>(),
-                       b.size(1), 0.0f, c.data_ptr<float>(), n);
+  onednn_gemm_rowmajor(trans_a, trans_b, m, n, k, 1.0f, a.data_ptr<float>(), a.size(1), b.data_ptr<float>(), b.size(1),
+                       0.0f, c.data_ptr<float>(), n);
   return c;
 }
 
@@ -47,7 +47,8 @@ class OneDnnLinear : public torch::autograd::Function<OneDnnLinear> {
     const int64_t m = rows.size(0), k = rows.size(1), n = w.size(0);
     const at::Tensor dy = grad_outputs[0].reshape({m, n}).contiguous();
     at::Tensor dx, dw;
-    if (ctx->needs_input_grad(0)) dx = product(false, false, m, k, n, dy, w).view(ctx->saved_data["input_sizes"].toIntVector());
+    if (ctx->needs_input_grad(0))
+      dx = product(false, false, m, k, n, dy, w).view(ctx->saved_data["input_sizes"].toIntVector());
     if (ctx->needs_input_grad(1)) dw = product(true, false, n, k, m, dy, rows);
     return {dx, dw};
   }
@@ -77,8 +78,9 @@ bool onednn_linear_applies(const at::Tensor& x, const at::Tensor& weight) {
 
 at::Tensor onednn_linear(const at::Tensor& x, const at::Tensor& weight) {
   if (!onednn_linear_applies(x, weight)) {
-    throw sdk::Error("linear: the oneDNN projection needs float32 CPU tensors x [..., in] and weight [out, in] "
-                     "outside autocast; check onednn_linear_applies first");
+    throw sdk::Error(
+        "linear: the oneDNN projection needs float32 CPU tensors x [..., in] and weight [out, in] "
+        "outside autocast; check onednn_linear_applies first");
   }
   return OneDnnLinear::apply(x, weight);
 }

@@ -34,7 +34,7 @@ class MLP : public torch::nn::Module {
 
  private:
   MlpActivation act_;
-  bool fused_;  ///< [model] fused_kernels: the fused SwiGLU op
+  bool fused_;                                               ///< [model] fused_kernels: the fused SwiGLU op
   std::shared_ptr<Linear> gate_proj_, up_proj_, down_proj_;  // gate_proj only for SwiGLU
 };
 

@@ -19,7 +19,8 @@ MoE::MoE(const ModelConfig& config, std::shared_ptr<sdk::Router> router)
   router_ = register_module("router", std::move(router));
   const LinearBackend linear = resolve_linear_backend(config.linear_backend);
   if (config.moe_shared_experts > 0) {
-    shared_expert_ = register_module("shared_expert", std::make_shared<MLP>(config.dim, hidden, config.activation, linear, config.fused_kernels));
+    shared_expert_ = register_module(
+        "shared_expert", std::make_shared<MLP>(config.dim, hidden, config.activation, linear, config.fused_kernels));
   }
   experts_ = std::make_unique<Experts>(*this, num_experts_, config.dim, hidden, config.activation,
                                        config.moe_packed_experts, linear, config.fused_kernels);

@@ -46,10 +46,11 @@ template <int kLanes, typename Scalar>
 
 /// One row's dx = r (w dy) - x r^3 / n * sum(w dy x), and dw += dy x r (into a float accumulator).
 template <int kLanes, typename Scalar>
-[[gnu::always_inline]] inline void backward_row(const Scalar* x, const float* w, const Scalar* dy, float r,
-                                                Scalar* dx, float* dw, int64_t n) {
+[[gnu::always_inline]] inline void backward_row(const Scalar* x, const float* w, const Scalar* dy, float r, Scalar* dx,
+                                                float* dw, int64_t n) {
   Floats<kLanes> dot = splat<kLanes>(0.0f);
-  for (int64_t j = 0; j < n; j += kLanes) dot += load_row<kLanes>(w, j, n) * load_row<kLanes>(dy, j, n) * load_row<kLanes>(x, j, n);
+  for (int64_t j = 0; j < n; j += kLanes)
+    dot += load_row<kLanes>(w, j, n) * load_row<kLanes>(dy, j, n) * load_row<kLanes>(x, j, n);
   const float c = static_cast<float>(horizontal_sum<kLanes>(dot)) * r * r * r / static_cast<float>(n);
   for (int64_t j = 0; j < n; j += kLanes) {
     const int64_t count = std::min<int64_t>(kLanes, n - j);

@@ -28,10 +28,10 @@ Transformer::Transformer(const ModelConfig& config, const sdk::ComponentSource* 
   }
   norm_ = register_module("norm", make_norm(config_.norm_type, config_.dim, config_.norm_eps, config_.fused_kernels));
   const LinearBackend linear = resolve_linear_backend(config_.linear_backend);
-  output_head_ = config_.tie_embeddings
-                     ? register_module("output_head", std::make_shared<OutputHead>(token_embedding_->weight(), linear))
-                     : register_module("output_head",
-                                       std::make_shared<OutputHead>(config_.dim, config_.vocab_size, linear));
+  output_head_ =
+      config_.tie_embeddings
+          ? register_module("output_head", std::make_shared<OutputHead>(token_embedding_->weight(), linear))
+          : register_module("output_head", std::make_shared<OutputHead>(config_.dim, config_.vocab_size, linear));
   init_weights();
 }
 

@@ -30,12 +30,10 @@ Result run(const F& softmax, const at::Tensor& scores0, const at::Tensor& probe)
 /// The composite in float64: row r of each [R, Sk] matrix sees keys 0 .. Sk - seq + r % seq.
 Result reference(const at::Tensor& scores, const at::Tensor& probe, double scale, int64_t seq) {
   const int64_t rows = scores.size(-2), keys = scores.size(-1);
-  const at::Tensor future =
-      at::ones({seq, keys}, at::kBool).triu(keys - seq + 1).repeat({rows / seq, 1});
+  const at::Tensor future = at::ones({seq, keys}, at::kBool).triu(keys - seq + 1).repeat({rows / seq, 1});
   return run(
       [&](const at::Tensor& s) {
-        return at::softmax(s.to(at::kDouble).masked_fill(future, -std::numeric_limits<double>::infinity()) * scale,
-                           -1);
+        return at::softmax(s.to(at::kDouble).masked_fill(future, -std::numeric_limits<double>::infinity()) * scale, -1);
       },
       scores, probe);
 }
@@ -53,8 +51,8 @@ void expect_matches(at::ScalarType dtype, double tolerance) {
     const double scale = 0.37;
     const Result want = reference(scores, probe, scale, s.seq);
     at_every_width(models::causal_softmax_width, models::set_causal_softmax_width, [&] {
-      const Result got = run([&](const at::Tensor& x) { return models::causal_softmax(x, scale, s.seq); }, scores,
-                             probe);
+      const Result got =
+          run([&](const at::Tensor& x) { return models::causal_softmax(x, scale, s.seq); }, scores, probe);
       EXPECT_EQ(got.probs.scalar_type(), dtype);
       EXPECT_LE((got.probs.to(at::kDouble) - want.probs).abs().max().item<double>(), tolerance);
       EXPECT_LE((got.grad.to(at::kDouble) - want.grad).abs().max().item<double>(),
@@ -73,8 +71,8 @@ TEST(CausalSoftmax, Float32MatchesTheMaskedSoftmax) { expect_matches(at::kFloat,
 TEST(CausalSoftmax, BFloat16MatchesTheMaskedSoftmaxToItsRounding) { expect_matches(at::kBFloat16, 1.0 / 256); }
 
 TEST(CausalSoftmax, ScoresThatDoNotFitTheSequenceAreRefused) {
-  EXPECT_THROW(models::causal_softmax(at::zeros({2, 7, 7}), 1.0, 3), sdk::Error);   // 7 rows, seq 3
-  EXPECT_THROW(models::causal_softmax(at::zeros({2, 6, 2}), 1.0, 3), sdk::Error);   // fewer keys than queries
+  EXPECT_THROW(models::causal_softmax(at::zeros({2, 7, 7}), 1.0, 3), sdk::Error);  // 7 rows, seq 3
+  EXPECT_THROW(models::causal_softmax(at::zeros({2, 6, 2}), 1.0, 3), sdk::Error);  // fewer keys than queries
 }
 
 TEST(CausalSoftmax, Float64TakesTheCompositeExactly) {

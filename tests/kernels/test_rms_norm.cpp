@@ -15,8 +15,8 @@ namespace {
 
 /// |got - want| <= tolerance * max |want| for each output.
 void expect_close(const at::Tensor& got, const at::Tensor& want, double tolerance, const char* what) {
-  EXPECT_LE((got.to(at::kDouble) - want).abs().max().item<double>(),
-            tolerance * want.abs().max().item<double>()) << what;
+  EXPECT_LE((got.to(at::kDouble) - want).abs().max().item<double>(), tolerance * want.abs().max().item<double>())
+      << what;
 }
 
 void expect_matches(at::ScalarType dtype, double tolerance) {
@@ -35,9 +35,8 @@ void expect_matches(at::ScalarType dtype, double tolerance) {
         },
         x, w, probe);
     at_every_width(models::rms_norm_width, models::set_rms_norm_width, [&] {
-      const BinaryOpGrads got =
-          binary_op_grads([eps](const at::Tensor& a, const at::Tensor& b) { return models::fused_rms_norm(a, b, eps); }, x, w,
-              probe);
+      const BinaryOpGrads got = binary_op_grads(
+          [eps](const at::Tensor& a, const at::Tensor& b) { return models::fused_rms_norm(a, b, eps); }, x, w, probe);
       EXPECT_EQ(got.out.scalar_type(), dtype);
       expect_close(got.out, want.out, tolerance, "output");
       expect_close(got.da, want.da, tolerance, "input gradient");

@@ -22,12 +22,12 @@ void expect_matches(at::ScalarType dtype, double tolerance) {
   const at::Tensor up = at::randn({3, 7, 45}).to(dtype);
   // Representable in dtype, so the upstream gradient reaches the kernel unrounded.
   const at::Tensor probe = at::randn({3, 7, 45}).to(dtype).to(at::kDouble);
-  const BinaryOpGrads want = binary_op_grads([](const at::Tensor& g, const at::Tensor& u) {
-    return at::silu(g.to(at::kDouble)) * u.to(at::kDouble);
-  }, gate, up, probe);
+  const BinaryOpGrads want = binary_op_grads(
+      [](const at::Tensor& g, const at::Tensor& u) { return at::silu(g.to(at::kDouble)) * u.to(at::kDouble); }, gate,
+      up, probe);
   at_every_width(models::swiglu_width, models::set_swiglu_width, [&] {
-    const BinaryOpGrads got = binary_op_grads([](const at::Tensor& g, const at::Tensor& u) { return models::swiglu(g, u); }, gate, up,
-                           probe);
+    const BinaryOpGrads got =
+        binary_op_grads([](const at::Tensor& g, const at::Tensor& u) { return models::swiglu(g, u); }, gate, up, probe);
     EXPECT_EQ(got.out.scalar_type(), dtype);
     EXPECT_LE(max_diff(got.out, want.out), tolerance * (1e-7 / tolerance + want.out.abs().max().item<double>()));
     EXPECT_LE(max_diff(got.da, want.da), tolerance * (1e-7 / tolerance + want.da.abs().max().item<double>()));

@@ -74,11 +74,13 @@ TEST(FusedCrossEntropy, DefaultWidthIsTheWidestThisCpuRuns) {
 // Float32 is compared with float64 ATen: float32 ATen itself drifts ~1e-5 at vocab 32000.
 // 1003 columns: not a multiple of any vector width, so the tail path runs too.
 TEST(FusedCrossEntropy, Float32MatchesAten) {
-  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width, [] { expect_matches_aten(at::kFloat, 1003, 1e-6, 1e-6); });
+  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width,
+                 [] { expect_matches_aten(at::kFloat, 1003, 1e-6, 1e-6); });
 }
 
 TEST(FusedCrossEntropy, Float32LargeVocabMatchesAten) {
-  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width, [] { expect_matches_aten(at::kFloat, 32000, 1e-6, 1e-6); });
+  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width,
+                 [] { expect_matches_aten(at::kFloat, 32000, 1e-6, 1e-6); });
 }
 
 TEST(FusedCrossEntropy, Float64MatchesAten) { expect_matches_aten(at::kDouble, 1003, 1e-12, 1e-12); }
@@ -86,7 +88,8 @@ TEST(FusedCrossEntropy, Float64MatchesAten) { expect_matches_aten(at::kDouble, 1
 // bfloat16: computed in float32, so the value is float32-accurate; the gradient is rounded to
 // bfloat16 (8 significant bits), i.e. within 2^-9 of entries at most 1 in size.
 TEST(FusedCrossEntropy, BFloat16MatchesAtenToBFloat16Rounding) {
-  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width, [] { expect_matches_aten(at::kBFloat16, 1003, 1e-6, 1.0 / 512); });
+  at_every_width(losses::row_kernel_width, losses::set_row_kernel_width,
+                 [] { expect_matches_aten(at::kBFloat16, 1003, 1e-6, 1.0 / 512); });
 }
 
 TEST(FusedCrossEntropy, BFloat16GradientIsTheRoundedFloat32Gradient) {
@@ -119,10 +122,10 @@ TEST(FusedCrossEntropy, ExtremeLogitsDoNotOverflow) {
   at_every_width(losses::row_kernel_width, losses::set_row_kernel_width, [] {
     for (at::ScalarType dtype : {at::kFloat, at::kDouble, at::kBFloat16}) {
       at::Tensor logits = at::zeros({3, 9}, at::kDouble);
-      logits[0][2] = 1e4;                       // label on the huge logit: loss 0
-      logits[1][4] = 1e4;                       // label elsewhere: loss 1e4
+      logits[0][2] = 1e4;  // label on the huge logit: loss 0
+      logits[1][4] = 1e4;  // label elsewhere: loss 1e4
       logits[2].fill_(-1e4);
-      logits[2][7] = 1e4;                       // label on a -1e4 logit: loss 2e4
+      logits[2][7] = 1e4;  // label on a -1e4 logit: loss 2e4
       logits = logits.to(dtype);
       const at::Tensor labels = at::tensor({int64_t{2}, int64_t{0}, int64_t{1}});
       const ValueAndGrad got = fused(logits, labels);

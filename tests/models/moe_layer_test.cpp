@@ -174,8 +174,8 @@ TEST(MoELayer, SharedExpertIsAddedUnweightedToEveryToken) {
   const kforge::models::FfnWeights shared{param(*moe, "shared_expert.gate_proj.weight").t(),
                                           param(*moe, "shared_expert.up_proj.weight").t(),
                                           param(*moe, "shared_expert.down_proj.weight").t()};
-  EXPECT_TRUE(at::allclose(y - routed, kforge::models::ffn_forward(x, shared, kforge::models::MlpActivation::SwiGLU, true),
-                           1e-5, 1e-6));
+  EXPECT_TRUE(at::allclose(
+      y - routed, kforge::models::ffn_forward(x, shared, kforge::models::MlpActivation::SwiGLU, true), 1e-5, 1e-6));
 }
 
 }  // namespace

@@ -22,8 +22,10 @@ struct Comparison {
 };
 
 Comparison compare(const std::string& section, bool bf16_autocast) {
-  const std::string base = "[model]\ndim = 64\nn_layers = 2\nn_heads = 4\nn_kv_heads = 2\nvocab_size = 97\n"
-                           "init_std = 0.1\nqk_norm = true\n" + section + "fused_kernels = ";
+  const std::string base =
+      "[model]\ndim = 64\nn_layers = 2\nn_heads = 4\nn_kv_heads = 2\nvocab_size = 97\n"
+      "init_std = 0.1\nqk_norm = true\n" +
+      section + "fused_kernels = ";
   torch::manual_seed(17);
   auto fused = build_model(base + "true\n");
   torch::manual_seed(17);
@@ -40,8 +42,8 @@ Comparison compare(const std::string& section, bool bf16_autocast) {
   auto plain_params = plain->named_parameters();
   for (const auto& p : fused->named_parameters()) {
     const at::Tensor want = plain_params[p.key()].grad();
-    out.gradient = std::max(out.gradient, (p.value().grad() - want).abs().max().item<double>() /
-                                              want.abs().max().item<double>());
+    out.gradient =
+        std::max(out.gradient, (p.value().grad() - want).abs().max().item<double>() / want.abs().max().item<double>());
   }
   std::printf("[ fused vs composite: logits %.3g, gradients %.3g (relative) ]\n", out.logits, out.gradient);
   return out;

@@ -40,8 +40,8 @@ TEST(LinearBackend, OneDnnEqualsAtLinearAndAFloat64ReferenceWithGradients) {
     int64_t out;
     bool transposed_input;
   };
-  for (const Case& c : {Case{{3, 7, 40}, 24, false}, Case{{65, 33}, 130, false}, Case{{1, 1, 16}, 5, false},
-                        Case{{9, 12}, 10, true}}) {
+  for (const Case& c :
+       {Case{{3, 7, 40}, 24, false}, Case{{65, 33}, 130, false}, Case{{1, 1, 16}, 5, false}, Case{{9, 12}, 10, true}}) {
     SCOPED_TRACE(std::to_string(c.x_shape.front()) + " rows, out " + std::to_string(c.out));
     at::Tensor x = at::randn(c.x_shape);
     if (c.transposed_input) x = at::randn({c.x_shape[1], c.x_shape[0]}).t();  // a non-contiguous input
@@ -49,10 +49,11 @@ TEST(LinearBackend, OneDnnEqualsAtLinearAndAFloat64ReferenceWithGradients) {
     std::vector<int64_t> y_shape = x.sizes().vec();
     y_shape.back() = c.out;
     const at::Tensor probe = at::randn(y_shape);
-    const BinaryOpGrads fast = binary_op_grads([](auto& a, auto& b) { return kforge::models::onednn_linear(a, b); }, x, w, probe);
+    const BinaryOpGrads fast =
+        binary_op_grads([](auto& a, auto& b) { return kforge::models::onednn_linear(a, b); }, x, w, probe);
     const BinaryOpGrads aten = binary_op_grads([](auto& a, auto& b) { return at::linear(a, b); }, x, w, probe);
     const BinaryOpGrads exact = binary_op_grads([](auto& a, auto& b) { return at::linear(a, b); }, x.to(at::kDouble),
-                             w.to(at::kDouble), probe.to(at::kDouble));
+                                                w.to(at::kDouble), probe.to(at::kDouble));
     for (const auto& [name, ref] : {std::pair{"at::linear", &aten}, std::pair{"float64", &exact}}) {
       SCOPED_TRACE(name);
       expect_close(fast.out, ref->out, "output");
@@ -95,8 +96,9 @@ TEST(LinearBackend, OnlyFloat32OutsideAutocastTakesTheOneDnnPath) {
 }
 
 TEST(LinearBackend, ModelOutputsAndGradientsAgreeBetweenBackends) {
-  const std::string base = "[model]\ndim = 64\nn_layers = 2\nn_heads = 4\nn_kv_heads = 2\nvocab_size = 97\n"
-                           "init_std = 0.1\nlinear_backend = ";
+  const std::string base =
+      "[model]\ndim = 64\nn_layers = 2\nn_heads = 4\nn_kv_heads = 2\nvocab_size = 97\n"
+      "init_std = 0.1\nlinear_backend = ";
   torch::manual_seed(11);
   auto onednn = build_model(base + "\"onednn\"\n");
   torch::manual_seed(11);
