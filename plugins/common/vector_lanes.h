@@ -3,6 +3,7 @@
 // this CPU runs. Internal to kforge's plugins, not part of the SDK.
 #pragma once
 
+#include <c10/core/ScalarType.h>
 #include <c10/util/BFloat16.h>
 
 #include <kforge/sdk/error.h>
@@ -148,6 +149,15 @@ inline bool cpu_supports(Width width) {
 /// The widest width this CPU runs.
 inline Width widest_supported() {
   return cpu_supports(Width::Avx512) ? Width::Avx512 : cpu_supports(Width::Avx2) ? Width::Avx2 : Width::Sse;
+}
+
+/// Calls body(float{}) or body(c10::BFloat16{}) for `dtype`; any other dtype is an sdk::Error naming
+/// `kernel` (callers route other dtypes to their composite path first).
+template <typename Body>
+void dispatch_float_or_bfloat16(c10::ScalarType dtype, const char* kernel, const Body& body) {
+  if (dtype == c10::ScalarType::Float) return body(float{});
+  if (dtype == c10::ScalarType::BFloat16) return body(c10::BFloat16{});
+  throw sdk::Error(std::string(kernel) + ": got " + c10::toString(dtype) + "; only float32 and bfloat16 are supported");
 }
 
 /// One kernel family's width: the widest this CPU runs, unless a test chose another.

@@ -124,15 +124,6 @@ WidthChoice& chosen_width() {
   return width;
 }
 
-/// Calls `body(Scalar{})` for float32 or bfloat16 scores.
-template <typename Body>
-void dispatch(const at::Tensor& scores, const Body& body) {
-  if (scores.scalar_type() == at::kFloat) return body(float{});
-  if (scores.scalar_type() == at::kBFloat16) return body(c10::BFloat16{});
-  throw sdk::Error(std::string("causal_softmax: got ") + c10::toString(scores.scalar_type()) +
-                   " scores; only float32 and bfloat16 are supported");
-}
-
 /// Rows per parallel_for task: about at::internal::GRAIN_SIZE elements.
 int64_t grain_rows(int64_t keys) { return std::max<int64_t>(1, at::internal::GRAIN_SIZE / keys); }
 
@@ -147,7 +138,7 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
     at::Tensor out = at::empty_like(x);
     const auto s = static_cast<float>(scale);
     const Width width = chosen_width().get();
-    dispatch(x, [&](auto scalar) {
+    dispatch_float_or_bfloat16(x.scalar_type(), "causal_softmax", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar* in = x.data_ptr<Scalar>();
       Scalar* o = out.data_ptr<Scalar>();
@@ -180,7 +171,7 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
     const int64_t n = p.numel() / rows.keys;
     at::Tensor dx = at::empty_like(p);
     const Width width = chosen_width().get();
-    dispatch(p, [&](auto scalar) {
+    dispatch_float_or_bfloat16(p.scalar_type(), "causal_softmax", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar* pp = p.data_ptr<Scalar>();
       const Scalar* gg = g.data_ptr<Scalar>();

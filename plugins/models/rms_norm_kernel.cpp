@@ -103,12 +103,6 @@ WidthChoice& chosen_width() {
   return width;
 }
 
-template <typename Body>
-void dispatch(at::ScalarType dtype, const Body& body) {
-  if (dtype == at::kFloat) return body(float{});
-  return body(c10::BFloat16{});  // fused_rms_norm_applies admits only these two
-}
-
 /// Row blocks of the backward: each accumulates its own dw, summed in block order (deterministic).
 constexpr int64_t kRowsPerBlock = 64;
 
@@ -123,7 +117,7 @@ class FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {
     at::Tensor r = at::empty({rows}, x.options().dtype(at::kFloat));
     const Width width = chosen_width().get();
     const auto e = static_cast<float>(eps);
-    dispatch(x.scalar_type(), [&](auto scalar) {
+    dispatch_float_or_bfloat16(x.scalar_type(), "rms_norm", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar* xp = x.data_ptr<Scalar>();
       Scalar* yp = y.data_ptr<Scalar>();
@@ -158,7 +152,7 @@ class FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {
     const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
     at::Tensor dw_blocks = want_w ? at::zeros({blocks, n}, w.options()) : at::Tensor();
     const Width width = chosen_width().get();
-    dispatch(x.scalar_type(), [&](auto scalar) {
+    dispatch_float_or_bfloat16(x.scalar_type(), "rms_norm", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar *xp = x.data_ptr<Scalar>(), *dyp = dy.data_ptr<Scalar>();
       Scalar* dxp = want_x ? dx.data_ptr<Scalar>() : nullptr;

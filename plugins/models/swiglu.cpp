@@ -78,14 +78,6 @@ WidthChoice& chosen_width() {
   return width;
 }
 
-/// Calls `body(Scalar{})` for float32 or bfloat16.
-template <typename Body>
-void dispatch(at::ScalarType dtype, const Body& body) {
-  if (dtype == at::kFloat) return body(float{});
-  if (dtype == at::kBFloat16) return body(c10::BFloat16{});
-  throw sdk::Error(std::string("swiglu: got ") + c10::toString(dtype) + "; only float32 and bfloat16 are supported");
-}
-
 class SwiGlu : public torch::autograd::Function<SwiGlu> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& gate, const at::Tensor& up) {
@@ -93,7 +85,7 @@ class SwiGlu : public torch::autograd::Function<SwiGlu> {
     const at::Tensor g = gate.contiguous(), u = up.contiguous();
     at::Tensor h = at::empty_like(g);
     const Width width = chosen_width().get();
-    dispatch(g.scalar_type(), [&](auto scalar) {
+    dispatch_float_or_bfloat16(g.scalar_type(), "swiglu", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar *gp = g.data_ptr<Scalar>(), *up_ = u.data_ptr<Scalar>();
       Scalar* hp = h.data_ptr<Scalar>();
@@ -124,7 +116,7 @@ class SwiGlu : public torch::autograd::Function<SwiGlu> {
     at::Tensor dg = want_g ? at::empty_like(g) : at::Tensor();
     at::Tensor du = want_u ? at::empty_like(u) : at::Tensor();
     const Width width = chosen_width().get();
-    dispatch(g.scalar_type(), [&](auto scalar) {
+    dispatch_float_or_bfloat16(g.scalar_type(), "swiglu", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar *gp = g.data_ptr<Scalar>(), *up_ = u.data_ptr<Scalar>(), *dhp = dh.data_ptr<Scalar>();
       Scalar* dgp = want_g ? dg.data_ptr<Scalar>() : nullptr;
