@@ -187,6 +187,20 @@ std::string unknown_key_message(const std::string& key, const SectionSpec& spec,
                          key, path, c.kind, c.name, c.file, how, valid);
     }
   }
+  // A key of another section, e.g. [train] lr: it is [optimizer] lr.
+  std::vector<const SectionSpec*> homes;
+  for (const SectionSpec& other : core_schema()) {
+    if (other.name != path && other.find(key) != nullptr) homes.push_back(&other);
+  }
+  if (!homes.empty()) {
+    std::string where;
+    for (const SectionSpec* home : homes) {
+      where += fmt::format("{}[{}] ({}: {})", where.empty() ? "" : " or ", home->name, key, home->find(key)->doc);
+    }
+    return fmt::format("unknown key '{}' in [{}]: it belongs to {}. Move it there (on the command line, e.g. "
+                       "--{}.{}=VALUE). Valid keys: {}.",
+                       key, path, where, homes.front()->name, key, valid);
+  }
   return fmt::format("unknown key '{}' in [{}]. Valid keys: {}.{}", key, path, valid,
                      did_you_mean(key, spec.key_names()));
 }

@@ -45,6 +45,18 @@ TEST(UnknownKeys, NestedTablesNameTheirPath) {
              {"cfg.toml:3:10: unknown key 'wieght' in [data.datasets[0]]", "Did you mean 'weight'?"});
 }
 
+TEST(UnknownKeys, KeyOfAnotherSectionNamesItsSection) {
+  expect_has(load_error("[train]\nlr = 1e-3\n"),
+             {"cfg.toml:2:6: unknown key 'lr' in [train]: it belongs to [optimizer] (lr: peak learning rate).",
+              "Move it there (on the command line, e.g. --optimizer.lr=VALUE).", "Valid keys: batch_size"});
+  expect_has(load_error("", {"--train.lr=1e-3"}),
+             {"command line: unknown key 'lr' in [train]: it belongs to [optimizer]", "--optimizer.lr=VALUE"});
+  // A key that several other sections have names each of them.
+  expect_has(load_error("[metrics]\ninterval = 5\n"),
+             {"unknown key 'interval' in [metrics]: it belongs to [eval] (interval: steps between evaluations) or "
+              "[checkpoint] (interval: steps between checkpoints)."});
+}
+
 TEST(UnknownKeys, SectionMustBeATable) {
   expect_has(load_error("model = 5\n"), {"'model' must be a table ([model] section), not a int"});
 }
