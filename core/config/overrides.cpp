@@ -1,3 +1,4 @@
+// Command-line overrides: which arguments are overrides, their values, and their place in the tree.
 #include "config/overrides.h"
 
 #include <fmt/format.h>
@@ -58,7 +59,28 @@ std::string pythonic_to_toml(std::string_view text) {
   return out;
 }
 
+// "-x", "--x": an option rather than a value (negative numbers such as "-1" and "-.5" are values).
+bool is_flag(std::string_view arg) {
+  return arg.size() >= 2 && arg[0] == '-' && !std::isdigit(static_cast<unsigned char>(arg[1])) && arg[1] != '.';
+}
+
 }  // namespace
+
+SplitArguments split_overrides(int argc, char** argv) {
+  SplitArguments out;
+  if (argc > 0) out.rest.push_back(argv[0]);
+  for (int k = 1; k < argc; ++k) {
+    const std::string_view arg = argv[k];
+    if (!is_override(arg)) {
+      out.rest.push_back(argv[k]);
+    } else if (arg.find('=') == arg.npos && k + 1 < argc && !is_flag(argv[k + 1])) {
+      out.overrides.push_back(std::string(arg) + "=" + argv[++k]);
+    } else {
+      out.overrides.emplace_back(arg);
+    }
+  }
+  return out;
+}
 
 bool is_override(std::string_view arg) {
   if (arg.size() < 4 || arg.substr(0, 2) != "--") return false;

@@ -1,5 +1,6 @@
 // --section.key=value overrides, parsed as KempnerForge's loader does (§1.3): Python literals,
-// bare flags, nested keys, raw strings, list coercion, and their precedence over the file.
+// bare flags, nested keys, raw strings, list coercion, and their precedence over the file; the
+// space form --section.key value taken out of a command line.
 #include <gtest/gtest.h>
 
 #include "config_helpers.h"
@@ -20,6 +21,43 @@ TEST(OverrideSyntax, WhatCountsAsAnOverride) {
   EXPECT_FALSE(config::is_override("--.dim=8"));
   EXPECT_FALSE(config::is_override("--model.=8"));
   EXPECT_FALSE(config::is_override("cfg.toml"));
+}
+
+// split_overrides on a command line given as strings: the overrides, then the rest joined by spaces.
+std::pair<std::vector<std::string>, std::string> split(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  const config::SplitArguments out = config::split_overrides(static_cast<int>(argv.size()), argv.data());
+  std::string rest;
+  for (const char* a : out.rest) rest += (rest.empty() ? "" : " ") + std::string(a);
+  return {out.overrides, rest};
+}
+
+using Strings = std::vector<std::string>;
+
+TEST(OverrideSyntax, SpaceFormTakesTheNextArgumentAsTheValue) {
+  EXPECT_EQ(split({"run", "cfg.toml", "--train.max_steps", "20", "--dry-run"}),
+            std::make_pair(Strings{"--train.max_steps=20"}, std::string("run cfg.toml --dry-run")));
+  EXPECT_EQ(split({"run", "--optimizer.lr", "1e-3", "--optimizer.betas", "(0.9, 0.95)", "cfg.toml"}),
+            std::make_pair(Strings{"--optimizer.lr=1e-3", "--optimizer.betas=(0.9, 0.95)"},
+                           std::string("run cfg.toml")));
+  // Negative numbers are values, not flags.
+  EXPECT_EQ(split({"run", "--train.seed", "-1", "--optimizer.lr", "-.5"}).first,
+            (Strings{"--train.seed=-1", "--optimizer.lr=-.5"}));
+  // The = form does not take the next argument.
+  EXPECT_EQ(split({"run", "--train.max_steps=20", "cfg.toml"}),
+            std::make_pair(Strings{"--train.max_steps=20"}, std::string("run cfg.toml")));
+}
+
+TEST(OverrideSyntax, BareOverrideBeforeAFlagOrAtTheEndStaysTrue) {
+  EXPECT_EQ(split({"run", "cfg.toml", "--model.qk_norm", "--dry-run", "--train.compile_model"}),
+            std::make_pair(Strings{"--model.qk_norm", "--train.compile_model"}, std::string("run cfg.toml --dry-run")));
+  EXPECT_EQ(split({"run", "--model.qk_norm", "--train.max_steps", "3"}).first,
+            (Strings{"--model.qk_norm", "--train.max_steps=3"}));
+  // The space form's value, like the = form's, parses as true.
+  Value root = Value::make_table();
+  config::apply_override(root, split({"run", "--model.qk_norm", "True"}).first.at(0));
+  EXPECT_TRUE(root.find("model")->find("qk_norm")->b);
 }
 
 TEST(OverrideSyntax, MalformedArgumentsAreRejected) {
