@@ -54,7 +54,7 @@ JobConfig make_job_config(Value tree, std::filesystem::path file) {
                         i("train", "max_steps"),       i("train", "grad_accum_steps"),
                         f("train", "grad_clip_norm"),  i("train", "seed"),
                         opt_i("train", "data_seed"),   str("train", "mixed_precision"),
-                        str("train", "activation_checkpointing"), str("train", "loss_fn"),
+                        str("train", "loss_fn"),
                         f("train", "shutdown_timeout_sec"), i("train", "num_threads"),
                         i("train", "nan_max_consecutive"), strings(at(t, "train", "hooks"))};
   c.data = DataConfig{str("data", "dataset_path"), str("data", "file_pattern"), str("data", "tokenizer_path"),
@@ -78,7 +78,7 @@ JobConfig make_job_config(Value tree, std::filesystem::path file) {
   c.distributed = DistributedConfig{i("distributed", "dp_shard"), i("distributed", "dp_replicate"),
                                     i("distributed", "tp"),       i("distributed", "pp"),
                                     i("distributed", "cp"),       i("distributed", "ep"),
-                                    i("distributed", "nccl_timeout_sec"), str("distributed", "backend")};
+                                    i("distributed", "nccl_timeout_sec")};
   c.profiling = ProfilingConfig{at(t, "profiling", "enable").b, i("profiling", "start_step"),
                                 i("profiling", "end_step"), str("profiling", "trace_dir")};
   return c;

@@ -18,7 +18,7 @@ struct TrainConfig {
   double grad_clip_norm;
   int64_t seed;
   std::optional<int64_t> data_seed;
-  std::string mixed_precision, activation_checkpointing, loss_fn;
+  std::string mixed_precision, loss_fn;
   double shutdown_timeout_sec;
   int64_t num_threads, nan_max_consecutive;
   std::vector<std::string> hooks;
@@ -61,7 +61,6 @@ struct MetricsConfig {
 
 struct DistributedConfig {
   int64_t dp_shard, dp_replicate, tp, pp, cp, ep, timeout_sec;
-  std::string backend;
 };
 
 struct ProfilingConfig {

@@ -1,0 +1,126 @@
+// The support table: every key of the schema, honoured or not implemented (with the reason).
+// A key added to the schema must be added here too (the schema test walks every key); a feature
+// that lands moves its keys from not_implemented() to honoured().
+#include "config/key_support.h"
+
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace kforge::config {
+namespace {
+
+using Table = std::map<std::pair<std::string, std::string>, KeySupport>;
+
+// Keys this kforge honours, by table.
+const std::map<std::string, std::vector<std::string>>& honoured() {
+  static const std::map<std::string, std::vector<std::string>> keys = {
+      {"model",
+       {"dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "ffn_dim_multiplier", "ffn_hidden_dim", "norm_type",
+        "norm_eps", "activation", "max_seq_len", "rope_theta", "tie_embeddings", "qk_norm", "init_std", "model_type",
+        "sdpa_backend", "linear_backend", "fused_kernels", "num_experts", "moe_top_k", "moe_frequency", "moe_router",
+        "moe_shared_experts", "moe_aux_loss_weight", "moe_capacity_factor", "moe_sequence_aux_loss_weight",
+        "moe_gradient_scale", "moe_bias_schedule", "moe_packed_experts", "moe_expert_ffn_multiplier",
+        "moe_router_z_loss_weight"}},
+      {"train",
+       {"batch_size", "seq_len", "max_steps", "grad_accum_steps", "grad_clip_norm", "seed", "data_seed",
+        "mixed_precision", "loss_fn", "z_loss_weight", "ce_chunk_size", "shutdown_timeout_sec", "num_threads",
+        "nan_max_consecutive", "hooks", "freeze", "freeze_schedule"}},
+      {"freeze", {"module", "frozen"}},
+      {"freeze_schedule", {"start_step", "specs"}},
+      {"optimizer",
+       {"name", "lr", "weight_decay", "betas", "eps", "fused", "muon_momentum", "muon_ns_steps", "muon_adam_lr",
+        "schedule_free_warmup_steps"}},
+      {"scheduler", {"name", "warmup_steps", "decay_steps", "min_lr_ratio", "stable_steps", "wsd_decay_type", "rex_alpha"}},
+      {"data", {"dataset_path", "file_pattern", "tokenizer_path", "dataset_type"}},
+      {"eval", {"enabled", "interval", "steps", "dataset_path", "file_pattern"}},
+      {"distributed", {"dp_shard", "dp_replicate", "nccl_timeout_sec"}},
+      {"checkpoint",
+       {"dir", "interval", "dyn_ckpt_window", "keep_last_n", "load_path", "exclude_from_loading",
+        "ignore_freeze_mismatch"}},
+      {"checkpoint.dyn_ckpt_window", {"start", "stop", "strategy"}},
+      {"metrics", {"log_interval", "backends", "run_dir", "peak_tflops"}},
+      {"profiling", {"enable", "start_step", "end_step", "trace_dir"}},
+  };
+  return keys;
+}
+
+KeySupport refused(std::string why) { return {Support::Refused, std::move(why), Value::null()}; }
+KeySupport no_effect(std::string why, Value inert = Value::null()) {
+  return {Support::NoEffect, std::move(why), std::move(inert)};
+}
+
+// Keys this kforge does not implement.
+const Table& not_implemented() {
+  static const Table table = [] {
+    Table t;
+    auto add = [&](const std::string& section, std::vector<std::string> keys, const KeySupport& s) {
+      for (auto& k : keys) t[{section, k}] = s;
+    };
+    const std::string hf = "Hugging Face datasets (use pre-tokenised shards: kforge prepare-data)";
+    add("train", {"activation_checkpointing"}, refused("activation checkpointing"));
+    add("train", {"compile_model"}, no_effect("kforge has no graph compiler", Value::boolean(false)));
+    add("train", {"nccl_health_check_interval"}, no_effect("collective health checks"));
+    add("data",
+        {"hf_dataset_name", "hf_dataset_config", "hf_dataset_split", "hf_dataset_text_field", "hf_dataset_image_field",
+         "hf_dataset_prompt_field", "hf_image_size", "hf_streaming"},
+        refused(hf));
+    add("data", {"pack_sequences"}, refused("document packing with document-masked attention"));
+    add("data", {"datasets", "mix_temperature", "phases", "anneal_start_step", "anneal_weights"},
+        refused("dataset mixtures, phases and annealing (train on one dataset_path)"));
+    add("data.datasets", {"path", "weight", "name", "hf_name", "hf_config"}, refused("dataset mixtures"));
+    add("data.phases", {"start_step", "dataset_weights", "lr_scale"}, refused("data phases"));
+    add("data", {"num_workers"}, no_effect("the memory-mapped shards are read in the training process", Value::integer(0)));
+    add("data", {"pin_memory"}, no_effect("this is a CPU build", Value::boolean(false)));
+    add("data", {"prefetch_factor"}, no_effect("there are no loader workers"));
+    add("eval", {"hf_dataset_name", "hf_dataset_config", "hf_dataset_split"}, refused(hf));
+    for (const char* dim : {"tp", "pp", "cp", "ep"}) {
+      add("distributed", {dim}, refused("this kforge parallelises over data only (dp_replicate, dp_shard)"));
+    }
+    add("distributed", {"pp_schedule"}, refused("pipeline parallelism"));
+    add("distributed", {"backend"}, no_effect("kforge uses Gloo for CPU tensors and NCCL for CUDA tensors"));
+    add("checkpoint", {"async_mode"}, refused("asynchronous checkpoint saving"));
+    add("checkpoint", {"export_dtype"}, no_effect("there is no weight export yet (checkpoints keep fp32 weights)"));
+    add("metrics", {"enable_wandb"}, no_effect("there is no W&B backend", Value::boolean(false)));
+    add("metrics", {"wandb_project", "wandb_run_name", "wandb_run_id"}, no_effect("there is no W&B backend"));
+    add("metrics", {"enable_tensorboard"}, no_effect("there is no TensorBoard backend", Value::boolean(false)));
+    add("metrics", {"tensorboard_dir"}, no_effect("there is no TensorBoard backend"));
+    return t;
+  }();
+  return table;
+}
+
+// Sections of features this kforge does not have.
+const std::map<std::string, std::string>& refused_sections() {
+  static const std::map<std::string, std::string> sections = {
+      {"vlm", "vision-language models"},
+      {"vision_encoder", "vision-language models (vision encoders)"},
+      {"adapter", "vision-language models (vision-to-text adapters)"},
+      {"video", "video training"},
+  };
+  return sections;
+}
+
+}  // namespace
+
+KeySupport section_support(const std::string& section) {
+  const auto refused_section = refused_sections().find(section);
+  if (refused_section != refused_sections().end()) return refused(refused_section->second);
+  return {Support::Honoured, "", Value::null()};
+}
+
+KeySupport key_support(const std::string& section, const std::string& key) {
+  const KeySupport whole = section_support(section);
+  if (whole.support == Support::Refused) return whole;
+  const auto missing = not_implemented().find({section, key});
+  if (missing != not_implemented().end()) return missing->second;
+  const auto keys = honoured().find(section);
+  if (keys != honoured().end()) {
+    for (const std::string& k : keys->second) {
+      if (k == key) return {Support::Honoured, "", Value::null()};
+    }
+  }
+  return {};
+}
+
+}  // namespace kforge::config

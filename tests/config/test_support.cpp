@@ -1,0 +1,166 @@
+// Key support: every key of the schema says what kforge does with it, and check_support refuses
+// the keys and sections this kforge does not implement (naming each, its file and line) and warns
+// once per key that has no effect.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "config/key_support.h"
+#include "config/schema.h"
+#include "config/support_check.h"
+#include "config_helpers.h"
+#include "support/expect_text.h"
+
+namespace kforge::test {
+namespace {
+
+using config::KeySupport;
+using config::SectionSpec;
+using config::Support;
+
+// Calls `visit(table name, key)` for every key of `spec` and of the tables nested in it.
+void walk(const SectionSpec& spec, const std::function<void(const SectionSpec&, const config::KeySpec&)>& visit) {
+  for (const config::KeySpec& k : spec.keys) {
+    visit(spec, k);
+    if (k.sub != nullptr) walk(*k.sub, visit);
+  }
+}
+
+TEST(KeySupport, EveryKeyOfTheSchemaHasADecisionAndEveryUnimplementedOneAReason) {
+  std::vector<SectionSpec> sections = config::core_schema();
+  for (const std::string& arch : config::vlm_arches()) sections.push_back(config::vlm_section(arch));
+  size_t keys = 0;
+  for (const SectionSpec& section : sections) {
+    walk(section, [&](const SectionSpec& table, const config::KeySpec& k) {
+      ++keys;
+      const KeySupport s = config::key_support(table.name, k.name);
+      EXPECT_NE(s.support, Support::Unset) << "[" << table.name << "] " << k.name
+                                           << " has no entry in core/config/key_support.cpp";
+      if (s.support == Support::Refused || s.support == Support::NoEffect) {
+        EXPECT_FALSE(s.why.empty()) << "[" << table.name << "] " << k.name << " says no reason";
+      }
+    });
+  }
+  EXPECT_GT(keys, 150u);
+}
+
+TEST(KeySupport, UnknownKeysHaveNoDecisionAndVlmSectionsAreRefusedWhole) {
+  EXPECT_EQ(config::key_support("model", "no_such_key").support, Support::Unset);
+  EXPECT_EQ(config::key_support("optimizer", "lr").support, Support::Honoured);
+  for (const char* section : {"vlm", "vision_encoder", "adapter", "video"}) {
+    EXPECT_EQ(config::section_support(section).support, Support::Refused) << section;
+    EXPECT_EQ(config::key_support(section, "type").support, Support::Refused) << section;
+  }
+  EXPECT_EQ(config::section_support("model").support, Support::Honoured);
+}
+
+// The message of the ConfigError check_support raises for the config; "" when it passes.
+std::string refusal(const std::string& toml, const std::vector<std::string>& overrides = {}) {
+  const config::JobConfig job = load(toml, overrides);
+  try {
+    config::check_support(job.tree);
+  } catch (const sdk::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+struct Case {
+  const char* name;
+  std::string toml;
+  std::vector<std::string> overrides;
+  std::vector<std::string> expect;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class Refused : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Refused, NamesTheKeyItsPlaceAndThatItIsNotImplemented) {
+  const std::string message = refusal(GetParam().toml, GetParam().overrides);
+  expect_has(message, GetParam().expect);
+  expect_has(message, {"not implemented in this kforge", "the run is refused"});
+}
+
+// KempnerForge's configs that kforge parsed and then trained as something else.
+const Case kRefused[] = {
+    {"vlm_debug", "[vision_encoder]\ntype = \"random\"\n\n[vlm]\narch = \"joint_decoder\"\n", {},
+     {"cfg.toml:1:1: [vision_encoder] is not implemented", "cfg.toml:4:1: [vlm] is not implemented",
+      "vision-language models"}},
+    {"vlm_on_the_command_line", "", {"--vlm.arch=mot", "--vision_encoder.type=clip"},
+     {"command line: [vlm] is not implemented"}},
+    {"adapter", "[vision_encoder]\n[adapter]\ntype = \"linear\"\n[vlm]\n", {}, {"cfg.toml:2:1: [adapter]"}},
+    {"video", "[vision_encoder]\n[vlm]\n[video]\nmax_frames = 8\n", {}, {"cfg.toml:3:1: [video]", "video training"}},
+    {"mixture_with_phases",
+     "[data]\n[[data.datasets]]\npath = \"a\"\nweight = 0.7\n[[data.datasets]]\npath = \"b\"\nweight = 0.3\n"
+     "[[data.phases]]\nstart_step = 100\nlr_scale = 0.1\n",
+     {},
+     {"[data] datasets = [", "[data] phases = [", "dataset mixtures, phases and annealing"}},
+    {"anneal", "[data]\nanneal_start_step = 500\n", {}, {"cfg.toml:2:21: [data] anneal_start_step = 500"}},
+    {"mix_temperature", "", {"--data.mix_temperature=2.0"}, {"command line: [data] mix_temperature = 2.0"}},
+    {"pack_sequences", "[data]\npack_sequences = true\n", {},
+     {"cfg.toml:2:18: [data] pack_sequences = true", "document packing", "set false"}},
+    {"activation_checkpointing", "[train]\nactivation_checkpointing = \"full\"\n", {},
+     {"[train] activation_checkpointing = \"full\"", "activation checkpointing", "set \"none\""}},
+    {"async_save", "", {"--checkpoint.async_mode=async"}, {"[checkpoint] async_mode = \"async\""}},
+    {"hf_dataset", "[data]\nhf_dataset_name = \"wikitext\"\n", {}, {"[data] hf_dataset_name = \"wikitext\"", "set None"}},
+    {"hf_streaming", "", {"--data.hf_streaming=true"}, {"[data] hf_streaming = true", "Hugging Face"}},
+    {"hf_eval", "", {"--eval.hf_dataset_name=wikitext"}, {"[eval] hf_dataset_name = \"wikitext\""}},
+    {"tensor_parallel", "", {"--distributed.tp=2"}, {"[distributed] tp = 2", "set 1"}},
+    {"pipeline_parallel", "[distributed]\npp = 4\n", {}, {"[distributed] pp = 4"}},
+    {"pipeline_schedule", "[distributed]\npp_schedule = \"gpipe\"\n", {}, {"[distributed] pp_schedule = \"gpipe\""}},
+    {"context_parallel", "", {"--distributed.cp=2"}, {"[distributed] cp = 2"}},
+    {"expert_parallel", "[model]\nnum_experts = 4\n[distributed]\nep = 2\n", {}, {"[distributed] ep = 2"}},
+};
+INSTANTIATE_TEST_SUITE_P(KempnerForgeKeys, Refused, ::testing::ValuesIn(kRefused),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Refused, EveryRefusedKeyIsListedInOneMessage) {
+  const std::string message = refusal("[train]\nactivation_checkpointing = \"selective\"\n[data]\npack_sequences = true\n",
+                                      {"--distributed.tp=2"});
+  expect_has(message, {"activation_checkpointing", "pack_sequences", "[distributed] tp = 2"});
+}
+
+TEST(Refused, DefaultsAndExplicitInertValuesPass) {
+  EXPECT_EQ(refusal(""), "");
+  EXPECT_EQ(refusal("[train]\nactivation_checkpointing = \"none\"\n[distributed]\ntp = 1\npp_schedule = \"1f1b\"\n"
+                    "[data]\npack_sequences = false\ndatasets = []\n"),
+            "");
+}
+
+std::vector<std::string> warnings(const std::string& toml, const std::vector<std::string>& overrides = {}) {
+  return config::check_support(load(toml, overrides).tree);
+}
+
+TEST(NoEffect, WarnsOncePerKeySetToAValueThatAsksForSomething) {
+  const auto w = warnings(
+      "[train]\ncompile_model = true\nnccl_health_check_interval = 100\n[data]\nnum_workers = 4\npin_memory = true\n"
+      "prefetch_factor = 4\n[metrics]\nenable_wandb = true\nwandb_project = \"p\"\nenable_tensorboard = true\n",
+      {"--checkpoint.export_dtype=float32", "--distributed.backend=cpu:gloo"});
+  const std::vector<std::string> keys = {"[train] compile_model = true",        "[train] nccl_health_check_interval = 100",
+                                         "[data] num_workers = 4",              "[data] pin_memory = true",
+                                         "[data] prefetch_factor = 4",          "[metrics] enable_wandb = true",
+                                         "[metrics] wandb_project = \"p\"",     "[metrics] enable_tensorboard = true",
+                                         "[checkpoint] export_dtype = \"float32\"", "[distributed] backend = \"cpu:gloo\""};
+  ASSERT_EQ(w.size(), keys.size());
+  for (const std::string& key : keys) {
+    size_t found = 0;
+    for (const std::string& line : w) {
+      if (line.find(key) != std::string::npos) {
+        ++found;
+        EXPECT_NE(line.find("has no effect in this kforge"), std::string::npos) << line;
+      }
+    }
+    EXPECT_EQ(found, 1u) << key;
+  }
+  EXPECT_NE(w.front().find("cfg.toml:2:17: [train] compile_model = true"), std::string::npos) << w.front();
+}
+
+TEST(NoEffect, DefaultsAndValuesThatAskForNothingDoNotWarn) {
+  EXPECT_TRUE(warnings("").empty());
+  EXPECT_TRUE(warnings("[train]\ncompile_model = false\n[data]\nnum_workers = 0\npin_memory = false\n"
+                       "[metrics]\nenable_wandb = false\nenable_tensorboard = false\n")
+                  .empty());
+}
+
+}  // namespace
+}  // namespace kforge::test
