@@ -9,6 +9,7 @@ packages=(
                                                 # includes, and a fast OpenMP BLAS for it
   libtomlplusplus-dev libspdlog-dev libcxxopts-dev libboost-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece libgtest-dev
+  libxxhash-dev xxhash                      # checkpoint checksums (XXH3-64), and xxhsum to check them by hand
   python3-torch python3-numpy               # the independent oracle of the numerical tests
 )
 

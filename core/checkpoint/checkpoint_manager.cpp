@@ -1,3 +1,4 @@
+// CheckpointManager: atomic multi-rank save, retention, and verified, resharding, selective load.
 #include "checkpoint/checkpoint_manager.h"
 
 #include <fcntl.h>
@@ -8,9 +9,10 @@
 
 #include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "checkpoint/checksum.h"
+#include "checkpoint/incompatible_checkpoint.h"
+#include "checkpoint/mapped_file.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::checkpoint {
@@ -39,19 +41,11 @@ void write_file(const fs::path& path, const std::string& bytes) {
   fsync_path(path, false);
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw sdk::Error(fmt::format("{}: missing or unreadable", path.string()));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 std::string shard_name(int rank, int world_size) {
   return fmt::format("shard-{:05d}-of-{:05d}.safetensors", rank, world_size);
 }
 
-nlohmann::json file_entry(size_t bytes, uint64_t sum) { return {{"bytes", bytes}, {"checksum", checksum_hex(sum)}}; }
+nlohmann::json file_entry(size_t bytes, uint64_t sum) { return {{"bytes", bytes}, {"xxh3", checksum_hex(sum)}}; }
 
 nlohmann::json file_entry(const std::string& bytes) {
   return file_entry(bytes.size(), checksum(bytes.data(), bytes.size()));
@@ -91,6 +85,24 @@ void place(at::Tensor& whole, const at::Tensor& piece, const nlohmann::json& ent
     target = target.narrow(d, offsets[dim], piece.size(d));
   }
   target.copy_(piece);
+}
+
+// Refuses metadata of any schema but kSchemaVersion, naming the checkpoint and what to do.
+void check_schema(const nlohmann::json& meta, const fs::path& step_dir) {
+  const int version = meta.value("schema_version", 0);
+  if (version > kSchemaVersion) {
+    throw IncompatibleCheckpoint(fmt::format(
+        "checkpoint {} was written by a newer kforge (checkpoint schema {}; this kforge reads schema {}): upgrade "
+        "kforge to resume it",
+        step_dir.string(), version, kSchemaVersion));
+  }
+  if (version < kSchemaVersion) {
+    throw IncompatibleCheckpoint(fmt::format(
+        "checkpoint {} has checkpoint schema {}, which this kforge no longer reads (it reads schema {} only): "
+        "resume it with the kforge release that wrote it, or start over with an empty checkpoint.dir (move this "
+        "run's checkpoints aside)",
+        step_dir.string(), version, kSchemaVersion));
+  }
 }
 
 std::optional<int64_t> step_of(const fs::path& p) {
@@ -209,36 +221,32 @@ void CheckpointManager::prune() const {
   }
 }
 
-Snapshot CheckpointManager::load(const fs::path& step_dir, int rank) {
+Snapshot CheckpointManager::load(const fs::path& step_dir, int rank, const TensorFilter& wanted) {
   const fs::path meta_path = step_dir / kMetadata;
   nlohmann::json meta;
   try {
-    meta = nlohmann::json::parse(read_file(meta_path));
+    meta = nlohmann::json::parse(MappedFile(meta_path).bytes());
   } catch (const nlohmann::json::exception& e) {
     throw sdk::Error(fmt::format("{}: not valid JSON ({}); the checkpoint is damaged", meta_path.string(), e.what()));
   }
   if (meta.value("format", "") != kFormat) {
     throw sdk::Error(fmt::format("{}: not a kforge checkpoint (format '{}')", meta_path.string(), meta.value("format", "")));
   }
-  const int version = meta.value("schema_version", 0);
-  if (version > kSchemaVersion) {
-    throw sdk::Error(fmt::format("{}: written by a newer kforge (checkpoint schema {}, this kforge reads up to {}); "
-                                 "upgrade kforge to resume it",
-                                 meta_path.string(), version, kSchemaVersion));
-  }
-  std::map<std::string, std::string> contents;
+  check_schema(meta, step_dir);
+  std::map<std::string, MappedFile> contents;
   for (const auto& [file, info] : meta.at("files").items()) {
     const fs::path path = step_dir / file;
-    std::string bytes = read_file(path);
+    const std::string_view bytes = contents.try_emplace(file, path).first->second.bytes();
     const size_t expected = info.at("bytes").get<size_t>();
     if (bytes.size() != expected) {
       throw sdk::Error(fmt::format("{}: truncated or overwritten ({} bytes, expected {})", path.string(), bytes.size(),
                                    expected));
     }
-    if (checksum_hex(checksum(bytes.data(), bytes.size())) != info.at("checksum").get<std::string>()) {
-      throw sdk::Error(fmt::format("{}: checksum mismatch: the file is corrupted", path.string()));
+    const std::string sum = checksum_hex(checksum(bytes.data(), bytes.size()));
+    if (sum != info.at("xxh3").get<std::string>()) {
+      throw sdk::Error(fmt::format("{}: checksum mismatch (XXH3 {}, metadata.json records {}): the file is corrupted",
+                                   path.string(), sum, info.at("xxh3").get<std::string>()));
     }
-    contents.emplace(file, std::move(bytes));
   }
   const int world_size = meta.value("world_size", 1);
   const std::string own_shard = shard_name(rank < world_size ? rank : 0, world_size);
@@ -251,20 +259,23 @@ Snapshot CheckpointManager::load(const fs::path& step_dir, int rank) {
   s.step = meta.at("step").get<int64_t>();
   s.tokens_seen = meta.at("tokens_seen").get<int64_t>();
   s.plugins = meta.value("plugins", nlohmann::json::array());
-  s.config_toml = contents[kConfig];
-  s.train_state = nlohmann::json::parse(contents[kTrainState]);
+  s.config_toml = contents.at(kConfig).bytes();
+  s.train_state = nlohmann::json::parse(contents.at(kTrainState).bytes());
   // Every model and optimizer tensor whole again: the slices of all ranks placed by the index.
   const nlohmann::json& index = meta.at("tensors");
   std::map<std::string, int64_t> covered;  // elements placed, per sliced tensor
   for (int r = 0; r < world_size; ++r) {
     const std::string shard = shard_name(r, world_size);
     const std::string origin = (step_dir / shard).string();
-    for (auto& [name, t] : decode_safetensors(contents[shard], origin)) {
+    const auto take = [&](const std::string& name) {
+      return name == "rng/torch_cpu" ? shard == own_shard : !wanted || wanted(name);
+    };
+    for (auto& [name, t] : decode_safetensors(contents.at(shard).bytes(), origin, take)) {
       if (name == "rng/torch_cpu") {
-        if (shard == own_shard) s.rng = t;
+        s.rng = t;
         continue;
       }
-      const bool model = name.rfind("model/", 0) == 0;
+      const bool model = model_tensor(name);
       if (!model && name.rfind("optimizer/", 0) != 0) continue;
       TensorMap& target = model ? s.model : s.optimizer;
       const std::string key = name.substr(model ? 6 : 10);
@@ -285,7 +296,7 @@ Snapshot CheckpointManager::load(const fs::path& step_dir, int rank) {
     }
   }
   for (const auto& [name, elements] : covered) {
-    const at::Tensor& whole = name.rfind("model/", 0) == 0 ? s.model.at(name.substr(6)) : s.optimizer.at(name.substr(10));
+    const at::Tensor& whole = model_tensor(name) ? s.model.at(name.substr(6)) : s.optimizer.at(name.substr(10));
     if (elements != whole.numel()) {
       throw sdk::Error(fmt::format("{}: the slices of tensor '{}' cover {} of its {} elements; a rank's shard is missing "
                                    "part of it",
@@ -295,7 +306,8 @@ Snapshot CheckpointManager::load(const fs::path& step_dir, int rank) {
   return s;
 }
 
-std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(const std::string&)>& warn) const {
+std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(const std::string&)>& warn,
+                                                       const TensorFilter& wanted) const {
   std::vector<fs::path> candidates;
   std::error_code ec;
   const fs::path latest = fs::canonical(dir_ / "latest", ec);
@@ -308,7 +320,9 @@ std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(
   std::string failures;
   for (const fs::path& dir : candidates) {
     try {
-      return load(dir, group_.rank);
+      return load(dir, group_.rank, wanted);
+    } catch (const IncompatibleCheckpoint&) {
+      throw;  // intact but unreadable by this kforge: an older step would silently lose progress
     } catch (const sdk::Error& e) {
       warn(fmt::format("skipping checkpoint {}: {}", dir.string(), e.what()));
       failures += fmt::format("\n  {}", e.what());

@@ -1,10 +1,10 @@
 // CheckpointManager: step_N/ directories written atomically, `latest` moved last, retention,
 // and resume from the newest complete checkpoint (a damaged one is refused, naming the file).
 //
-// Layout of checkpoint.dir/step_N/ (schema 1), written by W ranks together:
+// Layout of checkpoint.dir/step_N/ (schema 2), written by W ranks together:
 //   metadata.json                        format, schema version, step, world size, every file's size
-//                                        and checksum, each tensor's global shape and shard placement,
-//                                        plugin set
+//                                        and XXH3-64 ("xxh3": the hex `xxhsum -H3 FILE` prints), each
+//                                        tensor's global shape and shard placement, plugin set
 //   shard-0000R-of-0000W.safetensors     one per rank: rng/torch_cpu, and the tensors that rank owns
 //                                        (model/<fqn>, optimizer/<key>; all on rank 0 with pure DP,
 //                                        row slices under FSDP, placed by the metadata's index)
@@ -43,23 +43,29 @@ class CheckpointManager {
   /// barrier returns only once the checkpoint is committed. Returns the checkpoint directory.
   std::filesystem::path save(const Snapshot& snapshot);
 
-  /// Loads the newest complete checkpoint: `latest` first, then step_* from newest to oldest.
-  /// Each damaged candidate is reported through `warn` (naming the file) and skipped. Returns
-  /// nullopt when the directory holds no checkpoint; throws sdk::Error when checkpoints exist but
-  /// none is complete (never silently starts from scratch).
-  std::optional<Snapshot> load_newest(const std::function<void(const std::string&)>& warn) const;
+  /// Loads the newest complete checkpoint (the tensors `wanted` accepts, as load): `latest` first,
+  /// then step_* from newest to oldest. Each damaged candidate is reported through `warn` (naming
+  /// the file) and skipped; one of another schema version ends the search with its
+  /// IncompatibleCheckpoint. Returns nullopt when the directory holds no checkpoint; throws
+  /// sdk::Error when checkpoints exist but none is complete (never silently starts from scratch).
+  std::optional<Snapshot> load_newest(const std::function<void(const std::string&)>& warn,
+                                      const TensorFilter& wanted = {}) const;
 
-  /// Loads one checkpoint directory; throws sdk::Error naming the missing, truncated or
-  /// corrupted file.
-  /// The snapshot holds every model and optimizer tensor whole (slices assembled whatever the
-  /// number of ranks that wrote them) and `rank`'s RNG (rank 0's when
-  /// the checkpoint has fewer ranks).
-  static Snapshot load(const std::filesystem::path& step_dir, int rank = 0);
+  /// Loads one checkpoint directory: maps its files, verifies every size and checksum, then copies
+  /// out the model and optimizer tensors `wanted` accepts by stored name ("model/<fqn>",
+  /// "optimizer/<key>"; all when empty), whole (slices assembled whatever the number of ranks that
+  /// wrote them), and `rank`'s RNG (rank 0's when the checkpoint has fewer ranks). Throws
+  /// IncompatibleCheckpoint for another schema version, sdk::Error naming the missing, truncated
+  /// or corrupted file.
+  static Snapshot load(const std::filesystem::path& step_dir, int rank = 0, const TensorFilter& wanted = {});
 
   /// step_<N> directories present, sorted by N ascending.
   std::vector<std::pair<int64_t, std::filesystem::path>> list() const;
 
   const std::filesystem::path& dir() const { return dir_; }
+
+  /// A TensorFilter for the model's tensors alone (what generate and eval need).
+  static bool model_tensor(const std::string& name) { return name.rfind("model/", 0) == 0; }
 
  private:
   void prune() const;

@@ -1,3 +1,4 @@
+// safetensors files: streamed writing with a checksum, and decoding of the tensors asked for.
 #include "checkpoint/safetensors.h"
 
 #include <ATen/ATen.h>
@@ -95,7 +96,7 @@ WrittenFile write_safetensors(const std::filesystem::path& path, const TensorMap
   return written;
 }
 
-TensorMap decode_safetensors(const std::string& bytes, const std::string& origin,
+TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, const TensorFilter& wanted,
                              std::map<std::string, std::string>* metadata) {
   auto bad = [&](const std::string& what) {
     return sdk::Error(fmt::format("{}: not a valid safetensors file: {}", origin, what));
@@ -108,12 +109,11 @@ TensorMap decode_safetensors(const std::string& bytes, const std::string& origin
   }
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(length));
+    header = nlohmann::json::parse(bytes.substr(8, length));
   } catch (const std::exception& e) {
     throw bad(std::string("header is not JSON: ") + e.what());
   }
-  const size_t data_size = bytes.size() - 8 - length;
-  const char* data = bytes.data() + 8 + length;
+  const std::string_view data = bytes.substr(8 + length);
   TensorMap out;
   size_t end_max = 0;
   for (const auto& [name, info] : header.items()) {
@@ -126,19 +126,25 @@ TensorMap decode_safetensors(const std::string& bytes, const std::string& origin
     if (type == std::end(kTypes)) throw bad(fmt::format("tensor '{}' has unsupported dtype {}", name, dtype));
     const auto shape = info.at("shape").get<std::vector<int64_t>>();
     const auto offsets = info.at("data_offsets").get<std::vector<size_t>>();
-    at::Tensor t = at::empty(shape, at::TensorOptions().dtype(type->type));
-    if (offsets.size() != 2 || offsets[1] < offsets[0] || offsets[1] - offsets[0] != t.nbytes()) {
+    size_t nbytes = c10::elementSize(type->type);
+    for (const int64_t size : shape) {
+      if (size < 0) throw bad(fmt::format("tensor '{}' has a negative dimension", name));
+      nbytes *= static_cast<size_t>(size);
+    }
+    if (offsets.size() != 2 || offsets[1] < offsets[0] || offsets[1] - offsets[0] != nbytes) {
       throw bad(fmt::format("tensor '{}' offsets do not match its shape and dtype", name));
     }
-    if (offsets[1] > data_size) {
+    if (offsets[1] > data.size()) {
       throw bad(fmt::format("tensor '{}' ends at byte {} but the data section has {} (truncated?)", name, offsets[1],
-                            data_size));
+                            data.size()));
     }
-    std::memcpy(t.data_ptr(), data + offsets[0], t.nbytes());
     end_max = std::max(end_max, offsets[1]);
+    if (wanted && !wanted(name)) continue;
+    at::Tensor t = at::empty(shape, at::TensorOptions().dtype(type->type));
+    std::memcpy(t.data_ptr(), data.data() + offsets[0], nbytes);
     out.emplace(name, std::move(t));
   }
-  if (end_max != data_size) throw bad(fmt::format("{} trailing bytes after the last tensor", data_size - end_max));
+  if (end_max != data.size()) throw bad(fmt::format("{} trailing bytes after the last tensor", data.size() - end_max));
   return out;
 }
 

@@ -5,17 +5,22 @@
 #include <ATen/core/Tensor.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace kforge::checkpoint {
 
 using TensorMap = std::map<std::string, at::Tensor>;
 
+/// Which tensors a decode materialises, by name; an empty filter takes every tensor.
+using TensorFilter = std::function<bool(const std::string& name)>;
+
 /// Serialises tensors (any CPU dtype of F64/F32/BF16/F16/I64/I32/U8/BOOL) and metadata.
 std::string encode_safetensors(const TensorMap& tensors, const std::map<std::string, std::string>& metadata = {});
 
-/// What write_safetensors wrote: its size and checkpoint::checksum of its bytes.
+/// What write_safetensors wrote: its size and checkpoint::checksum (XXH3-64) of its bytes.
 struct WrittenFile {
   size_t bytes = 0;
   uint64_t checksum = 0;
@@ -26,9 +31,10 @@ struct WrittenFile {
 WrittenFile write_safetensors(const std::filesystem::path& path, const TensorMap& tensors,
                               const std::map<std::string, std::string>& metadata = {});
 
-/// Parses a whole file image; throws sdk::Error naming `origin` and the defect (truncated data,
-/// bad header, offsets out of range, unknown dtype).
-TensorMap decode_safetensors(const std::string& bytes, const std::string& origin,
+/// Parses a whole file image (in memory or mapped) and copies out the tensors `wanted` accepts;
+/// the others are validated but never read. Throws sdk::Error naming `origin` and the defect
+/// (truncated data, bad header, offsets out of range, unknown dtype).
+TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, const TensorFilter& wanted = {},
                              std::map<std::string, std::string>* metadata = nullptr);
 
 }  // namespace kforge::checkpoint

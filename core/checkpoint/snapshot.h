@@ -11,8 +11,9 @@
 
 namespace kforge::checkpoint {
 
-/// Bumped when the on-disk layout or the meaning of a field changes; load refuses newer ones.
-inline constexpr int kSchemaVersion = 1;
+/// Bumped when the on-disk layout or the meaning of a field changes; load refuses any other one.
+/// 2: files' checksums are XXH3-64 ("xxh3", as `xxhsum -H3` prints them); 1 had an FNV variant.
+inline constexpr int kSchemaVersion = 2;
 
 /// Where a tensor a rank writes lies inside the whole tensor (FSDP shards).
 struct Placement {

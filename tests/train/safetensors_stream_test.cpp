@@ -1,5 +1,6 @@
-// The checkpoint writer streams safetensors files: the streamed checksum equals the one-piece one
-// (and FNV-1a's published value), and the file equals the in-memory encoding byte for byte.
+// The checkpoint writer streams safetensors files: the checksum is XXH3-64 as xxhsum computes it
+// (streamed or in one piece), the file equals the in-memory encoding byte for byte, and decoding
+// copies out only the tensors asked for.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -10,26 +11,59 @@
 #include "checkpoint/checksum.h"
 #include "checkpoint/safetensors.h"
 #include "support/test_host.h"
+#include "support/xxhsum.h"
 
 namespace kforge::test {
 namespace {
 
-TEST(Checksum, KnownFnv1aValuesForShortInputs) {
-  EXPECT_EQ(checkpoint::checksum("", 0), 0xcbf29ce484222325ULL);  // the offset basis
-  EXPECT_EQ(checkpoint::checksum("a", 1), 0xaf63dc4c8601ec8cULL);  // FNV-1a 64 of "a"
+// Bytes that are not a repeating pattern within XXH3's 64-byte stripes.
+std::string pseudo_random_bytes(size_t size) {
+  std::string data(size, '\0');
+  uint32_t x = 2463534242u;
+  for (char& c : data) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    c = static_cast<char>(x & 0xff);
+  }
+  return data;
+}
+
+TEST(Checksum, PublishedXxh3ValueOfTheEmptyInput) {
+  EXPECT_EQ(checkpoint::checksum("", 0), 0x2D06800538D394C2ULL);  // xxHash's sanity table, seed 0
+}
+
+TEST(Checksum, HexIsTheSixteenLowerCaseDigitsXxhsumPrints) {
+  EXPECT_EQ(checkpoint::checksum_hex(0x2D06800538D394C2ULL), "2d06800538d394c2");
+  EXPECT_EQ(checkpoint::checksum_hex(0x1ULL), "0000000000000001");
+}
+
+// One length from each of XXH3's code paths (0, 1-3, 4-8, 9-16, 17-128, 129-240, long, several
+// 1 KiB blocks), each written to a file that xxhsum reads on its own.
+TEST(Checksum, EqualsXxhsumForEveryLengthClass) {
+  if (!xxhsum_available()) GTEST_SKIP() << "xxhsum not on PATH (Debian package xxhash; run scripts/setup.sh)";
+  const auto dir = temp_dir("xxh3");
+  for (const size_t size : {0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241, 1000, 5000, 100003}) {
+    const std::string data = pseudo_random_bytes(size);
+    const auto path = dir / ("bytes-" + std::to_string(size));
+    std::ofstream(path, std::ios::binary).write(data.data(), static_cast<std::streamsize>(size));
+    EXPECT_EQ(checkpoint::checksum_hex(checkpoint::checksum(data.data(), size)), xxhsum_h3(path)) << size << " bytes";
+  }
 }
 
 TEST(Checksum, PiecesOfAnyLengthGiveTheOnePieceValue) {
-  std::string data;
-  for (int i = 0; i < 37; ++i) data += static_cast<char>(i * 29 + 3);
+  const std::string data = pseudo_random_bytes(5000);
   const uint64_t whole = checkpoint::checksum(data.data(), data.size());
-  for (size_t a = 0; a <= data.size(); ++a) {
-    for (size_t b = a; b <= data.size(); b += 5) {
+  for (const size_t piece : {1, 7, 63, 65, 255, 257, 1023, 1025, 4999}) {
+    checkpoint::Checksum c;
+    for (size_t at = 0; at < data.size(); at += piece) c.update(data.data() + at, std::min(piece, data.size() - at));
+    ASSERT_EQ(c.value(), whole) << "pieces of " << piece << " bytes";
+  }
+  for (size_t a = 0; a <= 600; a += 13) {
+    for (size_t b = a; b <= 600; b += 37) {
       checkpoint::Checksum c;
       c.update(data.data(), a);
       c.update(data.data() + a, b - a);
-      c.update(data.data() + b, data.size() - b);
-      ASSERT_EQ(c.value(), whole) << "split at " << a << " and " << b;
+      c.update(data.data() + b, 600 - b);
+      ASSERT_EQ(c.value(), checkpoint::checksum(data.data(), 600)) << "split at " << a << " and " << b;
     }
   }
 }
@@ -50,6 +84,32 @@ TEST(Safetensors, StreamedFileEqualsTheEncodingAndItsChecksum) {
   EXPECT_EQ(written.checksum, checkpoint::checksum(encoded.data(), encoded.size()));
   const auto decoded = checkpoint::decode_safetensors(bytes.str(), path.string());
   for (const auto& [name, t] : tensors) EXPECT_TRUE(at::equal(decoded.at(name), t)) << name;
+}
+
+TEST(Safetensors, DecodeCopiesOutOnlyTheWantedTensors) {
+  const checkpoint::TensorMap tensors = {
+      {"model/w", at::arange(6, at::kFloat).view({2, 3})},
+      {"optimizer/w.exp_avg", at::ones({2, 3})},
+      {"rng/torch_cpu", at::ones({4}, at::kByte)}};
+  const std::string encoded = checkpoint::encode_safetensors(tensors);
+  const auto decoded = checkpoint::decode_safetensors(
+      encoded, "x.safetensors", [](const std::string& name) { return name.rfind("model/", 0) == 0; });
+  ASSERT_EQ(decoded.size(), 1u);
+  EXPECT_TRUE(at::equal(decoded.at("model/w"), tensors.at("model/w")));
+  EXPECT_EQ(decoded.count("optimizer/w.exp_avg"), 0u);
+}
+
+TEST(Safetensors, UnwantedTensorsAreStillValidated) {
+  const std::string encoded = checkpoint::encode_safetensors({{"a", at::ones({2})}, {"b", at::ones({8})}});
+  try {
+    checkpoint::decode_safetensors(encoded.substr(0, encoded.size() - 4), "x.safetensors",
+                                   [](const std::string& name) { return name == "a"; });
+    FAIL() << "a truncated file must be refused even when its damaged tensor is not wanted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("x.safetensors: not a valid safetensors file: tensor 'b' ends at byte"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Safetensors, UnwritablePathIsAnErrorNamingIt) {
