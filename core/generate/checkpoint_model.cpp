@@ -18,10 +18,11 @@ CheckpointModel load_checkpoint_model(const std::filesystem::path& dir, const pl
   CheckpointModel out;
   if (std::filesystem::exists(dir / "metadata.json")) {
     out.step_dir = dir;
-    out.snapshot = checkpoint::CheckpointManager::load(dir);
+    out.snapshot = checkpoint::CheckpointManager::load(dir, 0, checkpoint::CheckpointManager::model_tensor);
   } else {
     const checkpoint::CheckpointManager manager(dir, 0, [](int64_t) { return false; });
-    auto newest = manager.load_newest([](const std::string& message) { log::get().warn("{}", message); });
+    auto newest = manager.load_newest([](const std::string& message) { log::get().warn("{}", message); },
+                                      checkpoint::CheckpointManager::model_tensor);
     if (!newest) {
       throw sdk::Error(fmt::format("'{}' holds no checkpoint (neither a step_N directory with metadata.json nor a "
                                    "checkpoint.dir with step_N directories)",

@@ -15,7 +15,7 @@ namespace kforge::generate {
 
 struct CheckpointModel {
   std::filesystem::path step_dir;  ///< the step_N directory loaded
-  checkpoint::Snapshot snapshot;
+  checkpoint::Snapshot snapshot;   ///< with the model's tensors only (the optimizer's are never copied out)
   config::JobConfig job;           ///< step_dir/config.toml resolved (with overrides) against the registry
   std::shared_ptr<sdk::Model> model;
 };
