@@ -1,3 +1,4 @@
+// The host logger and the plugin logger adapter (see log.h).
 #include "log/log.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -10,12 +11,13 @@
 
 namespace kforge::log {
 namespace {
-// Sets the "[rank R] LEVEL message" pattern and the level from KFORGE_LOG_LEVEL.
+// Sets the "YYYY-MM-DD HH:MM:SS.mmm [rank R] LEVEL message" pattern (local time) and the level
+// from KFORGE_LOG_LEVEL.
 void configure(spdlog::logger& logger, int rank) {
   // On a terminal, first erase the training status line (metrics/status_line.h) so it never
   // garbles a log line.
   const std::string erase = ::isatty(STDERR_FILENO) ? "\r\033[K" : "";
-  logger.set_pattern(erase + "[rank " + std::to_string(rank) + "] %^%l%$ %v");
+  logger.set_pattern(erase + "%Y-%m-%d %H:%M:%S.%e [rank " + std::to_string(rank) + "] %^%l%$ %v");
   const char* level = std::getenv("KFORGE_LOG_LEVEL");
   logger.set_level(level != nullptr ? spdlog::level::from_str(level) : spdlog::level::info);
   logger.flush_on(spdlog::level::info);

@@ -10,7 +10,8 @@
 
 namespace kforge::log {
 
-/// Configures the "kforge" logger: "[rank R] LEVEL message", coloured on a terminal.
+/// Configures the "kforge" logger: "2026-12-01 16:40:00.123 [rank R] LEVEL message" (local time,
+/// milliseconds), the level coloured on a terminal.
 /// Level from KFORGE_LOG_LEVEL (trace|debug|info|warn|error), default info.
 void init(int rank);
 
