@@ -1,5 +1,6 @@
-// kforge check-env: which BLAS, threads and ISA this process trains with, a measured GEMM, and loud
-// warnings on a slow setup. Exit 0 unless --strict and something was warned about (then 1).
+// kforge check-env: which BLAS, threads and ISA this process trains with, the FMA peak MFU is measured
+// against, measured fp32 and bf16 GEMMs, and loud warnings on a slow setup. Exit 0 unless --strict
+// and something was warned about (then 1); the bf16 warning concerns bf16 runs only and never fails it.
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 
@@ -29,8 +30,12 @@ nlohmann::json to_json(const env::EnvReport& r) {
             {"slow", r.blas.slow}}},
           {"cpu",
            {{"model_name", r.cpu.model_name},
+            {"vendor", r.cpu.vendor},
+            {"family", r.cpu.family},
+            {"model", r.cpu.model},
             {"logical_cpus", r.cpu.logical_cpus},
             {"usable_cpus", r.cpu.usable_cpus},
+            {"physical_cores", r.cpu.physical_cores},
             {"avx2", r.cpu.avx2},
             {"fma", r.cpu.fma},
             {"avx512f", r.cpu.avx512f},
@@ -42,7 +47,13 @@ nlohmann::json to_json(const env::EnvReport& r) {
             {"inter_op", r.threads.inter_op},
             {"OMP_NUM_THREADS", r.threads.omp_num_threads},
             {"OPENBLAS_NUM_THREADS", r.threads.openblas_num_threads}}},
+          {"fma_peak_gflops", r.fma_peak_gflops},
+          {"fma_peak_derivation", r.fma_peak_derivation},
           {"gemm_fp32_gflops", r.gemm_gflops},
+          {"bf16",
+           {{"native", r.cpu.native_bf16()},
+            {"gemm_slowdown_vs_fp32", r.bf16_slowdown},
+            {"warning", r.bf16_warning ? nlohmann::json(*r.bf16_warning) : nlohmann::json(nullptr)}}},
           {"warnings", r.warnings}};
 }
 
@@ -51,9 +62,10 @@ void print_text(const env::EnvReport& r) {
   std::cout << fmt::format("  libblas.so.3 -> {}\n", r.blas.alternative.empty() ? "(absent)" : r.blas.alternative);
   std::cout << fmt::format("  sgemm_ in  {}\n", r.blas.gemm_provider.empty() ? "(not resolved)" : r.blas.gemm_provider);
   for (const auto& m : r.blas.mapped) std::cout << fmt::format("  mapped      {}\n", m);
-  std::cout << fmt::format("CPU         {} ({} logical, {} usable by this process)\n",
-                           r.cpu.model_name.empty() ? "unknown" : r.cpu.model_name, r.cpu.logical_cpus,
-                           r.cpu.usable_cpus);
+  std::cout << fmt::format("CPU         {} ({} family {:#x} model {:#x}; {} logical, {} usable by this process on {} "
+                           "physical cores)\n",
+                           r.cpu.model_name.empty() ? "unknown" : r.cpu.model_name, r.cpu.vendor, r.cpu.family,
+                           r.cpu.model, r.cpu.logical_cpus, r.cpu.usable_cpus, r.cpu.physical_cores);
   std::cout << fmt::format("  ISA       avx2={} fma={} avx512f={} avx512_bf16={} amx_bf16={}; LibTorch kernels: {}\n",
                            yes_no(r.cpu.avx2), yes_no(r.cpu.fma), yes_no(r.cpu.avx512f), yes_no(r.cpu.avx512_bf16),
                            yes_no(r.cpu.amx_bf16), r.cpu.torch_capability);
@@ -61,11 +73,16 @@ void print_text(const env::EnvReport& r) {
                            r.threads.intra_op, r.threads.inter_op,
                            r.threads.omp_num_threads.empty() ? "unset" : r.threads.omp_num_threads,
                            r.threads.openblas_num_threads.empty() ? "unset" : r.threads.openblas_num_threads);
+  std::cout << fmt::format("FMA peak    {} (the MFU peak of fp32 runs)\n", r.fma_peak_derivation);
   if (r.gemm_gflops > 0) {
-    std::cout << fmt::format(
-        "GEMM        fp32 1024^3: {:.1f} GFLOP/s on {} thread(s) ({:.1f} per thread; the MFU peak)\n", r.gemm_gflops,
-        r.threads.intra_op, r.gemm_gflops / std::max(1, r.threads.intra_op));
+    std::cout << fmt::format("GEMM        fp32 1024^3: {:.1f} GFLOP/s on {} thread(s) ({:.1f} per thread, {:.0f}% of "
+                             "the FMA peak)\n",
+                             r.gemm_gflops, r.threads.intra_op, r.gemm_gflops / std::max(1, r.threads.intra_op),
+                             100 * r.gemm_gflops / r.fma_peak_gflops);
+    std::cout << fmt::format("bf16        a bf16 GEMM takes {:.2f}x the fp32 time; native bf16: {}\n", r.bf16_slowdown,
+                             yes_no(r.cpu.native_bf16()));
   }
+  if (r.bf16_warning) std::cerr << "WARNING (bf16 runs): " << *r.bf16_warning << "\n";
   if (r.warnings.empty()) {
     std::cout << "OK          no problems found\n";
   } else {
@@ -81,7 +98,7 @@ int cmd_check_env(int argc, char** argv) {
   cxxopts::Options options("kforge check-env",
                            "Report the BLAS, threads and CPU ISA kforge trains with; warn on a slow setup");
   options.add_options()("threads", "intra-op threads to check (0: all cores, as [train] num_threads = 0)",
-                        cxxopts::value<int>()->default_value("0"))("no-gemm", "skip the GEMM measurement (~0.2 s)")(
+                        cxxopts::value<int>()->default_value("0"))("no-gemm", "skip the GEMM measurements (~0.5 s)")(
       "json", "print one JSON object")("strict", "exit 1 when anything was warned about")("h,help", "show this help");
   cxxopts::ParseResult args;
   try {

@@ -1,12 +1,17 @@
+// Detection of the BLAS, CPU and threads, and the check-env report (see cpu_env.h).
 #include "env/cpu_env.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
 #include <dlfcn.h>
 #include <sched.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -14,7 +19,9 @@
 #include <string>
 #include <thread>
 
-#include "metrics/peak_flops.h"
+#include "env/bf16_probe.h"
+#include "env/fma_peak.h"
+#include "env/gemm_rate.h"
 
 namespace kforge::env {
 namespace {
@@ -62,6 +69,41 @@ void classify(const std::string& path, BlasInfo& info) {
              contains(basename_of(path), "libblas.so")) {
     info.kind = "reference", info.threading = "serial", info.slow = true;
   }
+}
+
+// CPUID leaf 0 (vendor) and leaf 1 (family, model, with the extended fields folded in as the SDM and
+// AMD's APM define the display values).
+void read_cpuid(CpuInfo& cpu) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return;
+  char vendor[13] = {};
+  std::memcpy(vendor, &ebx, 4), std::memcpy(vendor + 4, &edx, 4), std::memcpy(vendor + 8, &ecx, 4);
+  cpu.vendor = vendor;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return;
+  const int base_family = static_cast<int>((eax >> 8) & 0xF);
+  const int base_model = static_cast<int>((eax >> 4) & 0xF);
+  cpu.family = base_family == 0xF ? base_family + static_cast<int>((eax >> 20) & 0xFF) : base_family;
+  cpu.model = base_family == 0xF || base_family == 6 ? base_model + (static_cast<int>((eax >> 16) & 0xF) << 4)
+                                                     : base_model;
+#else
+  (void)cpu;
+#endif
+}
+
+// Distinct (package, core) pairs among the CPUs in `set`; 0 when the sysfs topology is unreadable.
+int count_physical_cores(const cpu_set_t& set) {
+  std::set<std::pair<int, int>> cores;
+  for (int id = 0; id < CPU_SETSIZE; ++id) {
+    if (!CPU_ISSET(id, &set)) continue;
+    const std::string topology = "/sys/devices/system/cpu/cpu" + std::to_string(id) + "/topology/";
+    int package = -1, core = -1;
+    std::ifstream(topology + "physical_package_id") >> package;
+    std::ifstream(topology + "core_id") >> core;
+    if (package < 0 || core < 0) return 0;
+    cores.insert({package, core});
+  }
+  return static_cast<int>(cores.size());
 }
 
 }  // namespace
@@ -119,7 +161,11 @@ CpuInfo detect_cpu() {
   cpu.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
   cpu_set_t set;
   CPU_ZERO(&set);
-  cpu.usable_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : cpu.logical_cpus;
+  const bool have_set = sched_getaffinity(0, sizeof(set), &set) == 0;
+  cpu.usable_cpus = have_set ? CPU_COUNT(&set) : cpu.logical_cpus;
+  const int physical = have_set ? count_physical_cores(set) : 0;
+  cpu.physical_cores = physical > 0 ? physical : cpu.usable_cpus;
+  read_cpuid(cpu);
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   bool have_flags = false;
@@ -175,7 +221,13 @@ EnvReport collect(bool measure_gemm) {
   r.blas = detect_blas();
   r.cpu = detect_cpu();
   r.threads = detect_threads();
-  if (measure_gemm) r.gemm_gflops = metrics::measure_cpu_gemm_tflops() * 1e3;
+  const PeakFlops peak = peak_flops(r.cpu, cpu_clock(), r.threads.intra_op, /*bf16=*/false);
+  r.fma_peak_gflops = peak.gflops, r.fma_peak_derivation = peak.derivation;
+  if (measure_gemm) {
+    r.gemm_gflops = gemm_gflops(1024, at::kFloat, 5, 0.2);
+    r.bf16_slowdown = bf16_gemm_slowdown();
+    r.bf16_warning = bf16_warning(r.cpu.native_bf16(), [&] { return r.bf16_slowdown; });
+  }
 
   auto& w = r.warnings;
   if (r.blas.slow) {

@@ -2,6 +2,7 @@
 // runs, which vector ISA the CPU offers, and how fast an fp32 GEMM goes. `kforge check-env` prints it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,17 @@ struct BlasInfo {
 
 struct CpuInfo {
   std::string model_name;  ///< /proc/cpuinfo "model name"
+  std::string vendor;      ///< CPUID vendor: GenuineIntel, AuthenticAMD, ... ("" off x86)
+  int family = 0;          ///< CPUID display family (Zen 3/4: 25, Zen 5: 26; Intel Core/Xeon: 6)
+  int model = 0;           ///< CPUID display model
   int logical_cpus = 0;    ///< online CPUs (std::thread::hardware_concurrency)
   int usable_cpus = 0;     ///< CPUs in this process's affinity mask (sched_getaffinity)
+  int physical_cores = 0;  ///< distinct cores among usable_cpus (sysfs topology; usable_cpus if unreadable)
   bool avx2 = false, fma = false, avx512f = false, avx512_bf16 = false, amx_bf16 = false;
   std::string torch_capability;  ///< the ATen kernel ISA in use (DEFAULT/AVX2/AVX512), from at::get_cpu_capability
+
+  /// bf16 arithmetic in hardware (avx512_bf16 dot products or AMX tiles); otherwise LibTorch emulates it.
+  bool native_bf16() const { return avx512_bf16 || amx_bf16; }
 };
 
 struct ThreadInfo {
@@ -37,7 +45,11 @@ struct EnvReport {
   BlasInfo blas;
   CpuInfo cpu;
   ThreadInfo threads;
+  double fma_peak_gflops = 0;  ///< theoretical fp32 peak of the intra-op threads (env/fma_peak.h)
+  std::string fma_peak_derivation;
   double gemm_gflops = 0;             ///< measured fp32 1024^3 GEMM, best of 5 (0: not measured)
+  double bf16_slowdown = 0;           ///< bf16 GEMM time / fp32 GEMM time (env/bf16_probe.h; 0: not measured)
+  std::optional<std::string> bf16_warning;  ///< for bf16 runs, when the CPU has no native bf16 (and measured)
   std::vector<std::string> warnings;  ///< one line each; empty when the environment looks right
 };
 
@@ -45,7 +57,8 @@ BlasInfo detect_blas();
 CpuInfo detect_cpu();
 ThreadInfo detect_threads();
 
-/// Everything above plus the warnings; measure_gemm runs a ~0.2 s GEMM on the current threads.
+/// Everything above plus the FMA peak and the warnings; measure_gemm runs ~0.5 s of fp32 and bf16
+/// GEMMs on the current threads.
 EnvReport collect(bool measure_gemm);
 
 }  // namespace kforge::env

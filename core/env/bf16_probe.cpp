@@ -1,0 +1,27 @@
+// The bf16-vs-fp32 GEMM probe and its warning (see bf16_probe.h).
+#include "env/bf16_probe.h"
+
+#include <fmt/format.h>
+
+#include "env/gemm_rate.h"
+
+namespace kforge::env {
+
+double bf16_gemm_slowdown() {
+  constexpr int64_t kN = 384;  // emulated bf16 does ~3 GFLOP/s: 40 ms per product
+  const double fp32 = gemm_gflops(kN, at::kFloat, 8, 0.05);
+  const double bf16 = gemm_gflops(kN, at::kBFloat16, 3, 0.15);
+  return fp32 / bf16;
+}
+
+std::optional<std::string> bf16_warning(bool native_bf16, const std::function<double()>& slowdown) {
+  if (native_bf16) return std::nullopt;
+  const double ratio = slowdown();
+  return fmt::format(
+      "bf16 GEMMs run {:.1f}x {} than fp32 on this CPU (no avx512_bf16 or amx_bf16: LibTorch "
+      "emulates bf16). [train] mixed_precision = \"bf16\" is kept as configured; to train at fp32 "
+      "speed, add --train.mixed_precision=fp32",
+      ratio >= 1 ? ratio : 1 / ratio, ratio >= 1 ? "slower" : "faster");
+}
+
+}  // namespace kforge::env
