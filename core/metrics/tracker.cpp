@@ -1,5 +1,7 @@
+// Step timing, throughput, MFU and their EMAs, fanned out to the backends (see tracker.h).
 #include "metrics/tracker.h"
 
+#include "log/log.h"
 #include "metrics/memory.h"
 
 namespace kforge::metrics {
@@ -20,6 +22,12 @@ void MetricsTracker::end_step(const StepStats& s) {
   const double step_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start_).count();
   const double tokens_per_sec = step_time > 0 ? static_cast<double>(s.tokens) / step_time : 0.0;
   const double mfu = peak_tflops_ > 0 ? flops_per_token_ * tokens_per_sec / (peak_tflops_ * 1e12) : 0.0;
+  if (mfu > 1 && !warned_mfu_above_peak_) {
+    warned_mfu_above_peak_ = true;
+    log::get().warn("step {}: MFU {:.1f}% exceeds 100%: the MFU peak ({:.1f} GFLOP/s over the ranks, logged at "
+                    "start-up) is too low for this machine; set [metrics] peak_tflops to its real peak per rank",
+                    s.step, mfu * 100, peak_tflops_ * 1e3);
+  }
   if (!smoothed_seeded_) {
     ema_loss_ = s.loss, ema_tokens_per_sec_ = tokens_per_sec, ema_mfu_ = mfu, ema_step_time_ = step_time;
     smoothed_seeded_ = true;
@@ -34,12 +42,12 @@ void MetricsTracker::end_step(const StepStats& s) {
                {"train/grad_norm", s.grad_norm},
                {"train/lr", s.lr},
                {"train/tokens_per_sec", tokens_per_sec},
-               {"train/mfu", mfu * 100.0},
+               {"train/mfu", mfu},
                {"train/step_time_sec", step_time},
                {"memory/peak_rss_gb", peak_rss_gib()},
                {"smoothed/loss", ema_loss_},
                {"smoothed/tokens_per_sec", ema_tokens_per_sec_},
-               {"smoothed/mfu", ema_mfu_ * 100.0},
+               {"smoothed/mfu", ema_mfu_},
                {"smoothed/step_time", ema_step_time_}});
 }
 

@@ -19,7 +19,9 @@ struct StepStats {
 
 class MetricsTracker {
  public:
-  /// flops_per_token for MFU; peak_tflops is the total over all devices of the run.
+  /// flops_per_token for MFU; peak_tflops is the total over all devices of the run (0: no MFU).
+  /// MFU is logged as a fraction (train/mfu, smoothed/mfu in 0..1), never clamped: a value above 1
+  /// means the peak is wrong, and is warned about once.
   MetricsTracker(std::vector<std::unique_ptr<sdk::MetricBackend>> backends, int64_t log_interval,
                  double flops_per_token, double peak_tflops);
 
@@ -38,6 +40,7 @@ class MetricsTracker {
   double flops_per_token_, peak_tflops_;
   std::chrono::steady_clock::time_point step_start_;
   bool smoothed_seeded_ = false;
+  bool warned_mfu_above_peak_ = false;
   double ema_loss_ = 0, ema_tokens_per_sec_ = 0, ema_mfu_ = 0, ema_step_time_ = 0;
 };
 

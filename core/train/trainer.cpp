@@ -12,7 +12,9 @@
 #include "dist/setup_check.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
-#include "metrics/peak_flops.h"
+#include "env/bf16_probe.h"
+#include "env/cpu_env.h"
+#include "metrics/mfu_peak.h"
 #include "train/plugin_manifest.h"
 #include "train/precision.h"
 
@@ -37,6 +39,11 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   if (const auto autocast = cpu_autocast_dtype(train.mixed_precision)) {  // refuses what the CPU cannot do
     log.info("[train] mixed_precision = \"{}\": forward under CPU autocast to {}, fp32 master weights, gradients "
              "and optimizer state", train.mixed_precision, c10::toString(*autocast));
+    if (*autocast == at::kBFloat16 && leader()) {
+      if (const auto slow = env::bf16_warning(env::detect_cpu().native_bf16(), env::bf16_gemm_slowdown)) {
+        log.warn("{}", *slow);
+      }
+    }
   }
 
   // Model.
@@ -80,17 +87,6 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   for (auto& hook : components_.hooks()) hooks_.push_back(std::move(hook));
   for (auto& hook : options_.hooks) hooks_.push_back(hook);
   if (!options_.step_fn) options_.step_fn = standard_step;
-  double peak = job_.metrics.peak_tflops;
-  if (peak <= 0 && !leader()) peak = 1.0;  // only rank 0 reports metrics
-  if (peak <= 0) {
-    peak = metrics::measure_cpu_gemm_tflops();
-    log.info("MFU peak: measured fp32 GEMM {:.1f} GFLOP/s on {} threads (set [metrics] peak_tflops to fix it)",
-             peak * 1e3, at::get_num_threads());
-  }
-  const sdk::RunInfo run{job_.metrics.run_dir, runtime_->rank(), static_cast<bool>(::isatty(STDOUT_FILENO))};
-  tracker_ = std::make_unique<metrics::MetricsTracker>(
-      leader() ? components_.metric_backends(run) : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
-      job_.metrics.log_interval, model_->flops_per_token(train.seq_len), peak * runtime_->world_size());
   checkpoint::SaveGroup save_group{runtime_->rank(), runtime_->world_size(),
                                    [this] { runtime_->checkpoint_group().barrier(); },
                                    [this](const std::string& tag, const std::string& value) {
@@ -100,6 +96,17 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
       job_.checkpoint.dir, job_.checkpoint.keep_last_n,
       [this](int64_t step) { return job_.checkpoint.is_milestone(step); }, std::move(save_group));
   resume();
+  // Metrics after resume(): the backends learn the step the run continues from.
+  double peak_tflops = 0;  // only rank 0 reports metrics
+  if (leader()) {
+    const metrics::MfuPeak peak = metrics::mfu_peak(job_.metrics.peak_tflops, train.mixed_precision == "bf16");
+    log.info("MFU peak per rank: {}", peak.derivation);
+    peak_tflops = peak.tflops;
+  }
+  const sdk::RunInfo run{job_.metrics.run_dir, runtime_->rank(), static_cast<bool>(::isatty(STDOUT_FILENO)), step_};
+  tracker_ = std::make_unique<metrics::MetricsTracker>(
+      leader() ? components_.metric_backends(run) : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
+      job_.metrics.log_interval, model_->flops_per_token(train.seq_len), peak_tflops * runtime_->world_size());
   apply_freeze();
 }
 

@@ -26,7 +26,7 @@ class ConsoleBackend final : public sdk::MetricBackend {
       std::snprintf(buf, sizeof(buf), " loss=%.4f | lr=%.3e | grad_norm=%.3f | tok/s=%.0f | mfu=%.1f%% | mem=%.2fGB | "
                     "step_time=%.3fs",
                     *loss, value(metrics, "train/lr"), value(metrics, "train/grad_norm"),
-                    value(metrics, "train/tokens_per_sec"), value(metrics, "train/mfu"),
+                    value(metrics, "train/tokens_per_sec"), 100 * value(metrics, "train/mfu"),
                     value(metrics, "memory/peak_rss_gb"), value(metrics, "train/step_time_sec"));
       line += buf;
     } else {

@@ -50,7 +50,7 @@ TEST(LibraryEntryPoint, MetricsGoToTheJsonlBackend) {
   fx.run({"--train.max_steps=5", "--eval.enabled=true"}, {});
   std::ifstream in(fx.checkpoint_dir / "metrics.jsonl");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("\"step\": 1,"), std::string::npos);
+  EXPECT_NE(text.find("\"step\":1,"), std::string::npos);
   EXPECT_NE(text.find("\"train/loss\""), std::string::npos);
   EXPECT_NE(text.find("\"train/mfu\""), std::string::npos);
   EXPECT_NE(text.find("\"eval/perplexity\""), std::string::npos);

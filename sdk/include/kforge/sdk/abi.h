@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 /* Bump on any change to these structs, to the component interfaces or to their meaning. */
-#define KFORGE_PLUGIN_ABI_VERSION 3u
+#define KFORGE_PLUGIN_ABI_VERSION 4u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 
