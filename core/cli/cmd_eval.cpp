@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/parse_options.h"
 #include "config/overrides.h"
 #include "generate/checkpoint_session.h"
 #include "kforge/sdk/error.h"
@@ -19,33 +20,28 @@ constexpr const char* kCommand = "kforge eval";
 }  // namespace
 
 int cmd_eval(int argc, char** argv) {
-  std::vector<std::string> overrides;
-  std::vector<char*> rest;
-  for (int k = 0; k < argc; ++k) {
-    if (k > 0 && config::is_override(argv[k])) overrides.emplace_back(argv[k]);
-    else rest.push_back(argv[k]);
-  }
+  auto [overrides, rest] = config::split_overrides(argc, argv);
   cxxopts::Options options(kCommand,
                            "Evaluate a checkpoint: rebuilds the model from the checkpoint's config.toml (plus any\n"
-                           "--section.key=value overrides, e.g. --eval.dataset_path=DIR --eval.steps=50), loads its\n"
-                           "weights and reports the mean loss over eval.steps batches of train.batch_size windows\n"
-                           "of eval.dataset_path, in order, and perplexity = exp(min(loss, 20)). Prints a table\n"
-                           "line, then one JSON line {step, tokens_seen, eval/loss, eval/perplexity}.\n"
+                           "--section.key=value or --section.key value overrides, e.g. --eval.dataset_path=DIR\n"
+                           "--eval.steps 50), loads its weights and reports the mean loss over eval.steps batches\n"
+                           "of train.batch_size windows of eval.dataset_path, in order, and perplexity =\n"
+                           "exp(min(loss, 20)). Prints a table line, then one JSON line {step, tokens_seen,\n"
+                           "eval/loss, eval/perplexity}.\n"
                            "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint or config.");
   options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
                         cxxopts::value<std::string>())(
       "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
       "h,help", "this help");
-  cxxopts::ParseResult args;
-  try {
-    args = options.parse(static_cast<int>(rest.size()), rest.data());
-    if (args.count("help")) {
-      std::cout << options.help();
-      return kExitOk;
-    }
-    if (!args.count("checkpoint")) throw sdk::Error("missing --checkpoint DIR");
-  } catch (const std::exception& e) {
-    std::cerr << kCommand << ": " << e.what() << "\n\n" << options.help();
+  const auto parsed = parse_options(options, static_cast<int>(rest.size()), rest.data());
+  if (!parsed) return kExitUsage;
+  const cxxopts::ParseResult& args = *parsed;
+  if (args.count("help")) {
+    std::cout << options.help();
+    return kExitOk;
+  }
+  if (!args.count("checkpoint")) {
+    std::cerr << kCommand << ": missing --checkpoint DIR\n\n" << options.help();
     return kExitUsage;
   }
   const auto session = generate::open_checkpoint_session(

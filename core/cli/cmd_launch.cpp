@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cxxopts.hpp>
@@ -18,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/parse_options.h"
 #include "dist/free_port.h"
 
 namespace kforge::cli {
@@ -173,41 +175,54 @@ int supervise(std::vector<Worker>& workers, double grace_sec) {
   return code;
 }
 
+// Launch's own arguments, then the worker's command line: after `--`, or from the first argument
+// that is neither an option nor an option's value (every launch option but --help takes one).
+std::pair<std::vector<char*>, std::vector<std::string>> split_worker_command(int argc, char** argv) {
+  std::vector<char*> own = {argv[0]};
+  for (int k = 1; k < argc; ++k) {
+    const std::string arg = argv[k];
+    if (arg == "--") return {own, {argv + k + 1, argv + argc}};
+    if (arg.empty() || arg[0] != '-') return {own, {argv + k, argv + argc}};
+    own.push_back(argv[k]);
+    const bool takes_value = arg != "-h" && arg != "--help" && arg.find('=') == std::string::npos;
+    if (takes_value && k + 1 < argc) own.push_back(argv[++k]);
+  }
+  return {own, {}};
+}
+
+// An option's cxxopts names: its own and torchrun's ("nproc-per-node,nproc_per_node").
+std::string and_torchrun_spelling(const std::string& name) {
+  std::string underscored = name;
+  std::replace(underscored.begin(), underscored.end(), '-', '_');
+  return underscored == name ? name : name + "," + underscored;
+}
+
 }  // namespace
 
 int cmd_launch(int argc, char** argv) {
-  std::vector<char*> own;
-  std::vector<std::string> worker_args;
-  for (int k = 0; k < argc; ++k) {
-    if (k > 0 && std::string(argv[k]) == "--") {
-      worker_args.assign(argv + k + 1, argv + argc);
-      break;
-    }
-    own.push_back(argv[k]);
-  }
+  auto [own, worker_args] = split_worker_command(argc, argv);
   cxxopts::Options options("kforge launch",
                            "Start N local worker processes of one job and supervise them (like torchrun):\n"
-                           "  kforge launch --nproc-per-node 2 -- run configs/train/debug.toml [--section.key=value]...\n"
-                           "Each worker runs `kforge <args after -->` with RANK, WORLD_SIZE, LOCAL_RANK,\n"
+                           "  kforge launch --nproc-per-node 2 [--] run cfg.toml [--section.key value]...\n"
+                           "Each worker runs `kforge <its command>` with RANK, WORLD_SIZE, LOCAL_RANK,\n"
                            "LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set. SIGINT/SIGTERM/SIGUSR1 are forwarded\n"
                            "to every worker. When a worker fails, the others get SIGTERM (SIGKILL after the grace\n"
                            "period) and the launcher exits with the failing rank's code, printing its last lines.\n"
-                           "Each worker's output goes to <log-dir>/rank_R.log; local rank 0's is also shown.");
-  options.add_options()("nproc-per-node", "workers on this node", cxxopts::value<int>())(
-      "nnodes", "nodes in the job", cxxopts::value<int>()->default_value("1"))(
-      "node-rank", "this node's index", cxxopts::value<int>()->default_value("0"))(
-      "master-addr", "rank 0's host", cxxopts::value<std::string>()->default_value("127.0.0.1"))(
-      "master-port", "rendezvous port (default: a free port; required with --nnodes > 1)", cxxopts::value<int>())(
-      "log-dir", "per-rank log files (default: a new temporary directory)", cxxopts::value<std::string>())(
-      "grace-sec", "seconds between SIGTERM and SIGKILL when stopping workers",
+                           "Each worker's output goes to <log-dir>/rank_R.log; local rank 0's is also shown.\n"
+                           "torchrun's spellings of the options (--nproc_per_node, --master_addr, ...) work too.");
+  const auto option = and_torchrun_spelling;
+  options.add_options()(option("nproc-per-node"), "workers on this node", cxxopts::value<int>())(
+      option("nnodes"), "nodes in the job", cxxopts::value<int>()->default_value("1"))(
+      option("node-rank"), "this node's index", cxxopts::value<int>()->default_value("0"))(
+      option("master-addr"), "rank 0's host", cxxopts::value<std::string>()->default_value("127.0.0.1"))(
+      option("master-port"), "rendezvous port (default: a free port; required with --nnodes > 1)",
+      cxxopts::value<int>())(option("log-dir"), "per-rank log files (default: a new temporary directory)",
+                             cxxopts::value<std::string>())(
+      option("grace-sec"), "seconds between SIGTERM and SIGKILL when stopping workers",
       cxxopts::value<double>()->default_value("30"))("h,help", "this help");
-  cxxopts::ParseResult args;
-  try {
-    args = options.parse(static_cast<int>(own.size()), own.data());
-  } catch (const std::exception& e) {
-    std::cerr << "kforge launch: " << e.what() << "\n\n" << options.help();
-    return kExitUsage;
-  }
+  const auto parsed = parse_options(options, static_cast<int>(own.size()), own.data());
+  if (!parsed) return kExitUsage;
+  const cxxopts::ParseResult& args = *parsed;
   if (args.count("help")) {
     std::cout << options.help();
     return kExitOk;
@@ -219,7 +234,7 @@ int cmd_launch(int argc, char** argv) {
   std::string problem;
   if (!args.count("nproc-per-node") || args["nproc-per-node"].as<int>() < 1)
     problem = "--nproc-per-node N (>= 1) is required";
-  else if (worker_args.empty()) problem = "missing the worker command after `--` (e.g. -- run cfg.toml)";
+  else if (worker_args.empty()) problem = "missing the worker command (e.g. run cfg.toml) after the options";
   else if (layout.nnodes < 1 || layout.node_rank < 0 || layout.node_rank >= layout.nnodes)
     problem = fmt::format("--node-rank {} is not in [0, --nnodes {})", layout.node_rank, layout.nnodes);
   else if (layout.nnodes > 1 && !args.count("master-port")) problem = "--master-port is required with --nnodes > 1";

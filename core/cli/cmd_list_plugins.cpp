@@ -12,6 +12,7 @@
 #include "catalogue/loaded_libraries.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/parse_options.h"
 #include "cli/plugin_host.h"
 #include "plugins/plugin_file.h"
 #include "config/schema.h"
@@ -154,13 +155,9 @@ int cmd_list_plugins(int argc, char** argv) {
                         cxxopts::value<std::vector<std::string>>())(
       "json", "machine-readable output")("v,verbose", "also list each component's config keys")("h,help", "this help");
   const std::vector<std::string> arguments(argv + 1, argv + argc);  // the cache key
-  cxxopts::ParseResult args;
-  try {
-    args = options.parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "kforge list-plugins: " << e.what() << "\n\n" << options.help();
-    return kExitUsage;
-  }
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return kExitUsage;
+  const cxxopts::ParseResult& args = *parsed;
   if (args.count("help")) {
     std::cout << options.help();
     return kExitOk;

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/parse_options.h"
 #include "data/prepare.h"
 #include "kforge/sdk/error.h"
 
@@ -51,13 +52,9 @@ int cmd_prepare_data(int argc, char** argv) {
   options.parse_positional({"files"});
   options.positional_help("");
 
-  cxxopts::ParseResult args;
-  try {
-    args = options.parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "kforge prepare-data: " << e.what() << "\n\n" << options.help({""}) << kExample;
-    return kExitUsage;
-  }
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return kExitUsage;
+  const cxxopts::ParseResult& args = *parsed;
   if (args.count("help")) {
     std::cout << options.help({""}) << kExample;
     return kExitOk;

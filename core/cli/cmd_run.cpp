@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/parse_options.h"
 #include "cli/plugin_host.h"
 #include "config/job_config.h"
 #include "config/overrides.h"
@@ -19,16 +20,12 @@ namespace kforge::cli {
 
 int cmd_run(int argc, char** argv) {
   // --section.key=value overrides are not options of this command: set them aside first.
-  std::vector<std::string> overrides;
-  std::vector<char*> rest;
-  for (int k = 0; k < argc; ++k) {
-    if (k > 0 && config::is_override(argv[k])) overrides.emplace_back(argv[k]);
-    else rest.push_back(argv[k]);
-  }
+  auto [overrides, rest] = config::split_overrides(argc, argv);
   cxxopts::Options options("kforge run",
                            "Train with a TOML config. Resumes from the newest complete checkpoint in\n"
                            "checkpoint.dir (or checkpoint.load_path). Any config key can be overridden as\n"
-                           "--section.key=value, e.g. --train.max_steps=100 --optimizer.lr=1e-3.\n"
+                           "--section.key=value or --section.key value (after CONFIG.toml), e.g.\n"
+                           "--train.max_steps=100 --optimizer.lr 1e-3; a bare --section.key means true.\n"
                            "Exit codes: 0 done, 1 failed, 2 bad config/plugins (nothing ran),\n"
                            "75 stopped by SIGTERM/SIGUSR1 after saving a checkpoint (rerun to resume).");
   options.positional_help("CONFIG.toml");
@@ -36,13 +33,9 @@ int cmd_run(int argc, char** argv) {
       "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
       "dry-run", "load plugins, validate the whole config, print it resolved, and exit")("h,help", "this help");
   options.parse_positional({"config"});
-  cxxopts::ParseResult args;
-  try {
-    args = options.parse(static_cast<int>(rest.size()), rest.data());
-  } catch (const std::exception& e) {
-    std::cerr << "kforge run: " << e.what() << "\n\n" << options.help();
-    return kExitUsage;
-  }
+  const auto parsed = parse_options(options, static_cast<int>(rest.size()), rest.data());
+  if (!parsed) return kExitUsage;
+  const cxxopts::ParseResult& args = *parsed;
   if (args.count("help")) {
     std::cout << options.help();
     return kExitOk;

@@ -15,7 +15,7 @@ constexpr const char* kUsage = R"(kforge: fault-tolerant training of decoder LLM
 
 Usage:
   kforge run CONFIG.toml [--plugin-dir DIR]... [--dry-run] [--section.key=value]...
-  kforge launch --nproc-per-node N [--nnodes N --node-rank R --master-addr A --master-port P] -- run CONFIG.toml ...
+  kforge launch --nproc-per-node N [--nnodes N --node-rank R --master-addr A --master-port P] [--] run CONFIG.toml ...
   kforge list-plugins [--plugin-dir DIR]... [--json] [-v]
   kforge prepare-data --input TEXT... --output DIR (--train-tokenizer --vocab-size N | --tokenizer MODEL)
   kforge generate --checkpoint DIR [--prompt TEXT]... [--prompts-file FILE] [--max-new-tokens N]
@@ -35,7 +35,8 @@ Commands:
   check-env      report the BLAS, threads, ISA and GEMM speed this machine gives kforge
 
 Plugins are the libkforge_*.so files in each --plugin-dir and in the directory that ships with
-kforge. Config keys are KempnerForge's; any key can be overridden as --section.key=value.
+kforge. Config keys are KempnerForge's; any key can be overridden as --section.key=value (or
+--section.key value). launch also takes torchrun's spellings (--nproc_per_node, --master_port, ...).
 )";
 
 void print_version() {
