@@ -18,14 +18,16 @@ void load_model_weights(torch::nn::Module& model, const Snapshot& s) {
     expected.insert(name);
     auto it = s.model.find(name);
     if (it == s.model.end()) {
-      throw sdk::Error(fmt::format("checkpoint step {} has no tensor for model parameter '{}': it was written by a "
-                                   "different model config (compare its config.toml with yours)",
-                                   s.step, name));
+      throw sdk::ConfigError(
+          fmt::format("checkpoint step {} has no tensor for model parameter '{}': it was written by a "
+                      "different model config (compare its config.toml with yours)",
+                      s.step, name));
     }
     if (it->second.sizes() != target.sizes()) {
-      throw sdk::Error(fmt::format("checkpoint step {}: '{}' has shape {} but the model expects {}: the [model] "
-                                   "config changed since it was written",
-                                   s.step, name, c10::str(it->second.sizes()), c10::str(target.sizes())));
+      throw sdk::ConfigError(
+          fmt::format("checkpoint step {}: '{}' has shape {} but the model expects {}: the [model] "
+                      "config changed since it was written",
+                      s.step, name, c10::str(it->second.sizes()), c10::str(target.sizes())));
     }
     target.copy_(it->second);
   };
@@ -33,9 +35,10 @@ void load_model_weights(torch::nn::Module& model, const Snapshot& s) {
   for (const auto& item : model.named_buffers(true)) load(item.key(), item.value());
   for (const auto& [name, t] : s.model) {
     if (!expected.count(name)) {
-      throw sdk::Error(fmt::format("checkpoint step {} has '{}', which this model does not have: the [model] config "
-                                   "changed since it was written",
-                                   s.step, name));
+      throw sdk::ConfigError(
+          fmt::format("checkpoint step {} has '{}', which this model does not have: the [model] config "
+                      "changed since it was written",
+                      s.step, name));
     }
   }
 }

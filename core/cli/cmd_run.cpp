@@ -10,10 +10,10 @@
 #include "cli/plugin_host.h"
 #include "config/job_config.h"
 #include "config/overrides.h"
-#include "config/rules.h"
 #include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
 #include "plugins/catalog.h"
+#include "train/preflight.h"
 #include "train/run.h"
 
 namespace kforge::cli {
@@ -61,7 +61,12 @@ int cmd_run(int argc, char** argv) {
   config::JobConfig job;
   try {
     job = config::load_job_config(args["config"].as<std::string>(), overrides, plugins::make_catalog(host->registry));
-    if (args.count("dry-run")) config::check_world(job.tree, dist::rank_info_from_env().world_size);
+    if (args.count("dry-run")) {
+      // The run's own checks before it builds the model: the dry run refuses what the run refuses.
+      const train::Preflight checked =
+          train::preflight(job, train::Components(host->registry, job), dist::rank_info_from_env().world_size);
+      for (const std::string& warning : checked.warnings) std::cerr << "kforge run: warning: " << warning << "\n";
+    }
   } catch (const sdk::Error& e) {
     std::cerr << "kforge run: " << e.what() << "\n";
     return kExitUsage;

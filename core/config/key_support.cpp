@@ -31,7 +31,8 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
       {"optimizer",
        {"name", "lr", "weight_decay", "betas", "eps", "fused", "muon_momentum", "muon_ns_steps", "muon_adam_lr",
         "schedule_free_warmup_steps"}},
-      {"scheduler", {"name", "warmup_steps", "decay_steps", "min_lr_ratio", "stable_steps", "wsd_decay_type", "rex_alpha"}},
+      {"scheduler",
+       {"name", "warmup_steps", "decay_steps", "min_lr_ratio", "stable_steps", "wsd_decay_type", "rex_alpha"}},
       {"data", {"dataset_path", "file_pattern", "tokenizer_path", "dataset_type"}},
       {"eval", {"enabled", "interval", "steps", "dataset_path", "file_pattern"}},
       {"distributed", {"dp_shard", "dp_replicate", "nccl_timeout_sec"}},
@@ -57,7 +58,7 @@ const Table& not_implemented() {
     auto add = [&](const std::string& section, std::vector<std::string> keys, const KeySupport& s) {
       for (auto& k : keys) t[{section, k}] = s;
     };
-    const std::string hf = "Hugging Face datasets (use pre-tokenised shards: kforge prepare-data)";
+    const std::string hf = "Hugging Face datasets; use pre-tokenised shards (kforge prepare-data)";
     add("train", {"activation_checkpointing"}, refused("activation checkpointing"));
     add("train", {"compile_model"}, no_effect("kforge has no graph compiler", Value::boolean(false)));
     add("train", {"nccl_health_check_interval"}, no_effect("collective health checks"));
@@ -67,16 +68,17 @@ const Table& not_implemented() {
         refused(hf));
     add("data", {"pack_sequences"}, refused("document packing with document-masked attention"));
     add("data", {"datasets", "mix_temperature", "phases", "anneal_start_step", "anneal_weights"},
-        refused("dataset mixtures, phases and annealing (train on one dataset_path)"));
+        refused("dataset mixtures, phases and annealing; train on one dataset_path"));
     add("data.datasets", {"path", "weight", "name", "hf_name", "hf_config"}, refused("dataset mixtures"));
     add("data.phases", {"start_step", "dataset_weights", "lr_scale"}, refused("data phases"));
-    add("data", {"num_workers"}, no_effect("the memory-mapped shards are read in the training process", Value::integer(0)));
+    add("data", {"num_workers"},
+        no_effect("the memory-mapped shards are read in the training process", Value::integer(0)));
     add("data", {"pin_memory"}, no_effect("this is a CPU build", Value::boolean(false)));
     add("data", {"prefetch_factor"}, no_effect("there are no loader workers"));
     add("eval", {"hf_dataset_name", "hf_dataset_config", "hf_dataset_split"}, refused(hf));
-    for (const char* dim : {"tp", "pp", "cp", "ep"}) {
-      add("distributed", {dim}, refused("this kforge parallelises over data only (dp_replicate, dp_shard)"));
-    }
+    add("distributed", {"tp", "pp", "cp", "ep"},
+        refused("tensor, pipeline, context and expert parallelism; it parallelises over data only (dp_replicate, "
+                "dp_shard)"));
     add("distributed", {"pp_schedule"}, refused("pipeline parallelism"));
     add("distributed", {"backend"}, no_effect("kforge uses Gloo for CPU tensors and NCCL for CUDA tensors"));
     add("checkpoint", {"async_mode"}, refused("asynchronous checkpoint saving"));

@@ -27,10 +27,10 @@ void check_table(const Value& table, const SectionSpec& spec, const std::string&
     const std::string where =
         fmt::format("{}: [{}] {} = {}", value.source.describe(), path, key, value.is_null() ? "None" : value.to_toml());
     if (s.support == Support::Refused && asks) {
-      out.refusals.push_back(fmt::format("{}: not implemented in this kforge ({}); remove it or set {}", where, s.why,
+      out.refusals.push_back(fmt::format("{}: not implemented in this kforge: {}. Remove it or set {}", where, s.why,
                                          inert.is_null() ? "None" : inert.to_toml()));
     } else if (s.support == Support::NoEffect && asks && given(value)) {
-      out.warnings.push_back(fmt::format("{}: has no effect in this kforge ({})", where, s.why));
+      out.warnings.push_back(fmt::format("{}: has no effect in this kforge: {}", where, s.why));
     } else if (k->sub != nullptr && s.support == Support::Honoured) {
       if (value.is_table()) check_table(value, *k->sub, path + "." + key, out);
       for (size_t i = 0; i < value.list.size(); ++i) {
@@ -52,7 +52,7 @@ std::vector<std::string> check_support(const Value& resolved) {
       // A section materialised with its defaults because another one is set ([adapter] by [vlm]) is
       // reported through that one.
       if (given(*table)) {
-        found.refusals.push_back(fmt::format("{}: [{}] is not implemented in this kforge ({}); remove the section",
+        found.refusals.push_back(fmt::format("{}: [{}] is not implemented in this kforge: {}. Remove the section",
                                              table->source.describe(), spec.name, s.why));
       }
       continue;

@@ -8,7 +8,6 @@
 
 #include <thread>
 
-#include "config/rules.h"
 #include "dist/setup_check.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
@@ -17,6 +16,7 @@
 #include "metrics/mfu_peak.h"
 #include "train/plugin_manifest.h"
 #include "train/precision.h"
+#include "train/preflight.h"
 
 namespace kforge::train {
 namespace {
@@ -31,8 +31,12 @@ int thread_count(int64_t configured, int local_ranks) {
 
 Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry, TrainingOptions options)
     : job_(job), registry_(registry), options_(std::move(options)), components_(registry, job) {
+  Preflight checked = preflight(job_, components_, dist::rank_info_from_env().world_size);
   join_process_groups();
   auto& log = log::get();
+  if (leader()) {
+    for (const std::string& warning : checked.warnings) log.warn("{}", warning);
+  }
   const auto& train = job_.train;
   at::set_num_threads(thread_count(train.num_threads, runtime_->info().local_world_size));
 
@@ -67,21 +71,14 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   scheduler_ = components_.scheduler();
   loss_ = components_.loss();
 
-  // Data.
-  if (job_.data.dataset_path.empty()) {
-    throw sdk::ConfigError(
-        "[data] dataset_path is not set: point it at a directory of tokenised shards (make one with "
-        "`kforge prepare-data --input FILE.txt --output DIR --train-tokenizer --vocab-size 8000`)");
-  }
-  train_data_ = components_.dataset(job_.data.dataset_path, job_.data.file_pattern);
+  // Data (opened by the preflight).
+  train_data_ = std::move(checked.train_data);
   log.info("train data: {}", train_data_->describe());
   const dist::Group& dp = runtime_->dp();
   sampler_ = std::make_unique<data::BatchSampler>(train_data_->size(), train.batch_size, train.effective_data_seed(),
                                                   dp.rank(), dp.size(), /*shuffle=*/true);
-  if (job_.eval.enabled) {
-    eval_data_ = components_.dataset(job_.eval.dataset_path, job_.eval.file_pattern);
-    log.info("eval data: {}", eval_data_->describe());
-  }
+  eval_data_ = std::move(checked.eval_data);
+  if (eval_data_) log.info("eval data: {}", eval_data_->describe());
 
   // Hooks, metrics, checkpoints.
   for (auto& hook : components_.hooks()) hooks_.push_back(std::move(hook));
@@ -120,15 +117,6 @@ Trainer::~Trainer() = default;
 
 void Trainer::join_process_groups() {
   const dist::RankInfo info = dist::rank_info_from_env();
-  config::check_world(job_.tree, info.world_size);
-  for (const auto& [key, value] : {std::pair{"tp", job_.distributed.tp}, {"pp", job_.distributed.pp},
-                                   {"ep", job_.distributed.ep}, {"cp", job_.distributed.cp}}) {
-    if (value != 1) {
-      throw sdk::ConfigError(fmt::format("[distributed] {} = {}: this kforge parallelises over data only "
-                                         "(dp_replicate, dp_shard); set {} = 1",
-                                         key, value, key));
-    }
-  }
   runtime_ = info.distributed() ? std::make_unique<dist::Runtime>(info, job_.distributed)
                                 : std::make_unique<dist::Runtime>();
   if (!info.distributed()) return;
@@ -147,13 +135,6 @@ void Trainer::shard_parameters() {
       replicated_ = std::make_unique<ReplicatedModel>(*model_, runtime_->dp(), params_, job_.train.grad_accum_steps);
     }
     return;
-  }
-  const std::string optimizer = job_.view("optimizer").get_string("name");
-  if (optimizer == "muon") {  // its update needs whole matrices: on row shards it would be another algorithm
-    throw sdk::ConfigError(fmt::format("[optimizer] name = \"muon\" orthogonalises whole weight matrices and cannot "
-                                       "update FSDP row shards ([distributed] dp_shard = {}); use dp_replicate for "
-                                       "data parallelism with muon",
-                                       shards));
   }
   fsdp_ = std::make_unique<FullyShardedModel>(*model_, mesh.group("dp_shard"), mesh.group("dp_replicate"));
   auto bytes = [](const std::vector<sdk::NamedParameter>& params) {

@@ -11,7 +11,7 @@ namespace kforge::test {
 namespace {
 
 config::DistributedConfig dims(int64_t dp_shard, int64_t dp_replicate = 1, int64_t tp = 1) {
-  return {dp_shard, dp_replicate, tp, /*pp=*/1, /*cp=*/1, /*ep=*/1, /*timeout_sec=*/60, "cpu:gloo"};
+  return {dp_shard, dp_replicate, tp, /*pp=*/1, /*cp=*/1, /*ep=*/1, /*timeout_sec=*/60};
 }
 
 TEST(RankInfo, FirstSlurmHostKeepsZeroPadding) {

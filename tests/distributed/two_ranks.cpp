@@ -16,7 +16,7 @@ std::vector<std::string> on_two_ranks(const std::function<void(const dist::Runti
       info.rank = info.local_rank = rank;
       info.world_size = info.local_world_size = 2;
       info.master_port = port;
-      const config::DistributedConfig d{-1, 1, 1, 1, 1, 1, /*timeout_sec=*/30, "cpu:gloo"};
+      const config::DistributedConfig d{-1, 1, 1, 1, 1, 1, /*timeout_sec=*/30};
       try {
         const dist::Runtime runtime(info, d);
         body(runtime);

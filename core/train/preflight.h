@@ -1,0 +1,25 @@
+// Preflight: the checks of a run that need neither the model nor a process group, shared by
+// `kforge run` and `kforge run --dry-run`, so that the two refuse exactly the same configs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/job_config.h"
+#include "kforge/sdk/dataset.h"
+#include "train/components.h"
+
+namespace kforge::train {
+
+struct Preflight {
+  std::vector<std::string> warnings;                    ///< keys that have no effect here, each once
+  std::unique_ptr<sdk::Dataset> train_data, eval_data;  ///< opened and checked (eval: when enabled)
+};
+
+/// In the order a run meets them: the keys this kforge does not implement, the world-size rules,
+/// the precision, the optimizer against the FSDP layout, and the training and eval data (opened).
+/// Throws sdk::ConfigError for what the run must refuse.
+Preflight preflight(const config::JobConfig& job, const Components& components, int world_size);
+
+}  // namespace kforge::train
