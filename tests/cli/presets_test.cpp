@@ -13,6 +13,7 @@
 
 #include "config/toml_reader.h"
 #include "support/test_host.h"
+#include "support/token_corpus.h"
 
 namespace kforge::test {
 namespace {
@@ -51,11 +52,14 @@ TEST(Presets, EveryPresetPassesDryRunAndTogetherTheyCoverEveryOptimizerScheduler
   ASSERT_GE(files.size(), 5u) << "configs/train/ has the debug presets";
   // All dry runs at once (each mostly waits on loading LibTorch and the plugins): <dir>/<i>.{out,err,rc}.
   const auto dir = temp_dir("presets");
+  // The presets read data/moby (made by the quickstart): the dry run opens the data, so give it a corpus.
+  const std::string data = write_token_corpus(dir / "data", 256).string();
   std::string command;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string stem = (dir / std::to_string(i)).string();
-    command += "('" + std::string(KFORGE_BIN) + "' run '" + files[i].string() + "' --dry-run >'" + stem + ".out' 2>'" +
-               stem + ".err'; echo $? >'" + stem + ".rc') & ";
+    command += "('" + std::string(KFORGE_BIN) + "' run '" + files[i].string() + "' --dry-run --data.dataset_path='" +
+               data + "' --eval.dataset_path='" + data + "' >'" + stem + ".out' 2>'" + stem + ".err'; echo $? >'" +
+               stem + ".rc') & ";
   }
   ASSERT_EQ(run_command(command + "wait"), 0);
   std::map<std::string, std::set<std::string>> selected;  // kind -> names

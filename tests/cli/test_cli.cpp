@@ -8,6 +8,7 @@
 #include "config/toml_reader.h"
 #include "support/expect_text.h"
 #include "support/test_host.h"
+#include "support/token_corpus.h"
 
 namespace kforge::test {
 namespace {
@@ -92,7 +93,9 @@ TEST(Cli, RunWithoutConfigExits2) {
 
 TEST(Cli, DryRunPrintsTheResolvedConfig) {
   const auto dir = temp_dir("cli_dry_run");
-  const auto cfg = write(dir / "small.toml", kSmallConfig);
+  const auto data = write_token_corpus(dir / "data", 256);
+  const auto cfg =
+      write(dir / "small.toml", std::string(kSmallConfig) + "[data]\ndataset_path = \"" + data.string() + "\"\n");
   const auto out = dir / "resolved.toml";
   const Result r = kforge("run '" + cfg.string() + "' --dry-run --train.max_steps=7 --optimizer.lr=1e-3 "
                           "--optimizer.betas='(0.8, 0.9)' --checkpoint.dyn_ckpt_window.stop=16 > '" +
@@ -111,10 +114,15 @@ TEST(Cli, DryRunPrintsTheResolvedConfig) {
   EXPECT_EQ(tree.find("scheduler")->find("warmup_steps")->i, 2000);
   EXPECT_EQ(tree.find("checkpoint")->find("dir")->s, "ckpt");
 
-  // Fed back to kforge, the printed config resolves to the same config.
-  const auto again = dir / "again.toml";
-  const Result r2 = kforge("run '" + out.string() + "' --dry-run > '" + again.string() + "'");
+  // Fed back to kforge, the printed config resolves to the same config. It now sets, among the
+  // defaults, the keys that have no effect here, which warn (on stderr).
+  const auto again = dir / "again.toml", warnings = dir / "again.err";
+  Result r2;
+  r2.status = run_command("{ '" + std::string(KFORGE_BIN) + "' run '" + out.string() + "' --dry-run >'" +
+                              again.string() + "' 2>'" + warnings.string() + "'; }",
+                          &r2.output);
   ASSERT_EQ(r2.status, 0) << r2.output << read(again);
+  expect_has(read(warnings), {"[data] num_workers = 4: has no effect", "[data] pin_memory = true: has no effect"});
   const std::string text2 = read(again);
   EXPECT_EQ(text.substr(text.find('\n')), text2.substr(text2.find('\n')));  // all but the header line
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "support/test_host.h"
+#include "support/token_corpus.h"
 
 namespace kforge::test {
 namespace {
@@ -62,7 +63,8 @@ TEST(InstalledSdk, ExampleBuildsAgainstTheInstalledPackageAndKforgeListsAndSelec
   EXPECT_EQ(out.find("REFUSED"), std::string::npos) << out;
 
   // 4. [optimizer] name selects it and its key is accepted; a typo of the key is refused.
-  std::ofstream(root / "cfg.toml") << "[train]\nmax_steps = 10\n[optimizer]\nlr = 1e-3\n";
+  std::ofstream(root / "cfg.toml") << "[train]\nmax_steps = 10\n[optimizer]\nlr = 1e-3\n[data]\ndataset_path = \""
+                                  << write_token_corpus(root / "data", 256).string() << "\"\n";
   const std::string run = kforge + "run " + (root / "cfg.toml").string() + " --dry-run" + plugin_dir +
                           " --optimizer.name=sign_sgd";
   ASSERT_EQ(run_command(run + " --optimizer.sign_sgd_momentum=0.5", &out), 0) << out;
