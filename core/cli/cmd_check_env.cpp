@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/parse_options.h"
 #include "env/cpu_env.h"
 
 namespace kforge::cli {
@@ -100,13 +101,9 @@ int cmd_check_env(int argc, char** argv) {
   options.add_options()("threads", "intra-op threads to check (0: all cores, as [train] num_threads = 0)",
                         cxxopts::value<int>()->default_value("0"))("no-gemm", "skip the GEMM measurements (~0.5 s)")(
       "json", "print one JSON object")("strict", "exit 1 when anything was warned about")("h,help", "show this help");
-  cxxopts::ParseResult args;
-  try {
-    args = options.parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "kforge check-env: " << e.what() << "\n" << options.help();
-    return kExitUsage;
-  }
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return kExitUsage;
+  const cxxopts::ParseResult& args = *parsed;
   if (args.count("help")) {
     std::cout << options.help();
     return kExitOk;

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/parse_options.h"
 #include "data/tokenizer.h"
 #include "generate/checkpoint_session.h"
 #include "generate/generate.h"
@@ -77,14 +78,15 @@ int cmd_generate(int argc, char** argv) {
       "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
       "tokenizer", "SentencePiece .model (default: data.tokenizer_path of the checkpoint's config)",
       cxxopts::value<std::string>())("h,help", "this help");
-  cxxopts::ParseResult args;
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return kExitUsage;
+  const cxxopts::ParseResult& args = *parsed;
+  if (args.count("help")) {
+    std::cout << options.help();
+    return kExitOk;
+  }
   std::vector<std::string> prompts;
   try {
-    args = options.parse(argc, argv);
-    if (args.count("help")) {
-      std::cout << options.help();
-      return kExitOk;
-    }
     if (!args.count("checkpoint")) throw sdk::Error("missing --checkpoint DIR");
     prompts = read_prompts(args);
   } catch (const std::exception& e) {

@@ -31,7 +31,9 @@ int cmd_run(int argc, char** argv) {
   options.positional_help("CONFIG.toml");
   options.add_options()("config", "TOML config file", cxxopts::value<std::string>())(
       "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "dry-run", "load plugins, validate the whole config, print it resolved, and exit")("h,help", "this help");
+      "dry-run",
+      "make every check the run makes before it builds the model (the data is opened), print the resolved "
+      "config, and exit")("h,help", "this help");
   options.parse_positional({"config"});
   const auto parsed = parse_options(options, static_cast<int>(rest.size()), rest.data());
   if (!parsed) return kExitUsage;

@@ -9,6 +9,7 @@
 
 #include "support/expect_text.h"
 #include "support/test_host.h"
+#include "support/token_corpus.h"
 
 namespace kforge::test {
 namespace {
@@ -35,6 +36,11 @@ TEST(CommandLine, RunTakesSpaceFormOverrides) {
   std::string out;
   EXPECT_EQ(kforge("run '" + cfg.string() + "' --dry-run --train.max_steps 7 --model.n_layers two", &out), 2) << out;
   expect_has(out, {kBadLayers});
+  const std::string data = write_token_corpus(cfg.parent_path() / "data", 256).string();
+  EXPECT_EQ(kforge("run '" + cfg.string() + "' --dry-run --train.max_steps 7 --data.dataset_path '" + data + "'", &out),
+            0)
+      << out;
+  expect_has(out, {"max_steps = 7\n", "dataset_path = \"" + data + "\"\n"});
 }
 
 TEST(CommandLine, EvalTakesSpaceFormOverrides) {
@@ -92,6 +98,8 @@ TEST(CommandLine, UnknownOptionSuggestsTheClosestInOneLine) {
        "kforge launch: unknown option '--nproc-per-nod'. Did you mean '--nproc-per-node'?"},
       {"list-plugins --jsn", "kforge list-plugins: unknown option '--jsn'. Did you mean '--json'?"},
       {"prepare-data --ouput x", "kforge prepare-data: unknown option '--ouput'. Did you mean '--output'?"},
+      {"generate --checkpoint x --promt hi", "kforge generate: unknown option '--promt'. Did you mean '--prompt'?"},
+      {"check-env --jsonn", "kforge check-env: unknown option '--jsonn'. Did you mean '--json'?"},
       {"run '" + cfg.string() + "' --xyzzy-plugh",
        "kforge run: unknown option '--xyzzy-plugh'. (kforge run --help lists the options)\n"},
   };
