@@ -302,7 +302,9 @@ std::vector<SectionSpec> build_schema() {
                 S("tensorboard_dir", "tb_logs", "TensorBoard directory"),
                 SL("backends", {"console", "jsonl"}, "metric backend plugins"),
                 S("run_dir", "", "directory for metric files (empty: checkpoint.dir)"),
-                F("peak_tflops", 0.0, "peak TFLOP/s per device for MFU (0: measured GEMM peak on CPU)")},
+                F("peak_tflops", 0.0,
+                  "peak TFLOP/s per rank for MFU (0: the CPU's theoretical peak, cores x FLOP/cycle x clock, "
+                  "logged at start-up)")},
                false,
                "logging; backends picks the metric backend plugins"});
   s.push_back({"profiling",
