@@ -119,6 +119,27 @@ TEST(SlurmScript, ExitCode75RequeuesTheJobAndExits0) {
   }
 }
 
+// srun --kill-on-bad-exit kills the tasks still running when the first exits 75, and then exits
+// 128+signal: after the time-limit warning, that too is a preemption and the job requeues.
+TEST(SlurmScript, ATaskKilledAfterTheTimeLimitWarningStillRequeues) {
+  for (const char* script : kScripts) {
+    const fs::path root = temp_dir("slurm_killed_task");
+    const SlurmStandIns slurm(root);
+    // Killed (137) by the forwarded SIGUSR1, once it has said it is running.
+    const fs::path kforge = root / "kforge-killed";
+    std::ofstream(kforge) << "#!/bin/bash\ntrap 'kill \"$!\"; exit 137' USR1\necho 'checkpoint saved: stand-in'\n"
+                             "while :; do sleep 60 >/dev/null 2>&1 & wait $!; done\n";
+    fs::permissions(kforge, fs::perms::owner_exec, fs::perm_options::add);
+    std::string output;
+    const int status = signal_after_checkpoint(
+        "echo batch shell: pid $$; exec " + slurm.command(script, 1, "KFORGE_BIN=" + kforge.string(), "cfg.toml"),
+        "batch shell: pid %d", SIGUSR1, output);
+    ASSERT_TRUE(WIFEXITED(status)) << output;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << script << "\n" << output;
+    EXPECT_NE(slurm.scontrol_calls().find("requeue 4242\n"), std::string::npos) << script << slurm.scontrol_calls();
+  }
+}
+
 TEST(SlurmScript, ExitCodes0And1DoNotRequeue) {
   for (const char* script : kScripts) {
     for (const int code : {0, 1}) {
