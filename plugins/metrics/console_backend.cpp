@@ -1,11 +1,27 @@
-// console: one human-readable line per logging step on stdout (rank 0 only).
+// console: one human-readable line per logging step on stdout (rank 0 only), stamped with the local
+// time to the millisecond as the host's log lines are.
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <string>
 
 #include "backends.h"
 
 namespace kforge::metrics_plugin {
 namespace {
+
+// "2026-12-01 18:07:41.459": the host log's timestamp format.
+std::string local_timestamp() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char buf[32];
+  const size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &local);
+  std::snprintf(buf + n, sizeof(buf) - n, ".%03d", static_cast<int>(millis));
+  return buf;
+}
 
 const double* find(const sdk::MetricList& metrics, const std::string& key) {
   for (const auto& [k, v] : metrics) {
@@ -20,7 +36,7 @@ class ConsoleBackend final : public sdk::MetricBackend {
 
   void log(int64_t step, const sdk::MetricList& metrics) override {
     if (!enabled_) return;
-    std::string line = "[step " + std::to_string(step) + "]";
+    std::string line = local_timestamp() + " [step " + std::to_string(step) + "]";
     if (const double* loss = find(metrics, "train/loss")) {
       char buf[256];
       std::snprintf(buf, sizeof(buf), " loss=%.4f | lr=%.3e | grad_norm=%.3f | tok/s=%.0f | mfu=%.1f%% | mem=%.2fGB | "

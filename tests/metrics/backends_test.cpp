@@ -1,4 +1,4 @@
-// The built-in metric backends: the console line shows MFU as a percentage; metrics.jsonl is valid
+// The built-in metric backends: the console line is timestamped and shows MFU as a percentage; metrics.jsonl is valid
 // JSON for any metric name (read back by nlohmann and by Python), carries a full-precision unix
 // time, and a resumed run keeps only the lines of steps up to the one it resumed from.
 #include <fmt/format.h>
@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "support/test_host.h"
 #include "train/components.h"
@@ -51,6 +52,8 @@ TEST_F(Backends, ConsoleShowsMfuAsAPercentage) {
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("[step 7] loss=2.5000"), std::string::npos) << out;
   EXPECT_NE(out.find("mfu=57.4%"), std::string::npos) << out;
+  // Stamped like the host's log lines (SLURM logs need the time).
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \[step 7\] )"))) << out;
 }
 
 TEST_F(Backends, JsonlRoundTripsControlCharactersThroughTwoJsonReaders) {

@@ -68,7 +68,7 @@ TEST(Preemption, KforgeRunExitsWith75AfterSigterm) {
   char line[512];
   bool saw_step = false;
   while (fgets(line, sizeof(line), stream) != nullptr) {
-    if (std::string(line).rfind("[step 2]", 0) == 0) {
+    if (std::string(line).find(" [step 2] ") != std::string::npos) {
       saw_step = true;
       kill(pid, SIGTERM);
       break;
