@@ -101,13 +101,9 @@ int cmd_check_env(int argc, char** argv) {
   options.add_options()("threads", "intra-op threads to check (0: all cores, as [train] num_threads = 0)",
                         cxxopts::value<int>()->default_value("0"))("no-gemm", "skip the GEMM measurements (~0.5 s)")(
       "json", "print one JSON object")("strict", "exit 1 when anything was warned about")("h,help", "show this help");
-  const auto parsed = parse_options(options, argc, argv);
-  if (!parsed) return kExitUsage;
-  const cxxopts::ParseResult& args = *parsed;
-  if (args.count("help")) {
-    std::cout << options.help();
-    return kExitOk;
-  }
+  const ParsedOptions parsed = parse_options(options, argc, argv);
+  if (!parsed.args) return parsed.exit_code;
+  const cxxopts::ParseResult& args = *parsed.args;
   // Same choice as kforge run: [train] num_threads, 0 meaning every core.
   const int threads = args["threads"].as<int>();
   if (threads < 0) {

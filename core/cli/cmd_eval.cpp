@@ -33,13 +33,9 @@ int cmd_eval(int argc, char** argv) {
                         cxxopts::value<std::string>())(
       "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
       "h,help", "this help");
-  const auto parsed = parse_options(options, static_cast<int>(rest.size()), rest.data());
-  if (!parsed) return kExitUsage;
-  const cxxopts::ParseResult& args = *parsed;
-  if (args.count("help")) {
-    std::cout << options.help();
-    return kExitOk;
-  }
+  const ParsedOptions parsed = parse_options(options, static_cast<int>(rest.size()), rest.data());
+  if (!parsed.args) return parsed.exit_code;
+  const cxxopts::ParseResult& args = *parsed.args;
   if (!args.count("checkpoint")) {
     std::cerr << kCommand << ": missing --checkpoint DIR\n\n" << options.help();
     return kExitUsage;

@@ -78,13 +78,9 @@ int cmd_generate(int argc, char** argv) {
       "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
       "tokenizer", "SentencePiece .model (default: data.tokenizer_path of the checkpoint's config)",
       cxxopts::value<std::string>())("h,help", "this help");
-  const auto parsed = parse_options(options, argc, argv);
-  if (!parsed) return kExitUsage;
-  const cxxopts::ParseResult& args = *parsed;
-  if (args.count("help")) {
-    std::cout << options.help();
-    return kExitOk;
-  }
+  const ParsedOptions parsed = parse_options(options, argc, argv);
+  if (!parsed.args) return parsed.exit_code;
+  const cxxopts::ParseResult& args = *parsed.args;
   std::vector<std::string> prompts;
   try {
     if (!args.count("checkpoint")) throw sdk::Error("missing --checkpoint DIR");

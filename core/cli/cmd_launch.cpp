@@ -220,13 +220,9 @@ int cmd_launch(int argc, char** argv) {
                              cxxopts::value<std::string>())(
       option("grace-sec"), "seconds between SIGTERM and SIGKILL when stopping workers",
       cxxopts::value<double>()->default_value("30"))("h,help", "this help");
-  const auto parsed = parse_options(options, static_cast<int>(own.size()), own.data());
-  if (!parsed) return kExitUsage;
-  const cxxopts::ParseResult& args = *parsed;
-  if (args.count("help")) {
-    std::cout << options.help();
-    return kExitOk;
-  }
+  const ParsedOptions parsed = parse_options(options, static_cast<int>(own.size()), own.data());
+  if (!parsed.args) return parsed.exit_code;
+  const cxxopts::ParseResult& args = *parsed.args;
   Layout layout;
   layout.nnodes = args["nnodes"].as<int>();
   layout.node_rank = args["node-rank"].as<int>();

@@ -155,13 +155,9 @@ int cmd_list_plugins(int argc, char** argv) {
                         cxxopts::value<std::vector<std::string>>())(
       "json", "machine-readable output")("v,verbose", "also list each component's config keys")("h,help", "this help");
   const std::vector<std::string> arguments(argv + 1, argv + argc);  // the cache key
-  const auto parsed = parse_options(options, argc, argv);
-  if (!parsed) return kExitUsage;
-  const cxxopts::ParseResult& args = *parsed;
-  if (args.count("help")) {
-    std::cout << options.help();
-    return kExitOk;
-  }
+  const ParsedOptions parsed = parse_options(options, argc, argv);
+  if (!parsed.args) return parsed.exit_code;
+  const cxxopts::ParseResult& args = *parsed.args;
   const std::vector<std::string> dirs = args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>()
                                                                   : std::vector<std::string>{};
   // Fingerprinted before any plugin is opened: a file changed while loading invalidates the entry.

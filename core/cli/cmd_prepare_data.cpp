@@ -52,13 +52,9 @@ int cmd_prepare_data(int argc, char** argv) {
   options.parse_positional({"files"});
   options.positional_help("");
 
-  const auto parsed = parse_options(options, argc, argv);
-  if (!parsed) return kExitUsage;
-  const cxxopts::ParseResult& args = *parsed;
-  if (args.count("help")) {
-    std::cout << options.help({""}) << kExample;
-    return kExitOk;
-  }
+  const ParsedOptions parsed = parse_options(options, argc, argv, options.help({""}) + kExample);
+  if (!parsed.args) return parsed.exit_code;
+  const cxxopts::ParseResult& args = *parsed.args;
 
   data::PrepareOptions o;
   try {

@@ -35,13 +35,9 @@ int cmd_run(int argc, char** argv) {
       "make every check the run makes before it builds the model (the data is opened), print the resolved "
       "config, and exit")("h,help", "this help");
   options.parse_positional({"config"});
-  const auto parsed = parse_options(options, static_cast<int>(rest.size()), rest.data());
-  if (!parsed) return kExitUsage;
-  const cxxopts::ParseResult& args = *parsed;
-  if (args.count("help")) {
-    std::cout << options.help();
-    return kExitOk;
-  }
+  const ParsedOptions parsed = parse_options(options, static_cast<int>(rest.size()), rest.data());
+  if (!parsed.args) return parsed.exit_code;
+  const cxxopts::ParseResult& args = *parsed.args;
   if (!args.count("config")) {
     std::cerr << "kforge run: missing CONFIG.toml\n\n" << options.help();
     return kExitUsage;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/exit_codes.h"
 #include "config/did_you_mean.h"
 
 namespace kforge::cli {
@@ -54,12 +55,16 @@ std::string bad_value_message(const std::string& what, int argc, char** argv) {
 
 }  // namespace
 
-std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int argc, char** argv) {
+ParsedOptions parse_options(cxxopts::Options& options, int argc, char** argv, const std::string& help) {
   std::string problem;
   try {
     options.allow_unrecognised_options();
     cxxopts::ParseResult result = options.parse(argc, argv);
-    if (result.unmatched().empty()) return result;
+    if (result.unmatched().empty()) {
+      if (result.count("help") == 0) return {std::move(result), kExitOk};
+      std::cout << (help.empty() ? options.help() : help);
+      return {std::nullopt, kExitOk};
+    }
     problem = unmatched_message(result.unmatched(), options);
   } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
     problem = bad_value_message(e.what(), argc, argv);
@@ -67,7 +72,7 @@ std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int
     problem = e.what();
   }
   std::cerr << fmt::format("{}: {} ({} --help lists the options)\n", options.program(), problem, options.program());
-  return std::nullopt;
+  return {std::nullopt, kExitUsage};
 }
 
 }  // namespace kforge::cli
