@@ -15,6 +15,7 @@
 #include "cli/parse_options.h"
 #include "cli/plugin_host.h"
 #include "plugins/plugin_file.h"
+#include "config/component_slots.h"
 #include "config/schema.h"
 
 namespace kforge::cli {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "config/component_slots.h"
 #include "config/did_you_mean.h"
 #include "config/overrides.h"
 #include "config/toml_reader.h"

@@ -45,16 +45,6 @@ struct SectionSpec {
   std::vector<std::string> key_names() const;
 };
 
-/// Where a component kind is selected in the config and where its own keys live.
-struct ComponentSlot {
-  const char* kind;
-  const char* section;
-  const char* selector;  ///< key naming the component(s)
-  bool multiple;         ///< the selector is a list of names
-};
-
-const std::vector<ComponentSlot>& component_slots();
-
 /// The built-in schema (KempnerForge's sections plus kforge's additions), in document order.
 const std::vector<SectionSpec>& core_schema();
 

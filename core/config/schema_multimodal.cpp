@@ -1,0 +1,45 @@
+// The multimodal sections of the schema: [vision_encoder], [adapter], [vlm] and [video].
+#include "config/schema_keys.h"
+#include "config/schema_sections.h"
+
+namespace kforge::config::schema_parts {
+
+std::vector<SectionSpec> multimodal_sections() {
+  std::vector<SectionSpec> s;
+  s.push_back({"vision_encoder",
+               {string_key("type", "random", "vision encoder", {"clip", "random", "siglip2"}),
+                string_key("path", "", "Hugging Face id or local path of the encoder"),
+                int_key("feature_dim", 0, "encoder feature width (0: probe the encoder)"),
+                int_key("num_tokens", 0, "image tokens per image (0: probe the encoder)")},
+               true,
+               "the VLM's vision encoder (required by [vlm])"});
+  SectionSpec adapter{"adapter",
+                      {string_key("type", "mlp_2layer", "vision-to-text connector",
+                                  {"attentional_pool", "avgpool", "linear", "mlp_2layer"}),
+                       int_key("hidden_dim", 0, "mlp_2layer hidden width (0: the model dim)"),
+                       string_key("activation", "gelu", "mlp_2layer activation", {"gelu", "silu", "relu"}),
+                       int_key("pool_window", 2, "pooling window side (avgpool, attentional_pool)"),
+                       int_key("pool_heads", 16, "attention heads of attentional_pool")},
+                      true,
+                      "the VLM's connector (defaults apply when [vlm] is set without it)"};
+  adapter.implied_by = "vlm";
+  s.push_back(std::move(adapter));
+  s.push_back(vlm_section("joint_decoder"));
+  s.push_back({"video",
+               {string_key("data_root", "", "root directory of the video dataset"),
+                string_key("dataset_type", "webvid", "video dataset", {"webvid"}),
+                string_key("dataset_name", "webvid-10M", "corpus name under data_root"),
+                string_key("sampling_policy", "uniform", "frame sampling policy", {"uniform"}),
+                string_key("split", "train", "split to read", {"train", "validation"}),
+                int_key("max_samples", 0, "cap on clips read (0: all)"),
+                int_key("max_frames", 16, "frames per clip (the visual-token budget)"),
+                int_key("min_frames", 4, "fewest frames sampled per clip"),
+                float_key("fps", 2.0, "sampling rate in frames per second"),
+                int_key("frame_size", 224, "square frame size in pixels"),
+                string_key("prompt", "", "instruction before the caption (masked from the loss)")},
+               true,
+               "video training through the VLM (requires [vlm])"});
+  return s;
+}
+
+}  // namespace kforge::config::schema_parts

@@ -1,0 +1,78 @@
+// The [train], [optimizer] and [scheduler] sections of the schema, and the freeze directives they share with [vlm].
+#include "config/schema_keys.h"
+#include "config/schema_sections.h"
+
+namespace kforge::config::schema_parts {
+
+const SectionSpec& freeze_spec_schema() {
+  static const SectionSpec spec{
+      "freeze",
+      {required_string_key("module",
+                           "an fnmatch pattern over full parameter names (e.g. \"layers.0.*\"), or with "
+                           "[vlm] an alias of vlm.module_patterns; a pattern matching no parameter is an error"),
+       bool_key("frozen", true, "freeze (true) or unfreeze (false) the matched parameters")}};
+  return spec;
+}
+
+const SectionSpec& freeze_stage_schema() {
+  static const SectionSpec stage{"freeze_schedule",
+                                 {required_int_key("start_step", "step from which this stage's specs apply"),
+                                  table_list_key("specs", &freeze_spec_schema(), "freeze directives of this stage")}};
+  return stage;
+}
+
+std::vector<SectionSpec> training_sections() {
+  std::vector<SectionSpec> s;
+  s.push_back(
+      {"train",
+       {int_key("batch_size", 8, "per-rank micro-batch size"),
+        int_key("seq_len", 2048, "training sequence length"),
+        int_key("max_steps", 100000, "optimizer steps to train"),
+        int_key("grad_accum_steps", 1, "micro-batches per optimizer step"),
+        float_key("grad_clip_norm", 1.0, "global gradient-norm clip (> 0)"),
+        int_key("seed", 42, "seed of initialisation and, unless data_seed, data order"),
+        optional_int_key("data_seed", "seed of the data order (unset: seed)"),
+        bool_key("compile_model", true,
+                 "whole-model graph compilation (not in kforge: true warns that it has no effect)"),
+        string_key("mixed_precision", "bf16", "parameter/compute precision", {"bf16", "fp16", "fp32", "fp8"}),
+        string_key("activation_checkpointing", "none", "activation checkpointing", {"none", "full", "selective"}),
+        string_key("loss_fn", "cross_entropy", "loss plugin"),
+        float_key("z_loss_weight", 0.0, "PaLM logit z-loss weight"),
+        int_key("ce_chunk_size", 0, "chunked cross-entropy chunk (0: 4096)"),
+        float_key("shutdown_timeout_sec", 600.0, "forced exit this long after a shutdown signal (0: never)"),
+        int_key("nccl_health_check_interval", 0, "steps between collective health checks (0: off)"),
+        int_key("num_threads", 0, "intra-op CPU threads (0: all cores)"),
+        int_key("nan_max_consecutive", 10, "stop after this many consecutive NaN/Inf losses (each is skipped)"),
+        string_list_key("hooks", {}, "hook plugins to run, in order"),
+        table_list_key("freeze", &freeze_spec_schema(),
+                       "parameters to freeze ([[train.freeze]] module, frozen), applied in order; frozen parameters "
+                       "get no gradient, no update and no weight decay"),
+        table_list_key("freeze_schedule", &freeze_stage_schema(),
+                       "freeze stages by step ([[train.freeze_schedule]] start_step, [[train.freeze_schedule.specs]]); "
+                       "from start_step on a stage's specs override earlier ones for the same module")},
+       false,
+       "the step loop; loss_fn picks the loss plugin, hooks the hook plugins"});
+  s.push_back(
+      {"optimizer",
+       {string_key("name", "adamw", "optimizer plugin"), float_key("lr", 3e-4, "peak learning rate"),
+        float_key("weight_decay", 0.1, "decoupled weight decay"),
+        float_list_key("betas", {0.9, 0.95}, "(beta1, beta2)"), float_key("eps", 1e-8, "denominator epsilon"),
+        bool_key("fused", true, "fused kernel where available"), float_key("muon_momentum", 0.95, "Muon momentum"),
+        int_key("muon_ns_steps", 5, "Newton-Schulz iterations"),
+        optional_float_key("muon_adam_lr", "learning rate of Muon's internal AdamW (unset: lr)"),
+        int_key("schedule_free_warmup_steps", 0, "Schedule-Free warmup steps")},
+       false,
+       "name picks the optimizer plugin"});
+  s.push_back({"scheduler",
+               {string_key("name", "cosine", "scheduler plugin"), int_key("warmup_steps", 2000, "linear warmup steps"),
+                optional_int_key("decay_steps", "decay length (unset: max_steps - warmup [- stable])"),
+                float_key("min_lr_ratio", 0.1, "final learning rate as a fraction of the peak"),
+                optional_int_key("stable_steps", "WSD stable phase length (unset: 0)"),
+                string_key("wsd_decay_type", "cosine", "WSD decay shape", {"cosine", "linear", "sqrt"}),
+                float_key("rex_alpha", 1.0, "REX exponent")},
+               false,
+               "name picks the scheduler plugin"});
+  return s;
+}
+
+}  // namespace kforge::config::schema_parts
