@@ -11,7 +11,7 @@
 #include "config/overrides.h"
 #include "generate/checkpoint_session.h"
 #include "kforge/sdk/error.h"
-#include "train/components.h"
+#include "plugins/components.h"
 #include "train/evaluator.h"
 
 namespace kforge::cli {
@@ -56,7 +56,7 @@ int cmd_eval(int argc, char** argv) {
     if (job.eval.steps < 1) {
       throw sdk::ConfigError(fmt::format("eval.steps = {}: pass --eval.steps=N with N >= 1", job.eval.steps));
     }
-    const train::Components components(session->host->registry, job);
+    const plugins::Components components(session->host->registry, job);
     loss = components.loss();
     data = components.dataset(job.eval.dataset_path, job.eval.file_pattern);
   } catch (const std::exception& e) {

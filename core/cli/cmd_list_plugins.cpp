@@ -1,5 +1,5 @@
 // kforge list-plugins: every component of every plugin found, and every refused file with its reason.
-// Each listing is stored in the catalogue cache, from which the kforge front-end serves repeats.
+// Each listing is stored in the listing cache, from which the kforge front-end serves repeats.
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
@@ -8,12 +8,12 @@
 #include <sstream>
 #include <vector>
 
-#include "catalogue/catalogue_cache.h"
-#include "catalogue/loaded_libraries.h"
+#include "listing/listing_cache.h"
+#include "listing/loaded_libraries.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/parse_options.h"
-#include "cli/plugin_host.h"
+#include "plugins/host.h"
 #include "plugins/plugin_file.h"
 #include "config/component_slots.h"
 #include "config/schema.h"
@@ -162,11 +162,11 @@ int cmd_list_plugins(int argc, char** argv) {
   const std::vector<std::string> dirs = args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>()
                                                                   : std::vector<std::string>{};
   // Fingerprinted before any plugin is opened: a file changed while loading invalidates the entry.
-  const std::filesystem::path exe = catalogue::current_executable();
-  const std::string inputs = catalogue::fingerprint(exe, plugin_dirs(dirs));
-  std::unique_ptr<PluginHost> host;
+  const std::filesystem::path exe = listing::current_executable();
+  const std::string inputs = listing::fingerprint(exe, plugins::plugin_dirs(dirs));
+  std::unique_ptr<plugins::PluginHost> host;
   try {
-    host = load_plugins(dirs);
+    host = plugins::load_plugins(dirs);
   } catch (const std::exception& e) {
     std::cerr << "kforge list-plugins: " << e.what() << "\n";
     return kExitUsage;
@@ -178,9 +178,9 @@ int cmd_list_plugins(int argc, char** argv) {
     print_table(out, host->set, args.count("verbose") > 0);
   }
   std::cout << out.str() << std::flush;
-  if (!catalogue::disabled()) {
-    const std::vector<std::string> libraries = catalogue::loaded_libraries();
-    catalogue::store({catalogue::key(exe, arguments), dirs, libraries, inputs + catalogue::fingerprint(libraries),
+  if (!listing::disabled()) {
+    const std::vector<std::string> libraries = listing::loaded_libraries();
+    listing::store({listing::key(exe, arguments), dirs, libraries, inputs + listing::fingerprint(libraries),
                       out.str()});
   }
   return kExitOk;

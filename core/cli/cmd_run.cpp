@@ -7,14 +7,14 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/parse_options.h"
-#include "cli/plugin_host.h"
+#include "plugins/host.h"
 #include "config/job_config.h"
 #include "config/overrides.h"
 #include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
 #include "plugins/catalog.h"
 #include "train/preflight.h"
-#include "train/run.h"
+#include "cli/run_training.h"
 
 namespace kforge::cli {
 
@@ -42,9 +42,9 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "kforge run: missing CONFIG.toml\n\n" << options.help();
     return kExitUsage;
   }
-  std::unique_ptr<PluginHost> host;
+  std::unique_ptr<plugins::PluginHost> host;
   try {
-    host = load_plugins(args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>()
+    host = plugins::load_plugins(args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>()
                                                  : std::vector<std::string>{});
   } catch (const std::exception& e) {
     std::cerr << "kforge run: " << e.what() << "\n";
@@ -62,7 +62,7 @@ int cmd_run(int argc, char** argv) {
     if (args.count("dry-run")) {
       // The run's own checks before it builds the model: the dry run refuses what the run refuses.
       const train::Preflight checked =
-          train::preflight(job, train::Components(host->registry, job), dist::rank_info_from_env().world_size);
+          train::preflight(job, plugins::Components(host->registry, job), dist::rank_info_from_env().world_size);
       for (const std::string& warning : checked.warnings) std::cerr << "kforge run: warning: " << warning << "\n";
     }
   } catch (const sdk::Error& e) {
@@ -75,7 +75,7 @@ int cmd_run(int argc, char** argv) {
               << job.to_toml();
     return kExitOk;
   }
-  return train::run_from_cli(job, host->registry);
+  return run_from_cli(job, host->registry);
 }
 
 }  // namespace kforge::cli

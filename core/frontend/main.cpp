@@ -1,5 +1,5 @@
 // kforge: the front-end, which never loads LibTorch. It prints a repeated `list-plugins` from the
-// catalogue cache and hands every other command line, unchanged, to kforge-host by execv.
+// listing cache and hands every other command line, unchanged, to kforge-host by execv.
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,18 +9,18 @@
 #include <string>
 #include <vector>
 
-#include "catalogue/catalogue_cache.h"
+#include "listing/listing_cache.h"
 #include "cli/exit_codes.h"
 
 namespace {
 
 // The listing stored for this exact command line, if it is still valid.
 bool print_cached_listing(int argc, char** argv, const std::filesystem::path& host) {
-  if (argc < 2 || std::strcmp(argv[1], "list-plugins") != 0 || kforge::catalogue::disabled()) return false;
+  if (argc < 2 || std::strcmp(argv[1], "list-plugins") != 0 || kforge::listing::disabled()) return false;
   std::error_code ec;
   const std::filesystem::path canonical_host = std::filesystem::canonical(host, ec);
   if (ec) return false;
-  const auto output = kforge::catalogue::lookup(canonical_host, std::vector<std::string>(argv + 2, argv + argc));
+  const auto output = kforge::listing::lookup(canonical_host, std::vector<std::string>(argv + 2, argv + argc));
   if (!output) return false;
   std::fwrite(output->data(), 1, output->size(), stdout);
   return true;
@@ -30,7 +30,7 @@ bool print_cached_listing(int argc, char** argv, const std::filesystem::path& ho
 
 int main(int argc, char** argv) {
   using kforge::cli::kExitOk, kforge::cli::kExitUsage;
-  const std::filesystem::path exe = kforge::catalogue::current_executable();
+  const std::filesystem::path exe = kforge::listing::current_executable();
   if (exe.empty()) {
     std::fprintf(stderr, "kforge: cannot read /proc/self/exe to find kforge-host next to this executable.\n");
     return kExitUsage;

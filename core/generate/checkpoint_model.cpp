@@ -8,7 +8,7 @@
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "plugins/catalog.h"
-#include "train/components.h"
+#include "plugins/components.h"
 
 namespace kforge::generate {
 
@@ -36,7 +36,7 @@ CheckpointModel load_checkpoint_model(const std::filesystem::path& dir, const pl
     throw sdk::Error(fmt::format("checkpoint '{}' has no config.toml to rebuild its model from", out.step_dir.string()));
   }
   out.job = config::load_job_config(config_file, overrides, plugins::make_catalog(registry));
-  out.model = train::Components(registry, out.job).model();
+  out.model = plugins::Components(registry, out.job).model();
   checkpoint::load_model_weights(*out.model, out.snapshot);
   return out;
 }

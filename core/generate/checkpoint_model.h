@@ -21,7 +21,7 @@ struct CheckpointModel {
 };
 
 /// `dir` is a step_N directory (holds metadata.json) or a checkpoint.dir, whose newest complete
-/// checkpoint is taken. Builds the model through train::Components and loads its weights.
+/// checkpoint is taken. Builds the model through plugins::Components and loads its weights.
 /// Throws sdk::Error / sdk::ConfigError naming the directory or file at fault.
 CheckpointModel load_checkpoint_model(const std::filesystem::path& dir, const plugins::Registry& registry,
                                       const std::vector<std::string>& overrides = {});

@@ -10,7 +10,7 @@ std::unique_ptr<CheckpointSession> open_checkpoint_session(const std::string& co
                                                            const std::vector<std::string>& overrides) {
   auto session = std::make_unique<CheckpointSession>();
   try {
-    session->host = cli::load_plugins(plugin_dirs);
+    session->host = plugins::load_plugins(plugin_dirs);
   } catch (const std::exception& e) {
     std::cerr << command << ": " << e.what() << "\n";
     return nullptr;

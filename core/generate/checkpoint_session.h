@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/plugin_host.h"
+#include "plugins/host.h"
 #include "generate/checkpoint_model.h"
 
 namespace kforge::generate {
 
 struct CheckpointSession {
-  std::unique_ptr<cli::PluginHost> host;  ///< declared first: the model (from a plugin) is destroyed before it
+  std::unique_ptr<plugins::PluginHost> host;  ///< declared first: the model (from a plugin) is destroyed before it
   CheckpointModel checkpoint;
 };
 

@@ -2,12 +2,12 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 #include <set>
 
 #include "kforge/sdk/error.h"
+#include "listing/plugin_search.h"
 
 namespace kforge::plugins {
 namespace fs = std::filesystem;
@@ -22,16 +22,7 @@ PluginSet PluginSet::discover(const std::vector<fs::path>& dirs) {
                                    "(check --plugin-dir)",
                                    dir.string()));
     }
-    std::vector<fs::path> found;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      const std::string name = entry.path().filename().string();
-      if (name.rfind("libkforge_", 0) == 0 && entry.path().extension() == ".so" && entry.is_regular_file(ec)) {
-        found.push_back(entry.path());
-      }
-    }
-    std::sort(found.begin(), found.end(),
-              [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
-    for (const fs::path& path : found) {
+    for (const fs::path& path : listing::plugin_files(dir)) {
       const fs::path canonical = fs::weakly_canonical(path, ec);
       if (!seen.insert(canonical).second) continue;
       set.files_.push_back(open_plugin(canonical));

@@ -25,7 +25,7 @@ void check_optimizer_layout(const config::JobConfig& job, int world_size) {
 
 }  // namespace
 
-Preflight preflight(const config::JobConfig& job, const Components& components, int world_size) {
+Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size) {
   Preflight out;
   out.warnings = config::check_support(job.tree);
   config::check_world(job.tree, world_size);

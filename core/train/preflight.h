@@ -8,7 +8,7 @@
 
 #include "config/job_config.h"
 #include "kforge/sdk/dataset.h"
-#include "train/components.h"
+#include "plugins/components.h"
 
 namespace kforge::train {
 
@@ -20,6 +20,6 @@ struct Preflight {
 /// In the order a run meets them: the keys this kforge does not implement, the world-size rules,
 /// the precision, the optimizer against the FSDP layout, and the training and eval data (opened).
 /// Throws sdk::ConfigError for what the run must refuse.
-Preflight preflight(const config::JobConfig& job, const Components& components, int world_size);
+Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size);
 
 }  // namespace kforge::train

@@ -13,7 +13,7 @@
 #include "kforge/sdk/hook.h"
 #include "metrics/tracker.h"
 #include "plugins/registry.h"
-#include "train/components.h"
+#include "plugins/components.h"
 #include "train/freeze.h"
 #include "train/fully_sharded.h"
 #include "train/replicated_model.h"
@@ -101,7 +101,7 @@ class Trainer {
   const plugins::Registry& registry_;
   TrainingOptions options_;
   std::unique_ptr<dist::Runtime> runtime_;  // first built, last destroyed
-  Components components_;
+  plugins::Components components_;
   std::shared_ptr<sdk::Model> model_;
   std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
   std::unique_ptr<FullyShardedModel> fsdp_;  ///< dp_shard > 1

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "support/test_host.h"
-#include "train/components.h"
+#include "plugins/components.h"
 
 namespace kforge::test {
 
@@ -58,7 +58,7 @@ std::unique_ptr<sdk::Dataset> open_dataset(const std::filesystem::path& dir, con
   const std::string toml = "[train]\nseq_len = " + std::to_string(seq_len) + "\n[data]\ndataset_path = \"" +
                            dir.string() + "\"\nfile_pattern = \"" + pattern + "\"\n" + data_toml;
   const config::JobConfig job = job_from_toml(toml, host->registry);
-  const train::Components comps(host->registry, job);
+  const plugins::Components comps(host->registry, job);
   return comps.dataset(dir.string(), pattern);
 }
 

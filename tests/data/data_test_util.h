@@ -22,7 +22,7 @@ std::string u32_bytes(const std::vector<int64_t>& values);
 /// start, start+1, ..., start+n-1.
 std::vector<int64_t> arange(int64_t start, int64_t n);
 
-/// The configured dataset plugin (default memmap) over `dir`, built through train::Components with
+/// The configured dataset plugin (default memmap) over `dir`, built through plugins::Components with
 /// [train] seq_len and any extra [data] lines.
 std::unique_ptr<sdk::Dataset> open_dataset(const std::filesystem::path& dir, const std::string& pattern,
                                            int64_t seq_len, const std::string& data_toml = "");

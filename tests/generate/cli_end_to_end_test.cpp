@@ -9,7 +9,7 @@
 #include "data/tokenizer.h"
 #include "generate/checkpoint_model.h"
 #include "support/test_host.h"
-#include "train/components.h"
+#include "plugins/components.h"
 #include "train/evaluator.h"
 #include "train/train_fixture.h"
 
@@ -103,7 +103,7 @@ TEST_F(GenerateEvalCli, EvalMatchesTrainEvaluateOnTheSameWeights) {
   EXPECT_GT(json["tokens_seen"].get<int64_t>(), 0);
 
   const auto ckpt = generate::load_checkpoint_model(step_dir(), fixture_->plugins->registry);
-  const train::Components components(fixture_->plugins->registry, ckpt.job);
+  const plugins::Components components(fixture_->plugins->registry, ckpt.job);
   auto loss = components.loss();
   auto data = components.dataset(ckpt.job.eval.dataset_path, ckpt.job.eval.file_pattern);
   const auto metrics = train::evaluate(*ckpt.model, *loss, *data, ckpt.job.train.batch_size, ckpt.job.eval.steps);

@@ -10,7 +10,7 @@
 #include <regex>
 
 #include "support/test_host.h"
-#include "train/components.h"
+#include "plugins/components.h"
 
 namespace kforge::test {
 namespace {
@@ -26,7 +26,7 @@ class Backends : public ::testing::Test {
   std::unique_ptr<sdk::MetricBackend> backend(const std::string& name, int64_t resumed_step = 0) {
     const config::JobConfig job = job_from_toml(
         fmt::format("[metrics]\nbackends = [\"{}\"]\nrun_dir = \"{}\"\n", name, dir_.string()), plugins_->registry);
-    const train::Components components(plugins_->registry, job);
+    const plugins::Components components(plugins_->registry, job);
     auto backends = components.metric_backends({dir_.string(), 0, false, resumed_step});
     return std::move(backends.at(0));
   }
@@ -38,10 +38,10 @@ class Backends : public ::testing::Test {
     return out;
   }
 
-  static cli::PluginHost* plugins_;
+  static plugins::PluginHost* plugins_;
   fs::path dir_ = temp_dir("metrics_backends");
 };
-cli::PluginHost* Backends::plugins_ = nullptr;
+plugins::PluginHost* Backends::plugins_ = nullptr;
 
 double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 

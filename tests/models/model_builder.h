@@ -1,5 +1,5 @@
 // Test helper: builds the `transformer` model plugin exactly as the host does (registry ->
-// JobConfig -> train::Components::model()) from the text of a [model] section.
+// JobConfig -> plugins::Components::model()) from the text of a [model] section.
 #pragma once
 
 #include <kforge/sdk/model.h>
@@ -7,17 +7,17 @@
 #include <memory>
 #include <string>
 
-#include "cli/plugin_host.h"
+#include "plugins/host.h"
 #include "config/job_config.h"
 #include "support/test_host.h"
-#include "train/components.h"
+#include "plugins/components.h"
 
 namespace kforge::test::models {
 
 /// The built-in plugins, loaded once and kept loaded for the whole test binary (models built by a
 /// plugin must not outlive its library).
-inline cli::PluginHost& host() {
-  static std::unique_ptr<cli::PluginHost> h = load_builtin_plugins();
+inline plugins::PluginHost& host() {
+  static std::unique_ptr<plugins::PluginHost> h = load_builtin_plugins();
   return *h;
 }
 
@@ -27,7 +27,7 @@ inline config::JobConfig job_for(const std::string& toml) { return job_from_toml
 /// The model the host would build for this config.
 inline std::shared_ptr<sdk::Model> build_model(const std::string& toml) {
   const config::JobConfig job = job_for(toml);
-  train::Components comps(host().registry, job);
+  plugins::Components comps(host().registry, job);
   return comps.model();
 }
 

@@ -31,7 +31,7 @@ inline kforge::models::ModelConfig moe_config(int64_t experts, int64_t top_k) {
 /// The router plugin `name` built by the host, as the transformer builds it ([model] defaults).
 inline std::shared_ptr<sdk::Router> host_router(const std::string& name, const sdk::RouterSpec& spec) {
   static const config::JobConfig job = job_for("[model]\ndim = 8\nn_layers = 1\nn_heads = 2\nvocab_size = 16\n");
-  const train::Components comps(host().registry, job);
+  const plugins::Components comps(host().registry, job);
   return comps.make_router(name, spec);
 }
 

@@ -40,7 +40,7 @@ TEST(DebugMoEConfig, IsAFourExpertTopTwoModelOfTheDebugShape) {
   EXPECT_EQ(m.get_int("num_experts"), 4);
   EXPECT_EQ(m.get_int("moe_top_k"), 2);
   EXPECT_EQ(m.get_int("dim"), 256);
-  train::Components comps(host().registry, debug_moe_job());
+  plugins::Components comps(host().registry, debug_moe_job());
   auto model = comps.model();
   EXPECT_EQ(count_params(*model), model->num_params_estimate());
   EXPECT_EQ(model->named_parameters()["layers.3.mlp.experts.3.up_proj.weight"].sizes(), (at::IntArrayRef{384, 256}));

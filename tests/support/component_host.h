@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "support/test_host.h"
-#include "train/components.h"
+#include "plugins/components.h"
 
 namespace kforge::test {
 
@@ -14,9 +14,9 @@ struct ComponentHost {
   explicit ComponentHost(const std::string& toml, const std::vector<std::string>& overrides = {})
       : host(load_builtin_plugins()), job(job_from_toml(toml, host->registry, overrides)), components(host->registry, job) {}
 
-  std::unique_ptr<cli::PluginHost> host;
+  std::unique_ptr<plugins::PluginHost> host;
   config::JobConfig job;
-  train::Components components;
+  plugins::Components components;
 };
 
 }  // namespace kforge::test

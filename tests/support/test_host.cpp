@@ -12,10 +12,10 @@
 
 namespace kforge::test {
 
-std::unique_ptr<cli::PluginHost> load_builtin_plugins(const std::vector<std::string>& extra_dirs) {
+std::unique_ptr<plugins::PluginHost> load_builtin_plugins(const std::vector<std::string>& extra_dirs) {
   std::vector<std::string> dirs = {KFORGE_PLUGIN_DIR};
   dirs.insert(dirs.end(), extra_dirs.begin(), extra_dirs.end());
-  return cli::load_plugins(dirs);
+  return plugins::load_plugins(dirs);
 }
 
 config::JobConfig job_from_toml(const std::string& toml, const plugins::Registry& registry,

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/plugin_host.h"
+#include "plugins/host.h"
 #include "config/job_config.h"
 
 namespace kforge::test {
 
 /// The built-in plugins (build tree) plus `extra_dirs`, discovered and registered.
-std::unique_ptr<cli::PluginHost> load_builtin_plugins(const std::vector<std::string>& extra_dirs = {});
+std::unique_ptr<plugins::PluginHost> load_builtin_plugins(const std::vector<std::string>& extra_dirs = {});
 
 /// A resolved, validated JobConfig from TOML text and overrides, against the loaded plugins.
 config::JobConfig job_from_toml(const std::string& toml, const plugins::Registry& registry,

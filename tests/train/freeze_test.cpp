@@ -173,7 +173,7 @@ TEST(CheckFreezeMeta, ComparesOnlyModulesBothNameAndAcceptsOldCheckpoints) {
 }
 
 struct ConfigHost {
-  std::unique_ptr<cli::PluginHost> host = load_builtin_plugins();
+  std::unique_ptr<plugins::PluginHost> host = load_builtin_plugins();
   config::JobConfig job(const std::string& toml) { return job_from_toml(toml, host->registry); }
 };
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/plugin_host.h"
+#include "plugins/host.h"
 #include "config/job_config.h"
 #include "kforge/sdk/hook.h"
 #include "train/trainer.h"
@@ -42,7 +42,7 @@ class TrainFixture {
                             train::StepFn step_fn = {}) const;
 
   std::filesystem::path root, data_dir, checkpoint_dir;
-  std::unique_ptr<cli::PluginHost> plugins;
+  std::unique_ptr<plugins::PluginHost> plugins;
   std::string toml;
 };
 

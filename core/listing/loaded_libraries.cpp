@@ -1,10 +1,10 @@
-#include "catalogue/loaded_libraries.h"
+#include "listing/loaded_libraries.h"
 
 #include <link.h>
 
 #include <filesystem>
 
-namespace kforge::catalogue {
+namespace kforge::listing {
 
 std::vector<std::string> loaded_libraries() {
   std::vector<std::string> out;
@@ -23,4 +23,4 @@ std::vector<std::string> loaded_libraries() {
   return out;
 }
 
-}  // namespace kforge::catalogue
+}  // namespace kforge::listing

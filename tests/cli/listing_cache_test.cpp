@@ -1,4 +1,4 @@
-// The catalogue cache: a repeated `kforge list-plugins` is printed by the front-end from the cache,
+// The listing cache: a repeated `kforge list-plugins` is printed by the front-end from the cache,
 // byte for byte as kforge-host prints it, and any change to its inputs sends it back to the host.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "catalogue/catalogue_cache.h"
+#include "listing/listing_cache.h"
 #include "support/expect_text.h"
 #include "support/test_host.h"
 
@@ -66,7 +66,7 @@ class CatalogueCache : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(root_);
   }
 
-  const fs::path root_ = temp_dir("catalogue_cache");
+  const fs::path root_ = temp_dir("listing_cache");
   const fs::path cache_ = root_ / "cache";
   const fs::path plugins_ = root_ / "plugins";
 };
@@ -188,9 +188,9 @@ TEST(CatalogueFrontEnd, LinksNoLibTorch) {
 // ---- the fingerprint and key on their own -----------------------------------------------------
 
 TEST(CatalogueFingerprint, ChangesWithEveryPluginChangeAndOnlyThen) {
-  const fs::path dir = temp_dir("catalogue_fingerprint");
+  const fs::path dir = temp_dir("listing_fingerprint");
   const fs::path exe = KFORGE_BIN;
-  const auto now = [&] { return catalogue::fingerprint(exe, {dir}); };
+  const auto now = [&] { return listing::fingerprint(exe, {dir}); };
   const std::string empty = now();
   EXPECT_EQ(now(), empty);
 
@@ -213,13 +213,13 @@ TEST(CatalogueFingerprint, ChangesWithEveryPluginChangeAndOnlyThen) {
 }
 
 TEST(CatalogueFingerprint, NamesEveryLibraryAndMissingFiles) {
-  const std::string f = catalogue::fingerprint(std::vector<std::string>{KFORGE_BIN, "/nonexistent/libx.so"});
+  const std::string f = listing::fingerprint(std::vector<std::string>{KFORGE_BIN, "/nonexistent/libx.so"});
   EXPECT_NE(f.find(std::string("library ") + KFORGE_BIN + " "), std::string::npos) << f;
   EXPECT_NE(f.find("library /nonexistent/libx.so missing"), std::string::npos) << f;
 }
 
 TEST(CatalogueKey, DiffersPerArgumentListAndHost) {
-  const auto key = [](const std::string& host, std::vector<std::string> args) { return catalogue::key(host, args); };
+  const auto key = [](const std::string& host, std::vector<std::string> args) { return listing::key(host, args); };
   EXPECT_EQ(key("/a/kforge-host", {"-v"}), key("/a/kforge-host", {"-v"}));
   EXPECT_NE(key("/a/kforge-host", {"-v"}), key("/a/kforge-host", {}));
   EXPECT_NE(key("/a/kforge-host", {"-v"}), key("/a/kforge-host", {"--json"}));
@@ -228,11 +228,11 @@ TEST(CatalogueKey, DiffersPerArgumentListAndHost) {
 }
 
 TEST(CatalogueSearchDirs, CommandLineDirsFirstThenTheShippedOne) {
-  const fs::path root = temp_dir("catalogue_dirs");
+  const fs::path root = temp_dir("listing_dirs");
   const fs::path host = root / "bin" / "kforge-host";
-  EXPECT_EQ(catalogue::plugin_search_dirs({"x", "y"}, host), (std::vector<fs::path>{"x", "y"}));
+  EXPECT_EQ(listing::plugin_search_dirs({"x", "y"}, host), (std::vector<fs::path>{"x", "y"}));
   fs::create_directories(root / "lib" / "kforge" / "plugins");
-  EXPECT_EQ(catalogue::plugin_search_dirs({"x"}, host),
+  EXPECT_EQ(listing::plugin_search_dirs({"x"}, host),
             (std::vector<fs::path>{"x", root / "lib" / "kforge" / "plugins"}));
   fs::remove_all(root);
 }

@@ -1,20 +1,19 @@
-#include "catalogue/catalogue_cache.h"
+#include "listing/listing_cache.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-namespace kforge::catalogue {
+namespace kforge::listing {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kMagic = "kforge-catalogue-cache 1 ";
+constexpr const char* kMagic = "kforge-listing-cache 1 ";
 
 // FNV-1a, 64 bits: the entry's file name (from its key) and its checksum (of its body).
 std::string fnv1a_hex(const std::string& bytes) {
@@ -43,18 +42,6 @@ std::string stat_line(const char* what, const fs::path& path) {
        << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec << ' ' << st.st_ctim.tv_sec << '.' << st.st_ctim.tv_nsec
        << '\n';
   return line.str();
-}
-
-// The same names PluginSet::discover considers: libkforge_*.so, sorted by file name.
-std::vector<fs::path> plugin_candidates(const fs::path& dir) {
-  std::vector<fs::path> found;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const fs::path& path = it->path();
-    if (path.filename().string().rfind("libkforge_", 0) == 0 && path.extension() == ".so") found.push_back(path);
-  }
-  std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
-  return found;
 }
 
 fs::path entry_path(const fs::path& dir, const std::string& key) {
@@ -137,20 +124,6 @@ std::optional<Entry> parse(const std::string& text) {
 
 }  // namespace
 
-fs::path current_executable() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe;
-}
-
-std::vector<fs::path> plugin_search_dirs(const std::vector<std::string>& from_command_line, const fs::path& host_exe) {
-  std::vector<fs::path> dirs(from_command_line.begin(), from_command_line.end());
-  std::error_code ec;
-  const fs::path shipped = host_exe.parent_path().parent_path() / "lib" / "kforge" / "plugins";
-  if (!host_exe.empty() && fs::is_directory(shipped, ec)) dirs.push_back(shipped);
-  return dirs;
-}
-
 std::string fingerprint(const fs::path& host_exe, const std::vector<fs::path>& dirs) {
   std::string out = stat_line("host", host_exe);
   for (const fs::path& dir : dirs) {
@@ -158,7 +131,7 @@ std::string fingerprint(const fs::path& host_exe, const std::vector<fs::path>& d
     const fs::path canonical = fs::canonical(dir, ec);
     const fs::path& resolved = ec ? dir : canonical;
     out += stat_line("dir", resolved);
-    for (const fs::path& file : plugin_candidates(resolved)) out += stat_line("plugin", file);
+    for (const fs::path& file : plugin_files(resolved)) out += stat_line("plugin", file);
   }
   return out;
 }
@@ -224,4 +197,4 @@ std::optional<std::string> lookup(const fs::path& host_exe, const std::vector<st
   return entry->output;
 }
 
-}  // namespace kforge::catalogue
+}  // namespace kforge::listing

@@ -1,12 +1,13 @@
-// The `kforge run` training entry point (the library one, run_training, is in train/trainer.h).
+// `kforge run`'s training: the library's run_training (train/trainer.h) with the host's logging and
+// allocator settings, its outcome turned into the process exit code.
 #pragma once
 
 #include "config/job_config.h"
 #include "plugins/registry.h"
 
-namespace kforge::train {
+namespace kforge::cli {
 
 /// Runs training for `kforge run` and returns the process exit code (logs errors itself).
 int run_from_cli(const config::JobConfig& job, const plugins::Registry& registry);
 
-}  // namespace kforge::train
+}  // namespace kforge::cli

@@ -1,4 +1,4 @@
-// The list-plugins catalogue cache, shared by the kforge front-end (which serves hits without loading
+// The list-plugins listing cache, shared by the kforge front-end (which serves hits without loading
 // LibTorch) and kforge-host (which writes entries). Stat-only: it never opens a plugin.
 #pragma once
 
@@ -7,15 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace kforge::catalogue {
+#include "listing/plugin_search.h"
 
-/// /proc/self/exe: the running executable, symlinks resolved (empty if it cannot be read).
-std::filesystem::path current_executable();
-
-/// The directories list-plugins scans: the --plugin-dir ones in order, then the plugins that ship
-/// with kforge, <host exe dir>/../lib/kforge/plugins, when that is a directory.
-std::vector<std::filesystem::path> plugin_search_dirs(const std::vector<std::string>& from_command_line,
-                                                      const std::filesystem::path& host_exe);
+namespace kforge::listing {
 
 /// One line per input of a listing, each with its device, inode, mode, size, mtime and ctime (ns):
 /// the host binary, every search directory (canonical path) and every libkforge_*.so in it
@@ -52,4 +46,4 @@ void store(const Entry& entry);
 /// input still has the fingerprint it had when the entry was written; nullopt otherwise.
 std::optional<std::string> lookup(const std::filesystem::path& host_exe, const std::vector<std::string>& args);
 
-}  // namespace kforge::catalogue
+}  // namespace kforge::listing

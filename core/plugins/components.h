@@ -10,7 +10,7 @@
 #include "log/log.h"
 #include "plugins/registry.h"
 
-namespace kforge::train {
+namespace kforge::plugins {
 
 class Components final : public sdk::ComponentSource {
  public:
@@ -35,4 +35,4 @@ class Components final : public sdk::ComponentSource {
   const config::JobConfig& job_;
 };
 
-}  // namespace kforge::train
+}  // namespace kforge::plugins

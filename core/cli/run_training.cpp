@@ -1,4 +1,4 @@
-#include "train/run.h"
+#include "cli/run_training.h"
 
 #include <malloc.h>
 
@@ -10,7 +10,7 @@
 #include "log/log.h"
 #include "train/trainer.h"
 
-namespace kforge::train {
+namespace kforge::cli {
 namespace {
 
 // "[rank R]" on every line; rank 0 speaks for the job, the others report only problems
@@ -34,23 +34,23 @@ int run_from_cli(const config::JobConfig& job, const plugins::Registry& registry
   configure_rank_logging();
   auto& log = log::get();
   try {
-    const TrainingResult result = run_training(job, registry);
+    const train::TrainingResult result = train::run_training(job, registry);
     switch (result.outcome) {
-      case Outcome::Completed:
+      case train::Outcome::Completed:
         log.info("training complete at step {} ({} tokens)", result.step, result.tokens_seen);
-        return cli::kExitOk;
-      case Outcome::StoppedByHook: return cli::kExitOk;
-      case Outcome::Preempted: return cli::kExitPreempted;
-      case Outcome::TooManyNans: return cli::kExitFailure;
+        return kExitOk;
+      case train::Outcome::StoppedByHook: return kExitOk;
+      case train::Outcome::Preempted: return kExitPreempted;
+      case train::Outcome::TooManyNans: return kExitFailure;
     }
   } catch (const sdk::ConfigError& e) {
     log.error("{}", e.what());
-    return cli::kExitUsage;
+    return kExitUsage;
   } catch (const std::exception& e) {
     log.error("training failed: {}", e.what());
-    return cli::kExitFailure;
+    return kExitFailure;
   }
-  return cli::kExitFailure;
+  return kExitFailure;
 }
 
-}  // namespace kforge::train
+}  // namespace kforge::cli

@@ -1,11 +1,11 @@
-#include "train/components.h"
+#include "plugins/components.h"
 
 #include <fmt/format.h>
 
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/kinds.h"
 
-namespace kforge::train {
+namespace kforge::plugins {
 namespace {
 
 // Each component logs through its own prefix and reads its own section.
@@ -84,4 +84,4 @@ std::shared_ptr<sdk::Router> Components::make_router(const std::string& name, co
   return factory<sdk::RouterFactory>(sdk::kind::router, name)(c.ctx, spec);
 }
 
-}  // namespace kforge::train
+}  // namespace kforge::plugins

@@ -9,7 +9,7 @@
 #include "plugins/plugin_set.h"
 #include "plugins/registry.h"
 
-namespace kforge::cli {
+namespace kforge::plugins {
 
 struct PluginHost {
   plugins::PluginSet set;
@@ -22,4 +22,4 @@ std::vector<std::filesystem::path> plugin_dirs(const std::vector<std::string>& f
 /// Discovers and registers every plugin. Files that fail stay in the set as refused.
 std::unique_ptr<PluginHost> load_plugins(const std::vector<std::string>& plugin_dirs_from_command_line);
 
-}  // namespace kforge::cli
+}  // namespace kforge::plugins

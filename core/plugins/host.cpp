@@ -1,11 +1,11 @@
-#include "cli/plugin_host.h"
+#include "plugins/host.h"
 
-#include "catalogue/catalogue_cache.h"
+#include "listing/listing_cache.h"
 
-namespace kforge::cli {
+namespace kforge::plugins {
 
 std::vector<std::filesystem::path> plugin_dirs(const std::vector<std::string>& from_command_line) {
-  return catalogue::plugin_search_dirs(from_command_line, catalogue::current_executable());
+  return listing::plugin_search_dirs(from_command_line, listing::current_executable());
 }
 
 std::unique_ptr<PluginHost> load_plugins(const std::vector<std::string>& from_command_line) {
@@ -15,4 +15,4 @@ std::unique_ptr<PluginHost> load_plugins(const std::vector<std::string>& from_co
   return host;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::plugins
