@@ -49,7 +49,7 @@ endfunction()
 
 # One header of a layer, for the probes.
 function(kforge_layer_header name out)
-  file(GLOB headers RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.h)
+  file(GLOB headers CONFIGURE_DEPENDS RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.h)
   list(SORT headers)
   list(GET headers 0 first)
   set(${out} ${first} PARENT_SCOPE)
