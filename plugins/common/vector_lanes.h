@@ -1,6 +1,6 @@
 // Float vector helpers shared by the built-in plugins' row kernels (cross-entropy, causal softmax):
-// kLanes-wide float vectors, float/bfloat16 loads and stores, a vectorised exp, and which widths
-// this CPU runs. Internal to kforge's plugins, not part of the SDK.
+// kLanes-wide float vectors, float/bfloat16 loads and stores, a vectorised exp, which widths this
+// CPU runs and the dispatch to one of them. Internal to kforge's plugins, not part of the SDK.
 #pragma once
 
 #include <c10/core/ScalarType.h>
@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace kforge::plugins::lanes {
 
@@ -158,6 +159,38 @@ void dispatch_float_or_bfloat16(c10::ScalarType dtype, const char* kernel, const
   if (dtype == c10::ScalarType::Float) return body(float{});
   if (dtype == c10::ScalarType::BFloat16) return body(c10::BFloat16{});
   throw sdk::Error(std::string(kernel) + ": got " + c10::toString(dtype) + "; only float32 and bfloat16 are supported");
+}
+
+#if defined(__x86_64__)
+namespace detail {
+// The width copies of dispatch_width's body: flatten inlines everything the body calls, so its vector
+// code is compiled for the target ISA and never runs (emulated) at a narrower one.
+template <typename Body>
+[[gnu::target("arch=x86-64-v4"), gnu::flatten]] decltype(auto) run_avx512(const Body& body) {
+  return body(std::integral_constant<int, 16>{});
+}
+template <typename Body>
+[[gnu::target("arch=x86-64-v3"), gnu::flatten]] decltype(auto) run_avx2(const Body& body) {
+  return body(std::integral_constant<int, 8>{});
+}
+}  // namespace detail
+#endif
+
+/// Calls body(std::integral_constant<int, kLanes>{}) compiled for `width`: 16 lanes under
+/// x86-64-v4 (AVX-512), 8 under x86-64-v3 (AVX2+FMA), 4 at the baseline (SSE). The body passes the
+/// lanes on as a template argument (row_kernel<lanes>(...)); `width` must be one cpu_supports().
+template <typename Body>
+decltype(auto) dispatch_width(Width width, const Body& body) {
+  switch (width) {
+#if defined(__x86_64__)
+    case Width::Avx512:
+      return detail::run_avx512(body);
+    case Width::Avx2:
+      return detail::run_avx2(body);
+#endif
+    default:
+      return body(std::integral_constant<int, 4>{});
+  }
 }
 
 /// One kernel family's width: the widest this CPU runs, unless a test chose another.

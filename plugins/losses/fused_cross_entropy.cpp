@@ -95,58 +95,16 @@ WidthChoice& chosen_width() {
   return width;
 }
 
-#if defined(__x86_64__)
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v4")]] RowNormaliser<float> row_normaliser_avx512(const Scalar* x, int64_t n) {
-  return row_normaliser_lanes<16>(x, n);
-}
-
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v4")]] void write_row_grad_avx512(const Scalar* x, RowNormaliser<float> norm, int64_t label,
-                                                             float scale, Scalar* out, int64_t n) {
-  write_row_grad_lanes<16>(x, norm, label, scale, out, n);
-}
-
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v3")]] RowNormaliser<float> row_normaliser_avx2(const Scalar* x, int64_t n) {
-  return row_normaliser_lanes<8>(x, n);
-}
-
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v3")]] void write_row_grad_avx2(const Scalar* x, RowNormaliser<float> norm, int64_t label,
-                                                           float scale, Scalar* out, int64_t n) {
-  write_row_grad_lanes<8>(x, norm, label, scale, out, n);
-}
-#endif
-
 /// A float or bfloat16 row's normaliser (in float): max, then the sum of exp(x - max).
 template <typename Scalar>
 RowNormaliser<float> row_normaliser(const Scalar* x, int64_t n) {
-  switch (chosen_width().get()) {
-#if defined(__x86_64__)
-    case Width::Avx512:
-      return row_normaliser_avx512(x, n);
-    case Width::Avx2:
-      return row_normaliser_avx2(x, n);
-#endif
-    default:
-      return row_normaliser_lanes<4>(x, n);
-  }
+  return dispatch_width(chosen_width().get(), [&](auto lanes) { return row_normaliser_lanes<lanes>(x, n); });
 }
 
 /// out = (softmax(x) - onehot(label)) * scale for a float or bfloat16 row.
 template <typename Scalar>
 void write_row_grad(const Scalar* x, RowNormaliser<float> norm, int64_t label, float scale, Scalar* out, int64_t n) {
-  switch (chosen_width().get()) {
-#if defined(__x86_64__)
-    case Width::Avx512:
-      return write_row_grad_avx512(x, norm, label, scale, out, n);
-    case Width::Avx2:
-      return write_row_grad_avx2(x, norm, label, scale, out, n);
-#endif
-    default:
-      return write_row_grad_lanes<4>(x, norm, label, scale, out, n);
-  }
+  dispatch_width(chosen_width().get(), [&](auto lanes) { write_row_grad_lanes<lanes>(x, norm, label, scale, out, n); });
 }
 
 void write_row_grad(const double* x, RowNormaliser<double> norm, int64_t label, double scale, double* out,

@@ -96,29 +96,6 @@ template <int kLanes, typename Scalar>
   }
 }
 
-#if defined(__x86_64__)
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v4")]] void forward_rows_avx512(const Scalar* x, Scalar* out, Rows rows, float scale,
-                                                           int64_t begin, int64_t end) {
-  forward_rows<16>(x, out, rows, scale, begin, end);
-}
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v3")]] void forward_rows_avx2(const Scalar* x, Scalar* out, Rows rows, float scale,
-                                                         int64_t begin, int64_t end) {
-  forward_rows<8>(x, out, rows, scale, begin, end);
-}
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v4")]] void backward_rows_avx512(const Scalar* p, const Scalar* g, Scalar* dx, Rows rows,
-                                                            float scale, int64_t begin, int64_t end) {
-  backward_rows<16>(p, g, dx, rows, scale, begin, end);
-}
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v3")]] void backward_rows_avx2(const Scalar* p, const Scalar* g, Scalar* dx, Rows rows,
-                                                          float scale, int64_t begin, int64_t end) {
-  backward_rows<8>(p, g, dx, rows, scale, begin, end);
-}
-#endif
-
 WidthChoice& chosen_width() {
   static WidthChoice width("causal_softmax");
   return width;
@@ -143,16 +120,7 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
       const Scalar* in = x.data_ptr<Scalar>();
       Scalar* o = out.data_ptr<Scalar>();
       at::parallel_for(0, n, grain_rows(rows.keys), [&](int64_t begin, int64_t end) {
-        switch (width) {
-#if defined(__x86_64__)
-          case Width::Avx512:
-            return forward_rows_avx512(in, o, rows, s, begin, end);
-          case Width::Avx2:
-            return forward_rows_avx2(in, o, rows, s, begin, end);
-#endif
-          default:
-            return forward_rows<4>(in, o, rows, s, begin, end);
-        }
+        dispatch_width(width, [&](auto lanes) { forward_rows<lanes>(in, o, rows, s, begin, end); });
       });
     });
     ctx->save_for_backward({out});
@@ -177,16 +145,7 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
       const Scalar* gg = g.data_ptr<Scalar>();
       Scalar* d = dx.data_ptr<Scalar>();
       at::parallel_for(0, n, grain_rows(rows.keys), [&](int64_t begin, int64_t end) {
-        switch (width) {
-#if defined(__x86_64__)
-          case Width::Avx512:
-            return backward_rows_avx512(pp, gg, d, rows, s, begin, end);
-          case Width::Avx2:
-            return backward_rows_avx2(pp, gg, d, rows, s, begin, end);
-#endif
-          default:
-            return backward_rows<4>(pp, gg, d, rows, s, begin, end);
-        }
+        dispatch_width(width, [&](auto lanes) { backward_rows<lanes>(pp, gg, d, rows, s, begin, end); });
       });
     });
     return {dx, at::Tensor(), at::Tensor()};

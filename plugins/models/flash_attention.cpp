@@ -20,6 +20,8 @@
 namespace kforge::models {
 namespace {
 
+using namespace plugins::lanes;
+
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // exp(x) for x <= 0 (Cephes' single-precision range reduction and polynomial, ~1 ulp), 0 below -87
@@ -41,9 +43,14 @@ inline float exp_nonpositive(float x) {
   return underflow ? 0.0f : e * scale;
 }
 
-// row[j] = exp(row[j] - shift) for j < n; returns their sum. Cloned per ISA (chosen at load time).
-__attribute__((target_clones("avx512f", "avx2", "default"))) float exp_shifted_sum(float* row, int64_t n, float shift) {
-  constexpr int kLanes = 16;
+WidthChoice& chosen_width() {
+  static WidthChoice width("flash_attention");
+  return width;
+}
+
+// row[j] = exp(row[j] - shift) for j < n; returns their sum (kLanes partial sums, which vectorise).
+template <int kLanes>
+[[gnu::always_inline]] inline float exp_shifted_sum_lanes(float* row, int64_t n, float shift) {
   float acc[kLanes] = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes) {
@@ -61,10 +68,15 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) float exp_shifted_s
   return sum;
 }
 
-// dS = P * (dP - delta), in place over dP.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_grad_row(const float* p, float* dp, int64_t n,
-                                                                                   float delta) {
-  for (int64_t j = 0; j < n; ++j) dp[j] = p[j] * (dp[j] - delta);
+float exp_shifted_sum(float* row, int64_t n, float shift) {
+  return dispatch_width(chosen_width().get(), [&](auto lanes) { return exp_shifted_sum_lanes<lanes>(row, n, shift); });
+}
+
+// dS = P * (dP - delta), in place over dP; a plain loop, vectorised at the chosen width.
+void softmax_grad_row(const float* p, float* dp, int64_t n, float delta) {
+  dispatch_width(chosen_width().get(), [&](auto) {
+    for (int64_t j = 0; j < n; ++j) dp[j] = p[j] * (dp[j] - delta);
+  });
 }
 
 // Row-major (rows x hd) view of one (batch, head) slice starting at row `row`.
@@ -252,5 +264,9 @@ at::Tensor flash_attention(const at::Tensor& q, const at::Tensor& k, const at::T
   check_inputs(q, k, v, tiles);
   return FlashAttentionFunction::apply(q, k, v, tiles.q, tiles.k);
 }
+
+Width flash_attention_width() { return chosen_width().get(); }
+
+void set_flash_attention_width(Width width) { chosen_width().set(width); }
 
 }  // namespace kforge::models

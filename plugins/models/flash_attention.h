@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "vector_lanes.h"
+
 namespace kforge::models {
 
 /// Whether the kernel takes q's device and dtype (CPU float32 or bfloat16).
@@ -25,5 +27,11 @@ struct FlashTiles {
 /// output (and input gradients) rounded back to bfloat16. Returns (B, H, Sq, hd) in q's dtype.
 /// Throws sdk::Error for inputs flash_attention_supports() refuses or inconsistent shapes.
 at::Tensor flash_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, FlashTiles tiles = {});
+
+/// The row kernels' (softmax exp and gradient) vector width in use: the widest this CPU runs, unless a
+/// test chose another.
+plugins::lanes::Width flash_attention_width();
+/// For tests of every width this CPU runs; throws sdk::Error for one it cannot.
+void set_flash_attention_width(plugins::lanes::Width width);
 
 }  // namespace kforge::models

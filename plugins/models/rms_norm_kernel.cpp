@@ -74,30 +74,6 @@ template <int kLanes, typename Scalar>
   }
 }
 
-#if defined(__x86_64__)
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v4")]] void forward_avx512(const Scalar* x, const float* w, Scalar* y, float* r, int64_t n,
-                                                      float eps, int64_t begin, int64_t end) {
-  forward_rows<16>(x, w, y, r, n, eps, begin, end);
-}
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v3")]] void forward_avx2(const Scalar* x, const float* w, Scalar* y, float* r, int64_t n,
-                                                    float eps, int64_t begin, int64_t end) {
-  forward_rows<8>(x, w, y, r, n, eps, begin, end);
-}
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v4")]] void backward_avx512(const Scalar* x, const float* w, const Scalar* dy,
-                                                       const float* r, Scalar* dx, float* dw, int64_t n, int64_t begin,
-                                                       int64_t end) {
-  backward_rows<16>(x, w, dy, r, dx, dw, n, begin, end);
-}
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v3")]] void backward_avx2(const Scalar* x, const float* w, const Scalar* dy, const float* r,
-                                                     Scalar* dx, float* dw, int64_t n, int64_t begin, int64_t end) {
-  backward_rows<8>(x, w, dy, r, dx, dw, n, begin, end);
-}
-#endif
-
 WidthChoice& chosen_width() {
   static WidthChoice width("rms_norm");
   return width;
@@ -124,16 +100,7 @@ class FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {
       const float* wp = w.data_ptr<float>();
       float* rp = r.data_ptr<float>();
       at::parallel_for(0, rows, std::max<int64_t>(1, at::internal::GRAIN_SIZE / n), [&](int64_t begin, int64_t end) {
-        switch (width) {
-#if defined(__x86_64__)
-          case Width::Avx512:
-            return forward_avx512(xp, wp, yp, rp, n, e, begin, end);
-          case Width::Avx2:
-            return forward_avx2(xp, wp, yp, rp, n, e, begin, end);
-#endif
-          default:
-            return forward_rows<4>(xp, wp, yp, rp, n, e, begin, end);
-        }
+        dispatch_width(width, [&](auto lanes) { forward_rows<lanes>(xp, wp, yp, rp, n, e, begin, end); });
       });
     });
     ctx->save_for_backward({x, w, r});
@@ -161,18 +128,7 @@ class FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {
         for (int64_t b = first; b < last; ++b) {
           const int64_t begin = b * kRowsPerBlock, end = std::min(rows, begin + kRowsPerBlock);
           float* dwp = want_w ? dw_blocks.data_ptr<float>() + b * n : nullptr;
-          switch (width) {
-#if defined(__x86_64__)
-            case Width::Avx512:
-              backward_avx512(xp, wp, dyp, rp, dxp, dwp, n, begin, end);
-              break;
-            case Width::Avx2:
-              backward_avx2(xp, wp, dyp, rp, dxp, dwp, n, begin, end);
-              break;
-#endif
-            default:
-              backward_rows<4>(xp, wp, dyp, rp, dxp, dwp, n, begin, end);
-          }
+          dispatch_width(width, [&](auto lanes) { backward_rows<lanes>(xp, wp, dyp, rp, dxp, dwp, n, begin, end); });
         }
       });
     });

@@ -50,29 +50,6 @@ template <int kLanes, typename Scalar>
   }
 }
 
-#if defined(__x86_64__)
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v4")]] void forward_avx512(const Scalar* g, const Scalar* u, Scalar* h, int64_t begin,
-                                                      int64_t end) {
-  forward_span<16>(g, u, h, begin, end);
-}
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v3")]] void forward_avx2(const Scalar* g, const Scalar* u, Scalar* h, int64_t begin,
-                                                    int64_t end) {
-  forward_span<8>(g, u, h, begin, end);
-}
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v4")]] void backward_avx512(const Scalar* g, const Scalar* u, const Scalar* dh, Scalar* dg,
-                                                       Scalar* du, int64_t begin, int64_t end) {
-  backward_span<16>(g, u, dh, dg, du, begin, end);
-}
-template <typename Scalar>
-[[gnu::target("arch=x86-64-v3")]] void backward_avx2(const Scalar* g, const Scalar* u, const Scalar* dh, Scalar* dg,
-                                                     Scalar* du, int64_t begin, int64_t end) {
-  backward_span<8>(g, u, dh, dg, du, begin, end);
-}
-#endif
-
 WidthChoice& chosen_width() {
   static WidthChoice width("swiglu");
   return width;
@@ -90,16 +67,7 @@ class SwiGlu : public torch::autograd::Function<SwiGlu> {
       const Scalar *gp = g.data_ptr<Scalar>(), *up_ = u.data_ptr<Scalar>();
       Scalar* hp = h.data_ptr<Scalar>();
       at::parallel_for(0, g.numel(), at::internal::GRAIN_SIZE, [&](int64_t begin, int64_t end) {
-        switch (width) {
-#if defined(__x86_64__)
-          case Width::Avx512:
-            return forward_avx512(gp, up_, hp, begin, end);
-          case Width::Avx2:
-            return forward_avx2(gp, up_, hp, begin, end);
-#endif
-          default:
-            return forward_span<4>(gp, up_, hp, begin, end);
-        }
+        dispatch_width(width, [&](auto lanes) { forward_span<lanes>(gp, up_, hp, begin, end); });
       });
     });
     ctx->save_for_backward({g, u});
@@ -122,16 +90,7 @@ class SwiGlu : public torch::autograd::Function<SwiGlu> {
       Scalar* dgp = want_g ? dg.data_ptr<Scalar>() : nullptr;
       Scalar* dup = want_u ? du.data_ptr<Scalar>() : nullptr;
       at::parallel_for(0, g.numel(), at::internal::GRAIN_SIZE, [&](int64_t begin, int64_t end) {
-        switch (width) {
-#if defined(__x86_64__)
-          case Width::Avx512:
-            return backward_avx512(gp, up_, dhp, dgp, dup, begin, end);
-          case Width::Avx2:
-            return backward_avx2(gp, up_, dhp, dgp, dup, begin, end);
-#endif
-          default:
-            return backward_span<4>(gp, up_, dhp, dgp, dup, begin, end);
-        }
+        dispatch_width(width, [&](auto lanes) { backward_span<lanes>(gp, up_, dhp, dgp, dup, begin, end); });
       });
     });
     return {dg, du};

@@ -1,5 +1,6 @@
 // Tiled causal attention against the explicit one (attention.h): outputs and q/k/v gradients for
-// MHA/GQA/MQA, uneven tiles, fewer queries than keys (decode), bfloat16, and Attention with a KV cache.
+// MHA/GQA/MQA, uneven tiles, fewer queries than keys (decode), bfloat16, at every vector width this CPU
+// runs, and Attention with a KV cache.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -13,6 +14,7 @@
 #include "kforge/sdk/error.h"
 #include "kv_cache.h"
 #include "rope.h"
+#include "support/every_width.h"
 
 namespace kforge::test {
 namespace {
@@ -58,13 +60,15 @@ void expect_close(const Result& got, const Result& want, double tol) {
 
 class FlashVsExplicit : public ::testing::TestWithParam<Case> {};
 
-// Within 1e-5 (relative to max(1, the largest magnitude)).
+// Within 1e-5 (relative to max(1, the largest magnitude)), with the row kernels at every width.
 TEST_P(FlashVsExplicit, Float32OutputAndGradientsWithin1e5) {
   const Case c = GetParam();
-  const Result tiled =
-      run(c, at::kFloat, [&](auto& q, auto& k, auto& v) { return models::flash_attention(q, k, v, c.tiles); });
   const Result plain = run(c, at::kFloat, [](auto& q, auto& k, auto& v) { return models::causal_attention(q, k, v); });
-  expect_close(tiled, plain, 1e-5);
+  at_every_width(models::flash_attention_width, models::set_flash_attention_width, [&] {
+    const Result tiled =
+        run(c, at::kFloat, [&](auto& q, auto& k, auto& v) { return models::flash_attention(q, k, v, c.tiles); });
+    expect_close(tiled, plain, 1e-5);
+  });
 }
 
 // bfloat16 in and out, float32 inside, against the float32 explicit path on the same bf16 values:
