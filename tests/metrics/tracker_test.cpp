@@ -1,5 +1,6 @@
-// MetricsTracker: MFU is logged as a fraction of the peak (never clamped), and a value above 1 is
-// warned about once.
+// MetricsTracker: it logs at step 1 and every log_interval-th step, smooths with KempnerForge's EMA
+// (weight 0.1 on the newest step), fans logs and flushes out to every backend, and logs MFU as a
+// fraction of the peak (never clamped), warning once about a value above 1.
 #include "metrics/tracker.h"
 
 #include <gtest/gtest.h>
@@ -12,24 +13,77 @@ namespace kforge::metrics {
 namespace {
 
 struct Recorded {
+  std::vector<int64_t> steps;
   std::vector<std::map<std::string, double>> lines;
+  int flushes = 0;
 };
 
 class RecordingBackend final : public sdk::MetricBackend {
  public:
   explicit RecordingBackend(Recorded& out) : out_(out) {}
-  void log(int64_t, const sdk::MetricList& metrics) override {
+  void log(int64_t step, const sdk::MetricList& metrics) override {
+    out_.steps.push_back(step);
     out_.lines.emplace_back(metrics.begin(), metrics.end());
   }
+  void flush() override { ++out_.flushes; }
 
  private:
   Recorded& out_;
 };
 
-MetricsTracker tracker(Recorded& out, double flops_per_token, double peak_tflops) {
+MetricsTracker tracker(Recorded& out, double flops_per_token, double peak_tflops, int64_t log_interval = 1) {
   std::vector<std::unique_ptr<sdk::MetricBackend>> backends;
   backends.push_back(std::make_unique<RecordingBackend>(out));
-  return MetricsTracker(std::move(backends), /*log_interval=*/1, flops_per_token, peak_tflops);
+  return MetricsTracker(std::move(backends), log_interval, flops_per_token, peak_tflops);
+}
+
+void train_step(MetricsTracker& t, int64_t step, double loss) {
+  t.start_step();
+  t.end_step({step, loss, /*grad_norm=*/1.0, /*lr=*/1e-3, /*tokens=*/1000});
+}
+
+TEST(Tracker, LogsAtStepOneAndEveryLogIntervalThStep) {
+  Recorded out;
+  MetricsTracker t = tracker(out, 1e6, 1e9, /*log_interval=*/3);
+  for (int64_t step = 1; step <= 7; ++step) train_step(t, step, 2.0);
+  EXPECT_EQ(out.steps, (std::vector<int64_t>{1, 3, 6}));
+  for (int64_t step : {1, 3, 6, 9}) EXPECT_TRUE(t.is_log_step(step)) << step;
+  for (int64_t step : {2, 4, 5, 7}) EXPECT_FALSE(t.is_log_step(step)) << step;
+}
+
+TEST(Tracker, LogsTheStepsValuesAndSmoothsTheLossWithWeightOneTenthOnTheNewest) {
+  Recorded out;
+  MetricsTracker t = tracker(out, 1e6, 1e9);
+  train_step(t, 1, 4.0);
+  train_step(t, 2, 2.0);
+  train_step(t, 3, 1.0);
+  ASSERT_EQ(out.lines.size(), 3u);
+  EXPECT_DOUBLE_EQ(out.lines[0].at("smoothed/loss"), 4.0);  // the first step seeds the EMA
+  EXPECT_DOUBLE_EQ(out.lines[1].at("smoothed/loss"), 0.1 * 2.0 + 0.9 * 4.0);
+  EXPECT_DOUBLE_EQ(out.lines[2].at("smoothed/loss"), 0.1 * 1.0 + 0.9 * (0.1 * 2.0 + 0.9 * 4.0));
+  const auto& last = out.lines[2];
+  EXPECT_DOUBLE_EQ(last.at("train/loss"), 1.0);
+  EXPECT_DOUBLE_EQ(last.at("train/grad_norm"), 1.0);
+  EXPECT_DOUBLE_EQ(last.at("train/lr"), 1e-3);
+  EXPECT_GT(last.at("train/step_time_sec"), 0.0);
+  EXPECT_DOUBLE_EQ(last.at("train/tokens_per_sec"), 1000 / last.at("train/step_time_sec"));
+  EXPECT_GT(last.at("memory/peak_rss_gb"), 0.0);
+}
+
+TEST(Tracker, LogAndFlushReachEveryBackend) {
+  Recorded first, second;
+  std::vector<std::unique_ptr<sdk::MetricBackend>> backends;
+  backends.push_back(std::make_unique<RecordingBackend>(first));
+  backends.push_back(std::make_unique<RecordingBackend>(second));
+  MetricsTracker t(std::move(backends), /*log_interval=*/10, 1e6, 1e9);
+  t.log(50, {{"eval/loss", 3.5}});
+  t.flush();
+  for (const Recorded* out : {&first, &second}) {
+    EXPECT_EQ(out->steps, std::vector<int64_t>{50});
+    ASSERT_EQ(out->lines.size(), 1u);
+    EXPECT_DOUBLE_EQ(out->lines[0].at("eval/loss"), 3.5);
+    EXPECT_EQ(out->flushes, 1);
+  }
 }
 
 TEST(Tracker, MfuIsTheFractionOfThePeakThatTheTokenRateReaches) {
