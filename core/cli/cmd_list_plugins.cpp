@@ -13,47 +13,19 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/parse_options.h"
+#include "plugins/capability_names.h"
+#include "plugins/declared_core_keys.h"
 #include "plugins/host.h"
 #include "plugins/plugin_file.h"
-#include "config/component_slots.h"
 #include "config/schema.h"
+#include "kforge/sdk/kinds.h"
 
 namespace kforge::cli {
 namespace {
 
 std::string section_of(const std::string& kind) {
-  for (const auto& slot : config::component_slots()) {
-    if (kind == slot.kind) return slot.section;
-  }
-  return "";
-}
-
-// The KempnerForge keys of its section each built-in component reads. They are core schema keys, so
-// the plugins cannot declare them; without this list -v would show e.g. no key for any scheduler.
-struct CoreKeysOf {
-  const char* kind;
-  const char* name;
-  std::vector<const char*> keys;
-};
-
-const std::vector<CoreKeysOf>& builtin_core_keys() {
-  static const std::vector<CoreKeysOf> table = {
-      {"optimizer", "adamw", {"lr", "weight_decay", "betas", "eps"}},
-      {"optimizer", "lion", {"lr", "weight_decay", "betas"}},
-      {"optimizer", "sgd", {"lr", "weight_decay"}},
-      {"optimizer", "schedule_free_adamw", {"lr", "weight_decay", "betas", "eps", "schedule_free_warmup_steps"}},
-      {"optimizer", "muon", {"lr", "weight_decay", "betas", "eps", "muon_momentum", "muon_ns_steps", "muon_adam_lr"}},
-      {"scheduler", "cosine", {"warmup_steps", "decay_steps", "min_lr_ratio"}},
-      {"scheduler", "linear", {"warmup_steps", "decay_steps", "min_lr_ratio"}},
-      {"scheduler", "wsd", {"warmup_steps", "decay_steps", "min_lr_ratio", "stable_steps", "wsd_decay_type"}},
-      {"scheduler", "constant", {"warmup_steps"}},
-      {"scheduler", "rex", {"warmup_steps", "decay_steps", "min_lr_ratio", "rex_alpha"}},
-      {"loss", "cross_entropy", {"z_loss_weight"}},
-      {"loss", "chunked_cross_entropy", {"z_loss_weight", "ce_chunk_size"}},
-      {"router", "softmax_topk", {"num_experts", "moe_top_k"}},
-      {"router", "sigmoid_topk", {"num_experts", "moe_top_k", "moe_sequence_aux_loss_weight", "moe_bias_schedule"}},
-  };
-  return table;
+  const sdk::KindInfo* info = sdk::find_kind(kind);
+  return info != nullptr ? info->section : "";
 }
 
 // One documented key, from the core schema or from a plugin's metadata.
@@ -61,21 +33,16 @@ struct KeyDoc {
   std::string name, type, default_value, doc;
 };
 
+// The core schema keys the component declares it reads; a refused file's may not resolve.
 std::vector<KeyDoc> core_keys(const plugins::ComponentMeta& c) {
-  const std::string section = section_of(c.kind);
-  const config::SectionSpec* spec = nullptr;
-  for (const auto& s : config::core_schema()) {
-    if (s.name == section) spec = &s;
-  }
   std::vector<KeyDoc> out;
-  for (const CoreKeysOf& entry : builtin_core_keys()) {
-    if (c.kind != entry.kind || c.name != entry.name || spec == nullptr) continue;
-    for (const char* name : entry.keys) {
-      const config::KeySpec* k = spec->find(name);
-      if (k == nullptr) continue;
+  try {
+    for (const config::KeySpec* k : plugins::declared_core_keys(c)) {
       out.push_back({k->name, config::key_type_name(k->type),
                      k->default_value.is_null() ? "" : k->default_value.to_toml(), k->doc});
     }
+  } catch (const std::exception&) {
+    for (const std::string& name : c.core_keys) out.push_back({name, "", "", "not in the core schema"});
   }
   return out;
 }
@@ -107,7 +74,8 @@ nlohmann::json to_json(const plugins::PluginSet& set) {
                                     {"summary", c.summary},
                                     {"section", section_of(c.kind)},
                                     {"config_keys", keys_json(plugin_keys(c))},
-                                    {"core_keys", keys_json(core_keys(c))}});
+                                    {"core_keys", keys_json(core_keys(c))},
+                                    {"capabilities", plugins::capability_names(c.capabilities)}});
     }
     out.push_back(file);
   }
@@ -122,6 +90,9 @@ void print_table(std::ostream& out, const plugins::PluginSet& set, bool verbose)
       out << fmt::format("{:<15} {:<22} {:<8} {:<28} {}\n", c.kind, c.name, c.version,
                                f.path.filename().string(), c.summary);
       if (!verbose) continue;
+      if (c.capabilities != 0) {
+        out << fmt::format("{:>17}capabilities: {}\n", "", fmt::join(plugins::capability_names(c.capabilities), ", "));
+      }
       std::vector<KeyDoc> keys = core_keys(c);
       for (KeyDoc& k : plugin_keys(c)) keys.push_back(std::move(k));
       for (const KeyDoc& k : keys) {

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "config/component_slots.h"
 #include "config/did_you_mean.h"
 #include "config/overrides.h"
 #include "config/toml_reader.h"
 #include "kforge/sdk/error.h"
+#include "kforge/sdk/kinds.h"
 
 namespace kforge::config {
 namespace {
@@ -161,13 +161,6 @@ Value coerce(const Value& v, const KeySpec& spec, const std::string& path, const
   }
 }
 
-const ComponentSlot* slot_of_kind(const std::string& kind) {
-  for (const ComponentSlot& slot : component_slots()) {
-    if (kind == slot.kind) return &slot;
-  }
-  return nullptr;
-}
-
 std::string unknown_key_message(const std::string& key, const SectionSpec& spec, const std::string& path,
                                 const Catalog& catalog) {
   const std::string valid = join(spec.key_names());
@@ -176,7 +169,7 @@ std::string unknown_key_message(const std::string& key, const SectionSpec& spec,
   }
   // A key that a component of this section's kind declares, but that component is not selected.
   for (const ComponentKeys& c : catalog) {
-    const ComponentSlot* slot = slot_of_kind(c.kind);
+    const sdk::KindInfo* slot = sdk::find_kind(c.kind);
     if (slot == nullptr || path != slot->section) continue;
     for (const KeySpec& k : c.keys) {
       if (k.name != key) continue;
@@ -232,7 +225,7 @@ Value resolve_table(const Value* raw, const SectionSpec& spec, const std::string
   return ordered;
 }
 
-std::vector<std::string> selected_names(const Value& raw, const ComponentSlot& slot, const SectionSpec& section,
+std::vector<std::string> selected_names(const Value& raw, const sdk::KindInfo& slot, const SectionSpec& section,
                                         const Value** where_value) {
   const Value* sec = raw.find(slot.section);
   const Value* v = sec != nullptr ? sec->find(slot.selector) : nullptr;
@@ -325,7 +318,7 @@ std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catal
   for (SectionSpec& section : schema) {
     if (section.name == "vlm") section = vlm_spec_for(raw);
   }
-  for (const ComponentSlot& slot : component_slots()) {
+  for (const sdk::KindInfo& slot : sdk::kKinds) {
     auto section = std::find_if(schema.begin(), schema.end(), [&](const SectionSpec& s) { return s.name == slot.section; });
     const Value* where_value = nullptr;
     std::vector<std::string> done;
@@ -336,17 +329,17 @@ std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catal
       std::vector<std::string> known_names;
       std::string known;
       for (const ComponentKeys& c : catalog) {
-        if (c.kind != slot.kind) continue;
+        if (c.kind != slot.name) continue;
         known_names.push_back(c.name);
         known += fmt::format("{}{} ({} {})", known.empty() ? "" : ", ", c.name, c.file, c.version);
         if (c.name == name) found = &c;
       }
       if (found == nullptr) {
         // Routers only matter for MoE models; a dense model may name one that is not loaded.
-        if (std::string(slot.kind) == "router") continue;
+        if (std::string(slot.name) == "router") continue;
         const std::string origin = where_value != nullptr ? where_value->source.describe() : "default";
         throw sdk::ConfigError(fmt::format("{}: [{}] {} = \"{}\": no {} '{}' in the loaded plugins. Known: {}.{}",
-                                           origin, slot.section, slot.selector, name, slot.kind, name,
+                                           origin, slot.section, slot.selector, name, slot.name, name,
                                            known.empty() ? "(none; check --plugin-dir)" : known,
                                            did_you_mean(name, known_names)));
       }

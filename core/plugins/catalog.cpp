@@ -6,9 +6,8 @@ namespace kforge::plugins {
 
 config::Catalog make_catalog(const Registry& registry) {
   config::Catalog catalog;
-  for (const char* kind : {sdk::kind::model, sdk::kind::router, sdk::kind::optimizer, sdk::kind::scheduler,
-                           sdk::kind::loss, sdk::kind::dataset, sdk::kind::hook, sdk::kind::metric_backend}) {
-    for (const Entry* e : registry.entries(kind)) {
+  for (const sdk::KindInfo& kind : sdk::kKinds) {
+    for (const Entry* e : registry.entries(kind.name)) {
       config::ComponentKeys c{e->meta.kind, e->meta.name, e->plugin->version, e->plugin->path.filename().string(), {}};
       const std::string owner = e->meta.kind + " '" + e->meta.name + "'";
       for (const ConfigKeyMeta& k : e->meta.keys) {

@@ -1,87 +1,93 @@
+// Components: each configured component, looked up in the registry and built with its kind's section.
 #include "plugins/components.h"
 
 #include <fmt/format.h>
 
-#include "kforge/sdk/error.h"
 #include "kforge/sdk/kinds.h"
 
 namespace kforge::plugins {
 namespace {
 
-// Each component logs through its own prefix and reads its own section.
+// Each component logs through its own prefix and reads its kind's section.
 struct Context {
   log::PluginLogger logger;
   config::SectionView view;
   sdk::BuildContext ctx;
-  Context(const std::string& kind, const std::string& name, const config::JobConfig& job, const std::string& section,
+  Context(const sdk::KindInfo& kind, const std::string& name, const config::JobConfig& job,
           const sdk::ComponentSource& source)
-      : logger(kind + "/" + name), view(job.view(section)), ctx{logger, view, source} {}
+      : logger(std::string(kind.name) + "/" + name), view(job.view(kind.section)), ctx{logger, view, source} {}
 };
+
+const sdk::KindInfo& kind_info(const char* kind) { return *sdk::find_kind(kind); }
 
 }  // namespace
 
 Components::Components(const plugins::Registry& registry, const config::JobConfig& job)
     : registry_(registry), job_(job) {}
 
-template <class Factory>
-const Factory& Components::factory(const char* kind, const std::string& name) const {
-  const plugins::Entry* entry = registry_.find(kind, name);
-  if (entry == nullptr) {
-    throw sdk::ConfigError(fmt::format("no {} '{}' in the loaded plugins (check --plugin-dir)", kind, name));
-  }
-  return std::get<Factory>(entry->factory);
+const Entry& Components::entry(const sdk::KindInfo& kind, const std::string& name) const {
+  return registry_.get(kind.name, name, fmt::format("[{}] {}", kind.section, kind.selector));
 }
 
-std::shared_ptr<sdk::Model> Components::model() const {
-  const std::string name = job_.view("model").get_string("model_type");
-  Context c(sdk::kind::model, name, job_, "model", *this);
-  return factory<sdk::ModelFactory>(sdk::kind::model, name)(c.ctx);
+std::string Components::selected(const sdk::KindInfo& kind) const {
+  return job_.view(kind.section).get_string(kind.selector);
 }
+
+template <class Factory, class... Args>
+auto Components::build(const sdk::KindInfo& kind, const std::string& name, Args&&... args) const {
+  const Factory& factory = std::get<Factory>(entry(kind, name).factory);
+  Context c(kind, name, job_, *this);
+  return factory(c.ctx, std::forward<Args>(args)...);
+}
+
+template <class Factory, class... Args>
+auto Components::build_selected(const char* kind, Args&&... args) const {
+  const sdk::KindInfo& info = kind_info(kind);
+  return build<Factory>(info, selected(info), std::forward<Args>(args)...);
+}
+
+template <class Factory, class... Args>
+auto Components::build_each_selected(const char* kind, const Args&... args) const {
+  const sdk::KindInfo& info = kind_info(kind);
+  std::vector<decltype(build<Factory>(info, std::string(), args...))> out;
+  for (const std::string& name : job_.view(info.section).get_string_list(info.selector)) {
+    out.push_back(build<Factory>(info, name, args...));
+  }
+  return out;
+}
+
+std::shared_ptr<sdk::Model> Components::model() const { return build_selected<sdk::ModelFactory>(sdk::kind::model); }
 
 std::unique_ptr<sdk::Optimizer> Components::optimizer(std::vector<sdk::NamedParameter> params) const {
-  const std::string name = job_.view("optimizer").get_string("name");
-  Context c(sdk::kind::optimizer, name, job_, "optimizer", *this);
-  return factory<sdk::OptimizerFactory>(sdk::kind::optimizer, name)(c.ctx, std::move(params));
+  return build_selected<sdk::OptimizerFactory>(sdk::kind::optimizer, std::move(params));
 }
 
 std::unique_ptr<sdk::Scheduler> Components::scheduler() const {
-  const std::string name = job_.view("scheduler").get_string("name");
-  Context c(sdk::kind::scheduler, name, job_, "scheduler", *this);
-  return factory<sdk::SchedulerFactory>(sdk::kind::scheduler, name)(c.ctx, job_.train.max_steps);
+  return build_selected<sdk::SchedulerFactory>(sdk::kind::scheduler, job_.train.max_steps);
 }
 
-std::unique_ptr<sdk::Loss> Components::loss() const {
-  Context c(sdk::kind::loss, job_.train.loss_fn, job_, "train", *this);
-  return factory<sdk::LossFactory>(sdk::kind::loss, job_.train.loss_fn)(c.ctx);
-}
+std::unique_ptr<sdk::Loss> Components::loss() const { return build_selected<sdk::LossFactory>(sdk::kind::loss); }
 
 std::unique_ptr<sdk::Dataset> Components::dataset(const std::string& path, const std::string& file_pattern) const {
-  Context c(sdk::kind::dataset, job_.data.dataset_type, job_, "data", *this);
-  const sdk::DatasetSpec spec{path, file_pattern, job_.train.seq_len + 1};
-  return factory<sdk::DatasetFactory>(sdk::kind::dataset, job_.data.dataset_type)(c.ctx, spec);
+  return build_selected<sdk::DatasetFactory>(sdk::kind::dataset,
+                                             sdk::DatasetSpec{path, file_pattern, job_.train.seq_len + 1});
 }
 
 std::vector<std::unique_ptr<sdk::Hook>> Components::hooks() const {
-  std::vector<std::unique_ptr<sdk::Hook>> out;
-  for (const std::string& name : job_.train.hooks) {
-    Context c(sdk::kind::hook, name, job_, "train", *this);
-    out.push_back(factory<sdk::HookFactory>(sdk::kind::hook, name)(c.ctx));
-  }
-  return out;
+  return build_each_selected<sdk::HookFactory>(sdk::kind::hook);
 }
 
 std::vector<std::unique_ptr<sdk::MetricBackend>> Components::metric_backends(const sdk::RunInfo& run) const {
-  std::vector<std::unique_ptr<sdk::MetricBackend>> out;
-  for (const std::string& name : job_.metrics.backends) {
-    Context c(sdk::kind::metric_backend, name, job_, "metrics", *this);
-    out.push_back(factory<sdk::MetricBackendFactory>(sdk::kind::metric_backend, name)(c.ctx, run));
-  }
-  return out;
+  return build_each_selected<sdk::MetricBackendFactory>(sdk::kind::metric_backend, run);
 }
 
 std::shared_ptr<sdk::Router> Components::make_router(const std::string& name, const sdk::RouterSpec& spec) const {
-  Context c(sdk::kind::router, name, job_, "model", *this);
-  return factory<sdk::RouterFactory>(sdk::kind::router, name)(c.ctx, spec);
+  return build<sdk::RouterFactory>(kind_info(sdk::kind::router), name, spec);
+}
+
+uint32_t Components::optimizer_capabilities() const {
+  const sdk::KindInfo& optimizer = kind_info(sdk::kind::optimizer);
+  return entry(optimizer, selected(optimizer)).meta.capabilities;
 }
 
 }  // namespace kforge::plugins

@@ -1,6 +1,7 @@
 // Components: builds each configured component through the registry with its config section.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,9 @@
 
 namespace kforge::plugins {
 
+/// Each component is the one its kind's selector names ([optimizer] name, [train] hooks, ...; see
+/// KFORGE_COMPONENT_KINDS), looked up with Registry::get (so a missing name gets "did you mean")
+/// and built with a view of its kind's section.
 class Components final : public sdk::ComponentSource {
  public:
   /// Both must outlive this object.
@@ -27,9 +31,23 @@ class Components final : public sdk::ComponentSource {
   std::vector<std::unique_ptr<sdk::MetricBackend>> metric_backends(const sdk::RunInfo& run) const;
   std::shared_ptr<sdk::Router> make_router(const std::string& name, const sdk::RouterSpec& spec) const override;
 
+  /// The KFORGE_CAP_* flags the configured optimizer declares (e.g. KFORGE_CAP_NEEDS_WHOLE_MATRICES),
+  /// without building it.
+  uint32_t optimizer_capabilities() const;
+
  private:
-  template <class Factory>
-  const Factory& factory(const char* kind, const std::string& name) const;
+  /// The registry entry of component `name` of `kind`.
+  const Entry& entry(const sdk::KindInfo& kind, const std::string& name) const;
+  /// The name the config selects for a kind that selects one.
+  std::string selected(const sdk::KindInfo& kind) const;
+  template <class Factory, class... Args>
+  auto build(const sdk::KindInfo& kind, const std::string& name, Args&&... args) const;
+  /// The component a kind that selects one names ([optimizer] name).
+  template <class Factory, class... Args>
+  auto build_selected(const char* kind, Args&&... args) const;
+  /// The components, in config order, a kind that selects a list names ([train] hooks).
+  template <class Factory, class... Args>
+  auto build_each_selected(const char* kind, const Args&... args) const;
 
   const plugins::Registry& registry_;
   const config::JobConfig& job_;

@@ -1,21 +1,17 @@
 #include "plugins/plugin_file.h"
 
 #include <cxxabi.h>
+#include <fmt/format.h>
 
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
-#include <fmt/format.h>
-#include <set>
-#include <string_view>
 
 #include "config/resolver.h"
 #include "kforge/sdk/plugin.h"
+#include "plugins/declared_core_keys.h"
 
 namespace kforge::plugins {
 namespace {
-
-const std::set<std::string_view> kKinds = {"optimizer", "scheduler", "router", "loss",
-                                           "model",     "dataset",   "hook",   "metric_backend"};
 
 std::string str(const char* s) { return s != nullptr ? s : ""; }
 
@@ -67,6 +63,12 @@ std::string explain_load_failure(const std::filesystem::path& path, const std::s
 }
 
 std::string platform(bool cuda) { return cuda ? "CUDA" : "CPU"; }
+
+std::string kind_names() {
+  std::string out;
+  for (const sdk::KindInfo& k : sdk::kKinds) out += fmt::format("{}{}", out.empty() ? "" : ", ", k.name);
+  return out;
+}
 
 }  // namespace
 
@@ -133,11 +135,12 @@ PluginFile open_plugin(const std::filesystem::path& path) {
   plugin.description = str(info->description);
   for (uint32_t i = 0; i < info->n_components; ++i) {
     const kforge_component_info& c = info->components[i];
-    ComponentMeta meta{str(c.kind), str(c.name), str(c.version), str(c.summary), {}};
+    ComponentMeta meta{str(c.kind), str(c.name), str(c.version), str(c.summary), {}, c.capabilities, {}};
     for (uint32_t k = 0; k < c.n_keys; ++k) {
       const kforge_config_key& key = c.keys[k];
       meta.keys.push_back({str(key.name), str(key.type), str(key.default_value), str(key.doc)});
     }
+    for (uint32_t k = 0; k < c.n_core_keys; ++k) meta.core_keys.push_back(str(c.core_keys[k]));
     plugin.components.push_back(std::move(meta));
   }
 
@@ -167,11 +170,9 @@ PluginFile open_plugin(const std::filesystem::path& path) {
     return plugin;
   }
   for (const auto& c : plugin.components) {
-    if (!kKinds.count(c.kind)) {
-      plugin.refuse(fmt::format(
-          "{}: component '{}' has unknown kind '{}'. Allowed kinds: optimizer, scheduler, router, "
-          "loss, model, dataset, hook, metric_backend.",
-          file, c.name, c.kind));
+    if (sdk::find_kind(c.kind) == nullptr) {
+      plugin.refuse(fmt::format("{}: component '{}' has unknown kind '{}'. Allowed kinds: {}.", file, c.name, c.kind,
+                                kind_names()));
       return plugin;
     }
     if (c.name.empty()) {
@@ -189,6 +190,19 @@ PluginFile open_plugin(const std::filesystem::path& path) {
         plugin.refuse(fmt::format("{}: {}. Fix the component's kforge_config_key list.", file, what));
         return plugin;
       }
+    }
+    if ((c.capabilities & ~KFORGE_CAP_ALL) != 0) {
+      plugin.refuse(fmt::format(
+          "{}: {} '{}' declares capability flags {:#x}, which plugin ABI {} does not define (it defines {:#x}). "
+          "Declare only KFORGE_CAP_* flags of the kforge SDK you build against.",
+          file, c.kind, c.name, c.capabilities & ~KFORGE_CAP_ALL, host.abi_version, KFORGE_CAP_ALL));
+      return plugin;
+    }
+    try {
+      declared_core_keys(c);
+    } catch (const std::exception& e) {
+      plugin.refuse(fmt::format("{}: {} Fix the component's core_keys(...) list.", file, e.what()));
+      return plugin;
     }
   }
   plugin.info = info;

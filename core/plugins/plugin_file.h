@@ -21,7 +21,9 @@ struct ConfigKeyMeta {
 
 struct ComponentMeta {
   std::string kind, name, version, summary;
-  std::vector<ConfigKeyMeta> keys;
+  std::vector<ConfigKeyMeta> keys;     ///< the component's own keys in its kind's section
+  uint32_t capabilities = 0;           ///< KFORGE_CAP_* flags
+  std::vector<std::string> core_keys;  ///< the core schema keys of its kind's section it reads
 };
 
 struct PluginFile {

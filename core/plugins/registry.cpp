@@ -4,7 +4,6 @@
 
 #include "config/did_you_mean.h"
 #include "kforge/sdk/error.h"
-#include "kforge/sdk/kinds.h"
 
 namespace kforge::plugins {
 
@@ -41,8 +40,7 @@ void Registry::register_all(PluginSet& set) {
   current_ = nullptr;
 }
 
-template <class Factory>
-void Registry::add(const char* kind, const std::string& name, Factory factory) {
+void Registry::add(const char* kind, const std::string& name, AnyFactory factory) {
   if (current_ == nullptr) {
     throw sdk::Error(fmt::format("{} '{}' registered outside a plugin's register_all", kind, name));
   }
@@ -62,23 +60,6 @@ void Registry::add(const char* kind, const std::string& name, Factory factory) {
                                  it->second.plugin->path.string()));
   }
   entries_.emplace(key, Entry{*meta, current_, std::move(factory)});
-}
-
-void Registry::add_model(const std::string& n, sdk::ModelFactory f) { add(sdk::kind::model, n, std::move(f)); }
-void Registry::add_optimizer(const std::string& n, sdk::OptimizerFactory f) {
-  add(sdk::kind::optimizer, n, std::move(f));
-}
-void Registry::add_scheduler(const std::string& n, sdk::SchedulerFactory f) {
-  add(sdk::kind::scheduler, n, std::move(f));
-}
-void Registry::add_loss(const std::string& n, sdk::LossFactory f) { add(sdk::kind::loss, n, std::move(f)); }
-void Registry::add_router(const std::string& n, sdk::RouterFactory f) { add(sdk::kind::router, n, std::move(f)); }
-void Registry::add_dataset(const std::string& n, sdk::DatasetFactory f) {
-  add(sdk::kind::dataset, n, std::move(f));
-}
-void Registry::add_hook(const std::string& n, sdk::HookFactory f) { add(sdk::kind::hook, n, std::move(f)); }
-void Registry::add_metric_backend(const std::string& n, sdk::MetricBackendFactory f) {
-  add(sdk::kind::metric_backend, n, std::move(f));
 }
 
 const Entry* Registry::find(const std::string& kind, const std::string& name) const {

@@ -7,17 +7,21 @@
 #include <variant>
 #include <vector>
 
+#include "kforge/sdk/kinds.h"
 #include "kforge/sdk/registrar.h"
 #include "plugins/plugin_set.h"
 
 namespace kforge::plugins {
 
+#define KFORGE_DETAIL_FACTORY_TYPE(id, Interface, section, selector, multiple) , sdk::Interface##Factory
+/// The factory of any kind (std::monostate only leads the list the kind table expands into).
+using AnyFactory = std::variant<std::monostate KFORGE_COMPONENT_KINDS(KFORGE_DETAIL_FACTORY_TYPE)>;
+#undef KFORGE_DETAIL_FACTORY_TYPE
+
 struct Entry {
   ComponentMeta meta;
   const PluginFile* plugin = nullptr;
-  std::variant<sdk::ModelFactory, sdk::OptimizerFactory, sdk::SchedulerFactory, sdk::LossFactory,
-               sdk::RouterFactory, sdk::DatasetFactory, sdk::HookFactory, sdk::MetricBackendFactory>
-      factory;
+  AnyFactory factory;
 };
 
 class Registry final : public sdk::Registrar {
@@ -35,18 +39,15 @@ class Registry final : public sdk::Registrar {
   /// names with their files, and a "did you mean" suggestion.
   const Entry& get(const std::string& kind, const std::string& name, const std::string& where) const;
 
-  void add_model(const std::string& name, sdk::ModelFactory factory) override;
-  void add_optimizer(const std::string& name, sdk::OptimizerFactory factory) override;
-  void add_scheduler(const std::string& name, sdk::SchedulerFactory factory) override;
-  void add_loss(const std::string& name, sdk::LossFactory factory) override;
-  void add_router(const std::string& name, sdk::RouterFactory factory) override;
-  void add_dataset(const std::string& name, sdk::DatasetFactory factory) override;
-  void add_hook(const std::string& name, sdk::HookFactory factory) override;
-  void add_metric_backend(const std::string& name, sdk::MetricBackendFactory factory) override;
+#define KFORGE_DETAIL_ADD(id, Interface, section, selector, multiple)                \
+  void add_##id(const std::string& name, sdk::Interface##Factory factory) override { \
+    add(sdk::kind::id, name, std::move(factory));                                    \
+  }
+  KFORGE_COMPONENT_KINDS(KFORGE_DETAIL_ADD)
+#undef KFORGE_DETAIL_ADD
 
  private:
-  template <class Factory>
-  void add(const char* kind, const std::string& name, Factory factory);
+  void add(const char* kind, const std::string& name, AnyFactory factory);
 
   std::map<std::pair<std::string, std::string>, Entry> entries_;
   const PluginFile* current_ = nullptr;  // the file whose register_all is running

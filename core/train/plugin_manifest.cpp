@@ -11,9 +11,8 @@ namespace kforge::train {
 
 nlohmann::json plugin_manifest(const plugins::Registry& registry, bool hashes) {
   std::set<const plugins::PluginFile*> files;
-  for (const char* kind : {sdk::kind::model, sdk::kind::router, sdk::kind::optimizer, sdk::kind::scheduler,
-                           sdk::kind::loss, sdk::kind::dataset, sdk::kind::hook, sdk::kind::metric_backend}) {
-    for (const plugins::Entry* e : registry.entries(kind)) files.insert(e->plugin);
+  for (const sdk::KindInfo& kind : sdk::kKinds) {
+    for (const plugins::Entry* e : registry.entries(kind.name)) files.insert(e->plugin);
   }
   nlohmann::json out = nlohmann::json::array();
   for (const plugins::PluginFile* f : files) {

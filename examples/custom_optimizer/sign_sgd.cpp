@@ -58,9 +58,11 @@ class SignSgd final : public kforge::sdk::Optimizer {
 constexpr kforge_config_key kKeys[] = {
     {"sign_sgd_momentum", "float", "0.0", "momentum of the buffer whose sign is applied (0: plain signSGD)"},
 };
+// The core [optimizer] keys it reads, listed by `kforge list-plugins -v` with its own.
+constexpr const char* kCoreKeys[] = {"lr"};
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "sign_sgd", "1.0.0",
-                               "p -= lr * sign(momentum buffer of g)", kKeys),
+                               "p -= lr * sign(momentum buffer of g)", kKeys, kforge::sdk::core_keys(kCoreKeys)),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

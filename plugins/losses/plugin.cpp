@@ -4,11 +4,17 @@
 
 namespace {
 
+// The [train] keys of the core schema each loss reads.
+constexpr const char* kCrossEntropyCoreKeys[] = {"z_loss_weight"};
+constexpr const char* kChunkedCoreKeys[] = {"z_loss_weight", "ce_chunk_size"};
+
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::loss, "cross_entropy", "1.0.0",
-                     "mean token cross-entropy (ignore_index -100), plus z-loss when z_loss_weight > 0"),
+                     "mean token cross-entropy (ignore_index -100), plus z-loss when z_loss_weight > 0",
+                     kforge::sdk::core_keys(kCrossEntropyCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::loss, "chunked_cross_entropy", "1.0.0",
-                     "cross_entropy computed ce_chunk_size tokens at a time (0: 4096)"),
+                     "cross_entropy computed ce_chunk_size tokens at a time (0: 4096)",
+                     kforge::sdk::core_keys(kChunkedCoreKeys)),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

@@ -11,10 +11,42 @@ std::shared_ptr<kforge::sdk::Model> make_transformer(const kforge::sdk::BuildCon
                                                        &ctx.components);
 }
 
+// The [model] keys of the core schema the transformer reads (ModelConfig::from_view).
+constexpr const char* kTransformerCoreKeys[] = {"dim",
+                                                "n_layers",
+                                                "n_heads",
+                                                "n_kv_heads",
+                                                "vocab_size",
+                                                "ffn_dim_multiplier",
+                                                "ffn_hidden_dim",
+                                                "norm_type",
+                                                "norm_eps",
+                                                "activation",
+                                                "max_seq_len",
+                                                "rope_theta",
+                                                "tie_embeddings",
+                                                "qk_norm",
+                                                "init_std",
+                                                "sdpa_backend",
+                                                "linear_backend",
+                                                "fused_kernels",
+                                                "num_experts",
+                                                "moe_top_k",
+                                                "moe_frequency",
+                                                "moe_router",
+                                                "moe_shared_experts",
+                                                "moe_aux_loss_weight",
+                                                "moe_router_z_loss_weight",
+                                                "moe_capacity_factor",
+                                                "moe_gradient_scale",
+                                                "moe_packed_experts",
+                                                "moe_expert_ffn_multiplier"};
+
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::model, "transformer", "1.0.0",
                      "Llama-style decoder: GQA attention with RoPE, SwiGLU/GELU/ReLU MLP or mixture-of-experts "
-                     "layers (num_experts > 0, router plugin moe_router), RMSNorm/LayerNorm"),
+                     "layers (num_experts > 0, router plugin moe_router), RMSNorm/LayerNorm",
+                     kforge::sdk::core_keys(kTransformerCoreKeys)),
 };
 
 void register_all(kforge::sdk::Registrar& r) { r.add_model("transformer", make_transformer); }

@@ -21,25 +21,48 @@ constexpr kforge_config_key kSgdKeys[] = {
 
 constexpr const char* kSchedulers[] = {"cosine", "linear", "wsd", "constant", "rex", "none"};
 
+// The [optimizer] and [scheduler] keys of the core schema each component reads.
+constexpr const char* kAdamWCoreKeys[] = {"lr", "weight_decay", "betas", "eps", "fused"};
+constexpr const char* kLionCoreKeys[] = {"lr", "weight_decay", "betas"};
+constexpr const char* kSgdCoreKeys[] = {"lr", "weight_decay"};
+constexpr const char* kScheduleFreeCoreKeys[] = {"lr", "weight_decay", "betas", "eps", "schedule_free_warmup_steps"};
+constexpr const char* kMuonCoreKeys[] = {
+    "lr", "weight_decay", "betas", "eps", "muon_momentum", "muon_ns_steps", "muon_adam_lr"};
+constexpr const char* kDecayCoreKeys[] = {"warmup_steps", "decay_steps", "min_lr_ratio"};
+constexpr const char* kWsdCoreKeys[] = {"warmup_steps", "decay_steps", "min_lr_ratio", "stable_steps",
+                                        "wsd_decay_type"};
+constexpr const char* kConstantCoreKeys[] = {"warmup_steps"};
+constexpr const char* kRexCoreKeys[] = {"warmup_steps", "decay_steps", "min_lr_ratio", "rex_alpha"};
+
+using kforge::sdk::capabilities;
+using kforge::sdk::core_keys;
+
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "adamw", "1.0.0",
-                               "AdamW (decoupled weight decay), equal to torch.optim.AdamW", kDecayKeys),
+                               "AdamW (decoupled weight decay), equal to torch.optim.AdamW", kDecayKeys,
+                               core_keys(kAdamWCoreKeys)),
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "lion", "1.0.0",
                                "Lion: sign of interpolated momentum, decoupled weight decay, one state tensor",
-                               kDecayKeys),
+                               kDecayKeys, core_keys(kLionCoreKeys)),
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "sgd", "1.0.0",
-                               "SGD with (Nesterov) momentum, equal to torch.optim.SGD", kSgdKeys),
+                               "SGD with (Nesterov) momentum, equal to torch.optim.SGD", kSgdKeys,
+                               core_keys(kSgdCoreKeys)),
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "schedule_free_adamw", "1.0.0",
                                "Schedule-Free AdamW; evaluates at the averaged weights (use scheduler none)",
-                               kDecayKeys),
+                               kDecayKeys, core_keys(kScheduleFreeCoreKeys), capabilities(KFORGE_CAP_HAS_EVAL_WEIGHTS)),
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "muon", "1.0.0",
-                               "Muon (Newton-Schulz momentum) for matrices, AdamW for the rest", kDecayKeys),
-    KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "cosine", "1.0.0", "linear warmup, cosine decay to min_lr_ratio"),
-    KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "linear", "1.0.0", "linear warmup, linear decay to min_lr_ratio"),
+                               "Muon (Newton-Schulz momentum) for matrices, AdamW for the rest", kDecayKeys,
+                               core_keys(kMuonCoreKeys), capabilities(KFORGE_CAP_NEEDS_WHOLE_MATRICES)),
+    KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "cosine", "1.0.0", "linear warmup, cosine decay to min_lr_ratio",
+                     core_keys(kDecayCoreKeys)),
+    KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "linear", "1.0.0", "linear warmup, linear decay to min_lr_ratio",
+                     core_keys(kDecayCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "wsd", "1.0.0",
-                     "warmup, stable, then cosine|linear|sqrt decay (wsd_decay_type)"),
-    KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "constant", "1.0.0", "linear warmup, then constant"),
-    KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "rex", "1.0.0", "linear warmup, REX decay (1-p)^rex_alpha floored"),
+                     "warmup, stable, then cosine|linear|sqrt decay (wsd_decay_type)", core_keys(kWsdCoreKeys)),
+    KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "constant", "1.0.0", "linear warmup, then constant",
+                     core_keys(kConstantCoreKeys)),
+    KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "rex", "1.0.0", "linear warmup, REX decay (1-p)^rex_alpha floored",
+                     core_keys(kRexCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "none", "1.0.0", "factor 1 at every step, no warmup"),
 };
 

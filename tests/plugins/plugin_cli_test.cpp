@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "plugins/fixtures.h"
@@ -24,9 +25,33 @@ TEST(PluginCli, ListPluginsShowsAGoodPluginsComponentsAndKeys) {
   std::string out;
   ASSERT_EQ(run_command(kforge("list-plugins -v " + dir_arg("good")), &out), 0) << out;
   expect_contains(out, {"fixture_sgd", "fixture_counter", "libkforge_fixture_good.so", "SGD for loader tests",
-                        "[optimizer] fixture_sgd_dampening (float, default 0.0)",
+                        "[optimizer] fixture_sgd_dampening (float, default 0.0)", "[optimizer] lr (float, default",
                         "[train] fixture_counter_every (int, default 1)"});
   EXPECT_EQ(out.find("REFUSED"), std::string::npos) << out;
+}
+
+TEST(PluginCli, ListPluginsShowsTheDeclaredCapabilities) {
+  std::string out;
+  ASSERT_EQ(run_command(kforge("list-plugins -v"), &out), 0) << out;
+  // The line under an optimizer's row.
+  const auto line_after = [&out](const std::string& name) {
+    const size_t row = out.find("optimizer       " + name + " ");
+    if (row == std::string::npos) return "(" + name + " is not listed)";
+    const size_t start = out.find('\n', row) + 1;
+    return out.substr(start, out.find('\n', start) - start);
+  };
+  EXPECT_EQ(line_after("muon"), std::string(17, ' ') + "capabilities: needs_whole_matrices") << out;
+  EXPECT_EQ(line_after("schedule_free_adamw"), std::string(17, ' ') + "capabilities: has_eval_weights") << out;
+  EXPECT_EQ(line_after("adamw").find("capabilities"), std::string::npos) << out;
+
+  ASSERT_EQ(run_command(kforge("list-plugins --json"), &out), 0) << out;
+  std::map<std::string, nlohmann::json> capabilities;
+  for (const auto& file : nlohmann::json::parse(out)) {
+    for (const auto& c : file["components"]) capabilities[c["name"]] = c["capabilities"];
+  }
+  EXPECT_EQ(capabilities["muon"], nlohmann::json::array({"needs_whole_matrices"}));
+  EXPECT_EQ(capabilities["schedule_free_adamw"], nlohmann::json::array({"has_eval_weights"}));
+  EXPECT_EQ(capabilities["adamw"], nlohmann::json::array());
 }
 
 TEST(PluginCli, ListPluginsShowsEachRefusedFileAsARowWithItsReasonAndExitsZero) {

@@ -104,6 +104,29 @@ TEST(PluginRefusal, UnparsableConfigKeyDefaultNamesTheKeyAndTheValue) {
                             "not a TOML literal", "Fix the component's kforge_config_key list"});
 }
 
+TEST(PluginRefusal, UndefinedCapabilityFlagNamesTheFlagAndTheDefinedOnes) {
+  const auto f = refused_file("bad_capability");
+  expect_contains(f.error, {fixture_file("bad_capability", "libkforge_bad_capability.so") + ": ",
+                            "optimizer 'bad_traits_optimizer' declares capability flags 0x80, which plugin ABI " +
+                                std::to_string(kHost.abi_version) + " does not define (it defines 0x3)",
+                            "Declare only KFORGE_CAP_* flags"});
+}
+
+TEST(PluginRefusal, UnknownCoreKeyNamesTheKeyTheSectionAndTheClosestKey) {
+  const auto f = refused_file("bad_core_key");
+  expect_contains(f.error, {fixture_file("bad_core_key", "libkforge_bad_core_key.so") + ": ",
+                            "optimizer 'bad_traits_optimizer' declares core key 'learning_rate', which [optimizer] "
+                            "does not have.",
+                            "Fix the component's core_keys(...) list."});
+}
+
+TEST(PluginRefusal, UnknownKindNamesTheKindAndEveryKindOfTheTable) {
+  const auto f = refused_file("bad_kind");
+  expect_contains(f.error, {fixture_file("bad_kind", "libkforge_bad_kind.so") +
+                            ": component 'bad_traits_optimizer' has unknown kind 'optimiser'. Allowed kinds: model, "
+                            "router, optimizer, scheduler, loss, dataset, hook, metric_backend."});
+}
+
 TEST(PluginRefusal, DuplicateKindAndNameNamesBothFiles) {
   auto set = discover_fixtures({"duplicate"});
   ASSERT_EQ(set.files().size(), 2u);

@@ -35,9 +35,10 @@ TEST(InstalledSdk, ExampleBuildsAgainstTheInstalledPackageAndKforgeListsAndSelec
   // 1. The package: headers, the SDK library and the CMake files.
   ASSERT_EQ(run_command("cmake --install " + std::string(KFORGE_BINARY_DIR) + " --prefix " + prefix.string(), &out), 0)
       << out;
-  for (const char* file : {"include/kforge/sdk/sdk.h", "include/kforge/sdk/abi.h", "lib/libkforge_sdk.so",
-                           "lib/cmake/kforge/kforgeConfig.cmake", "lib/cmake/kforge/kforgeConfigVersion.cmake",
-                           "lib/cmake/kforge/kforgeTargets.cmake", "lib/cmake/kforge/KforgePlugin.cmake"}) {
+  for (const char* file :
+       {"include/kforge/sdk/sdk.h", "include/kforge/sdk/abi.h", "include/kforge/sdk/version.h", "lib/libkforge_sdk.so",
+        "lib/cmake/kforge/kforgeConfig.cmake", "lib/cmake/kforge/kforgeConfigVersion.cmake",
+        "lib/cmake/kforge/kforgeTargets.cmake", "lib/cmake/kforge/KforgePlugin.cmake"}) {
     EXPECT_TRUE(fs::exists(prefix / file)) << file;
   }
 
@@ -57,9 +58,10 @@ TEST(InstalledSdk, ExampleBuildsAgainstTheInstalledPackageAndKforgeListsAndSelec
   const std::string kforge = std::string(KFORGE_BIN) + " ";
   const std::string plugin_dir = " --plugin-dir " + build.string();
 
-  // 3. kforge lists it, with its key.
+  // 3. kforge lists it, with its key and the core key it declares.
   ASSERT_EQ(run_command(kforge + "list-plugins -v" + plugin_dir, &out), 0) << out;
-  expect_contains(out, {"sign_sgd", "libkforge_custom_optimizer.so", "[optimizer] sign_sgd_momentum (float, default 0.0)"});
+  expect_contains(out, {"sign_sgd", "libkforge_custom_optimizer.so",
+                        "[optimizer] sign_sgd_momentum (float, default 0.0)", "[optimizer] lr (float, default"});
   EXPECT_EQ(out.find("REFUSED"), std::string::npos) << out;
 
   // 4. [optimizer] name selects it and its key is accepted; a typo of the key is refused.

@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bump on any change to these structs, to the component interfaces or to their meaning. */
-#define KFORGE_PLUGIN_ABI_VERSION 4u
+/* Bump on any change to these structs, to the component interfaces or to their meaning, and record
+ * the headers' new fingerprint (tests/sdk's abi fingerprint test says how). */
+#define KFORGE_PLUGIN_ABI_VERSION 5u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 
@@ -35,14 +36,26 @@ typedef struct kforge_config_key {
   const char* doc;           /* one line */
 } kforge_config_key;
 
+/* Capability flags of kforge_component_info.capabilities: what the host must know to drive the component. */
+/* An optimizer whose update needs whole weight matrices (e.g. Muon's orthogonalisation), not FSDP row shards. */
+#define KFORGE_CAP_NEEDS_WHOLE_MATRICES (1u << 0)
+/* An optimizer that evaluates at other weights than it trains at (e.g. Schedule-Free AdamW): it overrides
+ * Optimizer::use_eval_weights/use_train_weights, so evaluations and checkpoints hold those weights. */
+#define KFORGE_CAP_HAS_EVAL_WEIGHTS (1u << 1)
+/* Every flag this ABI defines; the host refuses a component declaring others. */
+#define KFORGE_CAP_ALL (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS)
+
 /* Static description of one component (listed without running plugin code). */
 typedef struct kforge_component_info {
-  const char* kind;    /* optimizer|scheduler|router|loss|model|dataset|hook|metric_backend */
+  const char* kind;    /* a kind of KFORGE_COMPONENT_KINDS (kforge/sdk/kinds.h), e.g. "optimizer" */
   const char* name;    /* the name a config selects it by, e.g. "adamw" */
   const char* version; /* semver of the component */
   const char* summary; /* one line */
   uint32_t n_keys;     /* extra config keys this component accepts in its kind's section */
   const kforge_config_key* keys;
+  uint32_t capabilities; /* KFORGE_CAP_* flags */
+  uint32_t n_core_keys;  /* core schema keys of its kind's section it reads, e.g. "lr" */
+  const char* const* core_keys;
 } kforge_component_info;
 
 /* What kforge_plugin_entry() returns. `build` must stay the first member. */

@@ -1,7 +1,9 @@
 // Plugin authoring helpers: KFORGE_PLUGIN(...) defines the one exported entry point.
 //
+//   constexpr const char* kLionCoreKeys[] = {"lr", "weight_decay", "betas"};
 //   constexpr kforge_component_info kComponents[] = {
-//       KFORGE_COMPONENT(kforge::sdk::kind::optimizer, "lion", "1.0.0", "Sign-momentum optimizer"),
+//       KFORGE_COMPONENT(kforge::sdk::kind::optimizer, "lion", "1.0.0", "Sign-momentum optimizer",
+//                        kforge::sdk::core_keys(kLionCoreKeys)),
 //   };
 //   void register_all(kforge::sdk::Registrar& r) { r.add_optimizer("lion", make_lion); }
 //   KFORGE_PLUGIN("my-optimizers", "1.0.0", "Lion for kforge", kComponents, register_all)
@@ -24,7 +26,57 @@
 #define KFORGE_DETAIL_CUDA 0
 #endif
 
+namespace kforge::sdk {
+
+/// Trait: the extra config keys (an array of kforge_config_key) a component accepts in its kind's section.
+struct ConfigKeys {
+  const kforge_config_key* keys;
+  uint32_t count;
+};
+template <size_t N>
+constexpr ConfigKeys config_keys(const kforge_config_key (&keys)[N]) {
+  return {keys, static_cast<uint32_t>(N)};
+}
+
+/// Trait: the core schema keys of its kind's section (an array of names) a component reads, e.g.
+/// {"lr", "betas"} for an optimizer; the host checks they exist and lists them with its own keys.
+struct CoreKeys {
+  const char* const* names;
+  uint32_t count;
+};
+template <size_t N>
+constexpr CoreKeys core_keys(const char* const (&names)[N]) {
+  return {names, static_cast<uint32_t>(N)};
+}
+
+/// Trait: KFORGE_CAP_* flags (abi.h), e.g. capabilities(KFORGE_CAP_NEEDS_WHOLE_MATRICES).
+struct Capabilities {
+  uint32_t flags;
+};
+constexpr Capabilities capabilities(uint32_t flags) { return {flags}; }
+
+}  // namespace kforge::sdk
+
 namespace kforge::sdk::detail {
+
+constexpr void apply(kforge_component_info& c, ConfigKeys keys) {
+  c.n_keys = keys.count;
+  c.keys = keys.keys;
+}
+constexpr void apply(kforge_component_info& c, CoreKeys keys) {
+  c.n_core_keys = keys.count;
+  c.core_keys = keys.names;
+}
+constexpr void apply(kforge_component_info& c, Capabilities caps) { c.capabilities |= caps.flags; }
+
+/// What KFORGE_COMPONENT expands to.
+template <class... Traits>
+constexpr kforge_component_info component(const char* kind, const char* name, const char* version,
+                                          const char* summary, Traits... traits) {
+  kforge_component_info c{kind, name, version, summary, 0u, nullptr, 0u, 0u, nullptr};
+  (apply(c, traits), ...);
+  return c;
+}
 
 /// The build facts of the translation unit that expands KFORGE_PLUGIN.
 constexpr kforge_build_info this_build() {
@@ -50,13 +102,14 @@ int run_register(void* registrar, char* err, size_t err_len, Fn&& fn) noexcept {
 
 }  // namespace kforge::sdk::detail
 
-/// Component metadata without extra config keys.
-#define KFORGE_COMPONENT(KIND, NAME, VERSION, SUMMARY) \
-  kforge_component_info { KIND, NAME, VERSION, SUMMARY, 0u, nullptr }
+/// Component metadata: KFORGE_COMPONENT(KIND, NAME, VERSION, SUMMARY, traits...), where each trait
+/// is kforge::sdk::config_keys(...), core_keys(...) or capabilities(...), in any order.
+#define KFORGE_COMPONENT(KIND, NAME, VERSION, SUMMARY, ...) \
+  ::kforge::sdk::detail::component(KIND, NAME, VERSION, SUMMARY __VA_OPT__(, ) __VA_ARGS__)
 
-/// Component metadata with an array of kforge_config_key the component accepts.
-#define KFORGE_COMPONENT_WITH_KEYS(KIND, NAME, VERSION, SUMMARY, KEYS) \
-  kforge_component_info { KIND, NAME, VERSION, SUMMARY, static_cast<uint32_t>(std::size(KEYS)), KEYS }
+/// Component metadata with an array of kforge_config_key the component accepts, then other traits.
+#define KFORGE_COMPONENT_WITH_KEYS(KIND, NAME, VERSION, SUMMARY, KEYS, ...) \
+  KFORGE_COMPONENT(KIND, NAME, VERSION, SUMMARY, ::kforge::sdk::config_keys(KEYS) __VA_OPT__(, ) __VA_ARGS__)
 
 /// Defines the exported entry point. COMPONENTS is an array of kforge_component_info;
 /// REGISTER_FN is callable as void(kforge::sdk::Registrar&).

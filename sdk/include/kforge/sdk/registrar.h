@@ -10,6 +10,7 @@
 #include "kforge/sdk/config_view.h"
 #include "kforge/sdk/dataset.h"
 #include "kforge/sdk/hook.h"
+#include "kforge/sdk/kinds.h"
 #include "kforge/sdk/logger.h"
 #include "kforge/sdk/loss.h"
 #include "kforge/sdk/metric_backend.h"
@@ -46,19 +47,17 @@ using HookFactory = std::function<std::unique_ptr<Hook>(const BuildContext&)>;
 using MetricBackendFactory =
     std::function<std::unique_ptr<MetricBackend>(const BuildContext&, const RunInfo&)>;
 
-/// Each add_* throws kforge::sdk::Error if the name is already taken or was not declared in the
-/// plugin's component metadata.
+/// One add_<kind>(name, factory) per row of KFORGE_COMPONENT_KINDS: add_model, add_router,
+/// add_optimizer, add_scheduler, add_loss, add_dataset, add_hook, add_metric_backend. Each throws
+/// kforge::sdk::Error if the name is already taken or was not declared in the plugin's component
+/// metadata.
 class Registrar {
  public:
   virtual ~Registrar() = default;
-  virtual void add_model(const std::string& name, ModelFactory factory) = 0;
-  virtual void add_optimizer(const std::string& name, OptimizerFactory factory) = 0;
-  virtual void add_scheduler(const std::string& name, SchedulerFactory factory) = 0;
-  virtual void add_loss(const std::string& name, LossFactory factory) = 0;
-  virtual void add_router(const std::string& name, RouterFactory factory) = 0;
-  virtual void add_dataset(const std::string& name, DatasetFactory factory) = 0;
-  virtual void add_hook(const std::string& name, HookFactory factory) = 0;
-  virtual void add_metric_backend(const std::string& name, MetricBackendFactory factory) = 0;
+#define KFORGE_DETAIL_ADD(id, Interface, section, selector, multiple) \
+  virtual void add_##id(const std::string& name, Interface##Factory factory) = 0;
+  KFORGE_COMPONENT_KINDS(KFORGE_DETAIL_ADD)
+#undef KFORGE_DETAIL_ADD
 };
 
 }  // namespace kforge::sdk

@@ -1,0 +1,27 @@
+// capability_names: KFORGE_CAP_* flags to words.
+#include "plugins/capability_names.h"
+
+#include <fmt/format.h>
+
+#include "kforge/sdk/abi.h"
+
+namespace kforge::plugins {
+
+std::vector<std::string> capability_names(uint32_t flags) {
+  static constexpr std::pair<uint32_t, const char*> kNames[] = {
+      {KFORGE_CAP_NEEDS_WHOLE_MATRICES, "needs_whole_matrices"},
+      {KFORGE_CAP_HAS_EVAL_WEIGHTS, "has_eval_weights"},
+  };
+  std::vector<std::string> out;
+  for (uint32_t bit = 1; bit != 0; bit <<= 1) {
+    if ((flags & bit) == 0) continue;
+    std::string name = fmt::format("{:#x}", bit);
+    for (const auto& [flag, word] : kNames) {
+      if (flag == bit) name = word;
+    }
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
+}  // namespace kforge::plugins
