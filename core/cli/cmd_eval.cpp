@@ -8,7 +8,6 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/parse_options.h"
-#include "config/overrides.h"
 #include "generate/checkpoint_session.h"
 #include "kforge/sdk/error.h"
 #include "plugins/components.h"
@@ -20,7 +19,6 @@ constexpr const char* kCommand = "kforge eval";
 }  // namespace
 
 int cmd_eval(int argc, char** argv) {
-  auto [overrides, rest] = config::split_overrides(argc, argv);
   cxxopts::Options options(kCommand,
                            "Evaluate a checkpoint: rebuilds the model from the checkpoint's config.toml (plus any\n"
                            "--section.key=value or --section.key value overrides, e.g. --eval.dataset_path=DIR\n"
@@ -30,20 +28,15 @@ int cmd_eval(int argc, char** argv) {
                            "eval/loss, eval/perplexity}.\n"
                            "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint or config.");
   options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
-                        cxxopts::value<std::string>())(
-      "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "h,help", "this help");
-  const ParsedOptions parsed = parse_options(options, static_cast<int>(rest.size()), rest.data());
+                        cxxopts::value<std::string>());
+  add_plugin_dir_option(options);
+  options.add_options()("h,help", "this help");
+  const ParsedOptions parsed = parse_options_and_overrides(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
-  if (!args.count("checkpoint")) {
-    std::cerr << kCommand << ": missing --checkpoint DIR\n\n" << options.help();
-    return kExitUsage;
-  }
-  const auto session = generate::open_checkpoint_session(
-      kCommand, args["checkpoint"].as<std::string>(),
-      args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{},
-      overrides);
+  if (!args.count("checkpoint")) return usage_error(options, "missing --checkpoint DIR");
+  const auto session = generate::open_checkpoint_session(kCommand, args["checkpoint"].as<std::string>(),
+                                                         plugin_dirs_given(args), parsed.overrides);
   if (!session) return kExitUsage;
   const auto& ckpt = session->checkpoint;
   const config::JobConfig& job = ckpt.job;

@@ -74,10 +74,10 @@ int cmd_generate(int argc, char** argv) {
       "top-k", "keep the k most likely tokens (0 = off)", cxxopts::value<int64_t>()->default_value("0"))(
       "top-p", "nucleus: keep the smallest set reaching this probability (1 = off)",
       cxxopts::value<double>()->default_value("1.0"))(
-      "seed", "seed of the sampling generator", cxxopts::value<uint64_t>()->default_value("0"))(
-      "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "tokenizer", "SentencePiece .model (default: data.tokenizer_path of the checkpoint's config)",
-      cxxopts::value<std::string>())("h,help", "this help");
+      "seed", "seed of the sampling generator", cxxopts::value<uint64_t>()->default_value("0"));
+  add_plugin_dir_option(options);
+  options.add_options()("tokenizer", "SentencePiece .model (default: data.tokenizer_path of the checkpoint's config)",
+                        cxxopts::value<std::string>())("h,help", "this help");
   const ParsedOptions parsed = parse_options(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
@@ -86,12 +86,10 @@ int cmd_generate(int argc, char** argv) {
     if (!args.count("checkpoint")) throw sdk::Error("missing --checkpoint DIR");
     prompts = read_prompts(args);
   } catch (const std::exception& e) {
-    std::cerr << kCommand << ": " << e.what() << "\n\n" << options.help();
-    return kExitUsage;
+    return usage_error(options, e.what());
   }
-  const auto session = generate::open_checkpoint_session(
-      kCommand, args["checkpoint"].as<std::string>(),
-      args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{}, {});
+  const auto session =
+      generate::open_checkpoint_session(kCommand, args["checkpoint"].as<std::string>(), plugin_dirs_given(args), {});
   if (!session) return kExitUsage;
   const config::JobConfig& job = session->checkpoint.job;
 

@@ -234,10 +234,7 @@ int cmd_launch(int argc, char** argv) {
   else if (layout.nnodes < 1 || layout.node_rank < 0 || layout.node_rank >= layout.nnodes)
     problem = fmt::format("--node-rank {} is not in [0, --nnodes {})", layout.node_rank, layout.nnodes);
   else if (layout.nnodes > 1 && !args.count("master-port")) problem = "--master-port is required with --nnodes > 1";
-  if (!problem.empty()) {
-    std::cerr << "kforge launch: " << problem << "\n\n" << options.help();
-    return kExitUsage;
-  }
+  if (!problem.empty()) return usage_error(options, problem);
   layout.nproc = args["nproc-per-node"].as<int>();
   layout.port = args.count("master-port") ? args["master-port"].as<int>() : dist::free_local_port();
   const fs::path log_dir = args.count("log-dir")

@@ -123,15 +123,14 @@ int cmd_list_plugins(int argc, char** argv) {
   cxxopts::Options options("kforge list-plugins",
                            "List the components of every plugin found (kind, name, version, file, summary),\n"
                            "and every refused plugin file with the reason.");
-  options.add_options()("plugin-dir", "extra plugin directory (repeatable)",
-                        cxxopts::value<std::vector<std::string>>())(
-      "json", "machine-readable output")("v,verbose", "also list each component's config keys")("h,help", "this help");
+  add_plugin_dir_option(options);
+  options.add_options()("json", "machine-readable output")("v,verbose", "also list each component's config keys")(
+      "h,help", "this help");
   const std::vector<std::string> arguments(argv + 1, argv + argc);  // the cache key
   const ParsedOptions parsed = parse_options(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
-  const std::vector<std::string> dirs = args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>()
-                                                                  : std::vector<std::string>{};
+  const std::vector<std::string> dirs = plugin_dirs_given(args);
   // Fingerprinted before any plugin is opened: a file changed while loading invalidates the entry.
   const std::filesystem::path exe = listing::current_executable();
   const std::string inputs = listing::fingerprint(exe, plugins::plugin_dirs(dirs));

@@ -9,7 +9,6 @@
 #include "cli/parse_options.h"
 #include "plugins/host.h"
 #include "config/job_config.h"
-#include "config/overrides.h"
 #include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
 #include "plugins/catalog.h"
@@ -19,8 +18,6 @@
 namespace kforge::cli {
 
 int cmd_run(int argc, char** argv) {
-  // --section.key=value overrides are not options of this command: set them aside first.
-  auto [overrides, rest] = config::split_overrides(argc, argv);
   cxxopts::Options options("kforge run",
                            "Train with a TOML config. Resumes from the newest complete checkpoint in\n"
                            "checkpoint.dir (or checkpoint.load_path). Any config key can be overridden as\n"
@@ -29,23 +26,20 @@ int cmd_run(int argc, char** argv) {
                            "Exit codes: 0 done, 1 failed, 2 bad config/plugins (nothing ran),\n"
                            "75 stopped by SIGTERM/SIGUSR1 after saving a checkpoint (rerun to resume).");
   options.positional_help("CONFIG.toml");
-  options.add_options()("config", "TOML config file", cxxopts::value<std::string>())(
-      "plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>())(
-      "dry-run",
-      "make every check the run makes before it builds the model (the data is opened), print the resolved "
-      "config, and exit")("h,help", "this help");
+  options.add_options()("config", "TOML config file", cxxopts::value<std::string>());
+  add_plugin_dir_option(options);
+  options.add_options()("dry-run",
+                        "make every check the run makes before it builds the model (the data is opened), print the "
+                        "resolved config, and exit")("h,help", "this help");
   options.parse_positional({"config"});
-  const ParsedOptions parsed = parse_options(options, static_cast<int>(rest.size()), rest.data());
+  // --section.key=value overrides are not options of this command: they are set aside first.
+  const ParsedOptions parsed = parse_options_and_overrides(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
-  if (!args.count("config")) {
-    std::cerr << "kforge run: missing CONFIG.toml\n\n" << options.help();
-    return kExitUsage;
-  }
+  if (!args.count("config")) return usage_error(options, "missing CONFIG.toml");
   std::unique_ptr<plugins::PluginHost> host;
   try {
-    host = plugins::load_plugins(args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>()
-                                                 : std::vector<std::string>{});
+    host = plugins::load_plugins(plugin_dirs_given(args));
   } catch (const std::exception& e) {
     std::cerr << "kforge run: " << e.what() << "\n";
     return kExitUsage;
@@ -58,7 +52,8 @@ int cmd_run(int argc, char** argv) {
   }
   config::JobConfig job;
   try {
-    job = config::load_job_config(args["config"].as<std::string>(), overrides, plugins::make_catalog(host->registry));
+    job = config::load_job_config(args["config"].as<std::string>(), parsed.overrides,
+                                  plugins::make_catalog(host->registry));
     if (args.count("dry-run")) {
       // The run's own checks before it builds the model: the dry run refuses what the run refuses.
       const train::Preflight checked =

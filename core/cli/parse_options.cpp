@@ -1,5 +1,5 @@
-// One parser for every subcommand's options: "did you mean" for an unknown option, the option
-// named for a value that does not parse.
+// The options helper of every subcommand: "did you mean" for an unknown option, the option named for
+// a value that does not parse, overrides set aside, --plugin-dir, and the usage error with the help.
 #include "cli/parse_options.h"
 
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 
 #include "cli/exit_codes.h"
 #include "config/did_you_mean.h"
+#include "config/overrides.h"
 
 namespace kforge::cli {
 namespace {
@@ -73,6 +74,26 @@ ParsedOptions parse_options(cxxopts::Options& options, int argc, char** argv, co
   }
   std::cerr << fmt::format("{}: {} ({} --help lists the options)\n", options.program(), problem, options.program());
   return {std::nullopt, kExitUsage};
+}
+
+ParsedOptions parse_options_and_overrides(cxxopts::Options& options, int argc, char** argv) {
+  config::SplitArguments split = config::split_overrides(argc, argv);
+  ParsedOptions parsed = parse_options(options, static_cast<int>(split.rest.size()), split.rest.data());
+  parsed.overrides = std::move(split.overrides);
+  return parsed;
+}
+
+void add_plugin_dir_option(cxxopts::Options& options) {
+  options.add_options()("plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>());
+}
+
+std::vector<std::string> plugin_dirs_given(const cxxopts::ParseResult& args) {
+  return args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+int usage_error(const cxxopts::Options& options, const std::string& problem) {
+  std::cerr << options.program() << ": " << problem << "\n\n" << options.help();
+  return kExitUsage;
 }
 
 }  // namespace kforge::cli
