@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <cxxopts.hpp>
 #include <deque>
 #include <filesystem>
@@ -54,11 +56,25 @@ struct Layout {
 
 void spawn(Worker& w, const Layout& layout, const std::vector<std::string>& args, const fs::path& log_dir) {
   int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe() failed");
+  if (::pipe(pipe_fds) != 0) {
+    throw std::runtime_error(fmt::format(
+        "cannot create the output pipe of rank {}: pipe(): {}; raise the open-file limit (ulimit -n) or start fewer "
+        "workers",
+        w.rank, std::strerror(errno)));
+  }
   w.log_path = log_dir / fmt::format("rank_{}.log", w.rank);
   w.log.open(w.log_path);
+  if (!w.log) {
+    throw std::runtime_error(
+        fmt::format("cannot write the log file {} of rank {}: {}; pass --log-dir DIR with a writable directory",
+                    w.log_path.string(), w.rank, std::strerror(errno)));
+  }
   w.pid = ::fork();
-  if (w.pid < 0) throw std::runtime_error("fork() failed");
+  if (w.pid < 0) {
+    throw std::runtime_error(fmt::format(
+        "cannot start rank {}: fork(): {}; check the process limit (ulimit -u) and free memory, or start fewer workers",
+        w.rank, std::strerror(errno)));
+  }
   if (w.pid == 0) {
     ::setpgid(0, 0);  // terminal signals reach the launcher only; it forwards them once
     ::dup2(pipe_fds[1], STDOUT_FILENO);
@@ -79,7 +95,7 @@ void spawn(Worker& w, const Layout& layout, const std::vector<std::string>& args
     for (auto& a : argv_strings) argv.push_back(a.data());
     argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
-    std::fprintf(stderr, "kforge launch: cannot execute %s\n", argv[0]);
+    std::fprintf(stderr, "kforge launch: cannot execute %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(kExitFailure);
   }
   ::close(pipe_fds[1]);
@@ -256,7 +272,15 @@ int cmd_launch(int argc, char** argv) {
     Worker& w = workers[static_cast<size_t>(local)];
     w.local_rank = local;
     w.rank = layout.node_rank * layout.nproc + local;
-    spawn(w, layout, worker_args, log_dir);
+    try {
+      spawn(w, layout, worker_args, log_dir);
+    } catch (const std::exception& e) {
+      std::cerr << "kforge launch: " << e.what() << "\n";
+      for (const Worker& started : workers) {
+        if (started.pid > 0) ::kill(started.pid, SIGTERM);
+      }
+      return kExitFailure;
+    }
     std::cerr << fmt::format("kforge launch: rank {} is pid {}\n", w.rank, w.pid);
   }
   return supervise(workers, args["grace-sec"].as<double>());

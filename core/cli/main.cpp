@@ -1,4 +1,5 @@
-// kforge: the command-line entry point; dispatches to the subcommands.
+// kforge-host: the LibTorch side of the command line; dispatches to the subcommands. Users run `kforge`
+// (core/frontend/main.cpp), which answers a repeated list-plugins from its cache and execs this for the rest.
 #include <cstdio>
 #include <cstring>
 #include <string>
