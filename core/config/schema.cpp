@@ -1,11 +1,26 @@
 // The schema's assembly (core_schema in document order), section lookups and the key type names.
 #include "config/schema.h"
 
+#include <utility>
+
 #include "config/schema_sections.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::config {
 namespace {
+
+// Each key type with its plugin-metadata name; the first kDeclarableKeyTypes are those a plugin may declare.
+constexpr std::pair<KeyType, const char*> kKeyTypeNames[] = {{KeyType::Bool, "bool"},
+                                                             {KeyType::Int, "int"},
+                                                             {KeyType::Float, "float"},
+                                                             {KeyType::String, "string"},
+                                                             {KeyType::IntList, "int_list"},
+                                                             {KeyType::FloatList, "float_list"},
+                                                             {KeyType::StringList, "string_list"},
+                                                             {KeyType::Table, "table"},
+                                                             {KeyType::TableList, "table_list"},
+                                                             {KeyType::Dict, "dict"}};
+constexpr size_t kDeclarableKeyTypes = 7;
 
 std::vector<SectionSpec> build_schema() {
   std::vector<SectionSpec> schema;
@@ -37,38 +52,19 @@ const std::vector<SectionSpec>& core_schema() {
 }
 
 const char* key_type_name(KeyType type) {
-  switch (type) {
-    case KeyType::Bool:
-      return "bool";
-    case KeyType::Int:
-      return "int";
-    case KeyType::Float:
-      return "float";
-    case KeyType::String:
-      return "string";
-    case KeyType::IntList:
-      return "int_list";
-    case KeyType::FloatList:
-      return "float_list";
-    case KeyType::StringList:
-      return "string_list";
-    case KeyType::Table:
-      return "table";
-    case KeyType::TableList:
-      return "table_list";
-    case KeyType::Dict:
-      return "dict";
+  for (const auto& [t, name] : kKeyTypeNames) {
+    if (t == type) return name;
   }
   return "?";
 }
 
 KeyType parse_key_type(const std::string& name) {
-  for (KeyType t : {KeyType::Bool, KeyType::Int, KeyType::Float, KeyType::String, KeyType::IntList, KeyType::FloatList,
-                    KeyType::StringList}) {
-    if (name == key_type_name(t)) return t;
+  std::string allowed;
+  for (size_t k = 0; k < kDeclarableKeyTypes; ++k) {
+    if (name == kKeyTypeNames[k].second) return kKeyTypeNames[k].first;
+    allowed += (k == 0 ? "" : ", ") + std::string(kKeyTypeNames[k].second);
   }
-  throw sdk::Error("unknown config key type '" + name +
-                   "' (allowed: bool, int, float, string, int_list, float_list, string_list)");
+  throw sdk::Error("unknown config key type '" + name + "' (allowed: " + allowed + ")");
 }
 
 }  // namespace kforge::config

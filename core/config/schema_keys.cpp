@@ -31,24 +31,12 @@ KeySpec string_list_key(const char* name, const std::vector<std::string>& def, c
   return {name, KeyType::StringList, string_list_value(def), false, {}, doc};
 }
 
-KeySpec optional_int_key(const char* name, const char* doc) {
-  return {name, KeyType::Int, Value::null(), true, {}, doc};
+KeySpec optional_key(KeyType type, const char* name, const char* doc) {
+  return {name, type, Value::null(), true, {}, doc};
 }
 
-KeySpec optional_float_key(const char* name, const char* doc) {
-  return {name, KeyType::Float, Value::null(), true, {}, doc};
-}
-
-KeySpec optional_string_key(const char* name, const char* doc) {
-  return {name, KeyType::String, Value::null(), true, {}, doc};
-}
-
-KeySpec required_int_key(const char* name, const char* doc) {
-  return {name, KeyType::Int, Value::null(), false, {}, doc};
-}
-
-KeySpec required_string_key(const char* name, const char* doc) {
-  return {name, KeyType::String, Value::null(), false, {}, doc};
+KeySpec required_key(KeyType type, const char* name, const char* doc) {
+  return {name, type, Value::null(), false, {}, doc};
 }
 
 KeySpec dict_key(const char* name, const char* doc) {

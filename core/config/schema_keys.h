@@ -17,14 +17,10 @@ KeySpec string_key(const char* name, const char* def, const char* doc, std::vect
 KeySpec float_list_key(const char* name, const std::vector<double>& def, const char* doc);
 KeySpec string_list_key(const char* name, const std::vector<std::string>& def, const char* doc);
 
-/// Nullable keys without a default ("None" on the command line).
-KeySpec optional_int_key(const char* name, const char* doc);
-KeySpec optional_float_key(const char* name, const char* doc);
-KeySpec optional_string_key(const char* name, const char* doc);
-
-/// Keys without a default that must be given.
-KeySpec required_int_key(const char* name, const char* doc);
-KeySpec required_string_key(const char* name, const char* doc);
+/// A nullable scalar key without a default ("None" on the command line).
+KeySpec optional_key(KeyType type, const char* name, const char* doc);
+/// A scalar key without a default that must be given.
+KeySpec required_key(KeyType type, const char* name, const char* doc);
 
 /// A table of name = float, empty by default.
 KeySpec dict_key(const char* name, const char* doc);

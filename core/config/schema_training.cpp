@@ -7,16 +7,16 @@ namespace kforge::config::schema_parts {
 const SectionSpec& freeze_spec_schema() {
   static const SectionSpec spec{
       "freeze",
-      {required_string_key("module",
-                           "an fnmatch pattern over full parameter names (e.g. \"layers.0.*\"), or with "
-                           "[vlm] an alias of vlm.module_patterns; a pattern matching no parameter is an error"),
+      {required_key(KeyType::String, "module",
+                    "an fnmatch pattern over full parameter names (e.g. \"layers.0.*\"), or with "
+                    "[vlm] an alias of vlm.module_patterns; a pattern matching no parameter is an error"),
        bool_key("frozen", true, "freeze (true) or unfreeze (false) the matched parameters")}};
   return spec;
 }
 
 const SectionSpec& freeze_stage_schema() {
   static const SectionSpec stage{"freeze_schedule",
-                                 {required_int_key("start_step", "step from which this stage's specs apply"),
+                                 {required_key(KeyType::Int, "start_step", "step from which this stage's specs apply"),
                                   table_list_key("specs", &freeze_spec_schema(), "freeze directives of this stage")}};
   return stage;
 }
@@ -31,7 +31,7 @@ std::vector<SectionSpec> training_sections() {
         int_key("grad_accum_steps", 1, "micro-batches per optimizer step"),
         float_key("grad_clip_norm", 1.0, "global gradient-norm clip (> 0)"),
         int_key("seed", 42, "seed of initialisation and, unless data_seed, data order"),
-        optional_int_key("data_seed", "seed of the data order (unset: seed)"),
+        optional_key(KeyType::Int, "data_seed", "seed of the data order (unset: seed)"),
         bool_key("compile_model", true,
                  "whole-model graph compilation (not in kforge: true warns that it has no effect)"),
         string_key("mixed_precision", "bf16", "parameter/compute precision", {"bf16", "fp16", "fp32", "fp8"}),
@@ -59,15 +59,15 @@ std::vector<SectionSpec> training_sections() {
         float_list_key("betas", {0.9, 0.95}, "(beta1, beta2)"), float_key("eps", 1e-8, "denominator epsilon"),
         bool_key("fused", true, "fused kernel where available"), float_key("muon_momentum", 0.95, "Muon momentum"),
         int_key("muon_ns_steps", 5, "Newton-Schulz iterations"),
-        optional_float_key("muon_adam_lr", "learning rate of Muon's internal AdamW (unset: lr)"),
+        optional_key(KeyType::Float, "muon_adam_lr", "learning rate of Muon's internal AdamW (unset: lr)"),
         int_key("schedule_free_warmup_steps", 0, "Schedule-Free warmup steps")},
        false,
        "name picks the optimizer plugin"});
   s.push_back({"scheduler",
                {string_key("name", "cosine", "scheduler plugin"), int_key("warmup_steps", 2000, "linear warmup steps"),
-                optional_int_key("decay_steps", "decay length (unset: max_steps - warmup [- stable])"),
+                optional_key(KeyType::Int, "decay_steps", "decay length (unset: max_steps - warmup [- stable])"),
                 float_key("min_lr_ratio", 0.1, "final learning rate as a fraction of the peak"),
-                optional_int_key("stable_steps", "WSD stable phase length (unset: 0)"),
+                optional_key(KeyType::Int, "stable_steps", "WSD stable phase length (unset: 0)"),
                 string_key("wsd_decay_type", "cosine", "WSD decay shape", {"cosine", "linear", "sqrt"}),
                 float_key("rex_alpha", 1.0, "REX exponent")},
                false,
