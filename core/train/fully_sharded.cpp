@@ -82,7 +82,9 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
       p.shard = p.param.detach().narrow(0, p.first_row, p.own_rows).clone().requires_grad_(p.param.requires_grad());
       p.param.set_data(view);
       p.version = p.param._version();
+      shard_index_.emplace(p.name, shards_.size());
       shards_.push_back({p.name, p.shard});
+      by_shard_.push_back(&p);
     }
     unit.is_gathered = true;
     release(unit);
@@ -228,16 +230,12 @@ void FullyShardedModel::zero_grad() {
   for (const auto& s : shards_) s.tensor.mutable_grad() = at::Tensor();
 }
 
-const FullyShardedModel::Param* FullyShardedModel::owner_of_state(const std::string& key) const {
+std::optional<size_t> FullyShardedModel::shard_of_state(const std::string& key) const {
   for (size_t dot = key.rfind('.'); dot != std::string::npos && dot > 0; dot = key.rfind('.', dot - 1)) {
-    const std::string prefix = key.substr(0, dot);
-    for (const Unit& unit : units_) {
-      for (const Param& p : unit.params) {
-        if (p.name == prefix) return &p;
-      }
-    }
+    const auto it = shard_index_.find(key.substr(0, dot));
+    if (it != shard_index_.end()) return it->second;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 std::map<std::string, checkpoint::Placement> FullyShardedModel::placements(const checkpoint::TensorMap& model,
@@ -254,8 +252,8 @@ std::map<std::string, checkpoint::Placement> FullyShardedModel::placements(const
     }
   }
   for (const auto& [key, t] : optimizer) {
-    const Param* p = owner_of_state(key);
-    if (p != nullptr && t.sizes().equals(p->shard.sizes())) out.emplace("optimizer/" + key, place(*p));
+    const std::optional<size_t> i = shard_of_state(key);
+    if (i && t.sizes().equals(by_shard_[*i]->shard.sizes())) out.emplace("optimizer/" + key, place(*by_shard_[*i]));
   }
   return out;
 }
@@ -273,11 +271,52 @@ void FullyShardedModel::load_model_weights(const checkpoint::Snapshot& snapshot)
 checkpoint::TensorMap FullyShardedModel::shard_optimizer_state(const checkpoint::TensorMap& whole) const {
   checkpoint::TensorMap out;
   for (const auto& [key, t] : whole) {
-    const Param* p = owner_of_state(key);
-    const bool rows = p != nullptr && t.sizes().equals(p->shape);
-    out.emplace(key, rows ? t.narrow(0, p->first_row, p->own_rows).clone() : t);
+    const std::optional<size_t> i = shard_of_state(key);
+    const bool rows = i && t.sizes().equals(by_shard_[*i]->shape);
+    out.emplace(key, rows ? own_rows(*i, t).clone() : t);
   }
   return out;
+}
+
+std::vector<at::Tensor> FullyShardedModel::gather_rows(const std::vector<size_t>& params,
+                                                       const std::vector<at::Tensor>& rows) const {
+  at::NoGradGuard no_grad;
+  std::map<at::ScalarType, std::vector<size_t>> by_dtype;  // the same order on every rank
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const Param& p = *by_shard_[params[k]];
+    if (!rows[k].sizes().equals(p.shard.sizes())) {
+      throw sdk::Error(fmt::format("FSDP: gathering rows of '{}': got shape {}, this rank's rows are {}", p.name,
+                                   c10::str(rows[k].sizes()), c10::str(p.shard.sizes())));
+    }
+    by_dtype[rows[k].scalar_type()].push_back(k);
+  }
+  const int64_t size = shard_.size();
+  std::vector<at::Tensor> whole(rows.size());
+  for (const auto& [dtype, ks] : by_dtype) {
+    std::vector<int64_t> offsets;  // of each tensor's chunk in one rank's chunk; padding rows stay zero
+    int64_t chunk_numel = 0;
+    for (const size_t k : ks) {
+      offsets.push_back(chunk_numel);
+      chunk_numel += by_shard_[params[k]]->chunk_rows * by_shard_[params[k]]->row_numel;
+    }
+    at::Tensor chunk = at::zeros({chunk_numel}, rows[ks.front()].options());
+    for (size_t j = 0; j < ks.size(); ++j) {
+      chunk.narrow(0, offsets[j], rows[ks[j]].numel()).copy_(rows[ks[j]].reshape({-1}));
+    }
+    at::Tensor all = at::empty({size, chunk_numel}, chunk.options());
+    shard_.all_gather_into(all, chunk);
+    for (size_t j = 0; j < ks.size(); ++j) {
+      const Param& p = *by_shard_[params[ks[j]]];
+      const at::Tensor ranks = all.narrow(1, offsets[j], p.chunk_rows * p.row_numel).contiguous();
+      whole[ks[j]] = ranks.view({-1}).narrow(0, 0, p.rows * p.row_numel).view(p.shape);
+    }
+  }
+  return whole;
+}
+
+at::Tensor FullyShardedModel::own_rows(size_t param, const at::Tensor& whole) const {
+  const Param& p = *by_shard_[param];
+  return whole.narrow(0, p.first_row, p.own_rows);
 }
 
 }  // namespace kforge::train

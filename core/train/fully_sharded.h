@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,17 @@ class FullyShardedModel final : public BlockBackwardHooks {
   /// Whole optimizer state -> this rank's rows of the entries shaped like their parameter.
   checkpoint::TensorMap shard_optimizer_state(const checkpoint::TensorMap& whole) const;
 
+  /// For optimizers that need whole matrices: rows[k] holds this rank's rows of a tensor shaped like
+  /// parameter shards()[params[k]]; returns the whole tensors. One all-gather over the shard group
+  /// per dtype: every rank of the group must call it with the same params and dtypes.
+  std::vector<at::Tensor> gather_rows(const std::vector<size_t>& params, const std::vector<at::Tensor>& rows) const;
+  /// This rank's rows of `whole`, a tensor shaped like parameter shards()[param].
+  at::Tensor own_rows(size_t param, const at::Tensor& whole) const;
+  /// The whole (unsharded) shape of parameter shards()[param].
+  const std::vector<int64_t>& whole_shape(size_t param) const { return by_shard_[param]->shape; }
+  /// The index in shards() of the parameter an optimizer state key "<param>.<suffix>" belongs to.
+  std::optional<size_t> shard_of_state(const std::string& key) const;
+
   /// Gathers the block's parameters back for its backward.
   void before_block_backward(size_t block) override;
   /// Reduce-scatters the block's gradients to the shards and frees its parameters.
@@ -83,8 +95,6 @@ class FullyShardedModel final : public BlockBackwardHooks {
   /// (e.g. a router's bias update in its forward) are first copied back into this rank's shards.
   void release(Unit& unit);
   void reduce(Unit& unit);
-  /// The sharded parameter an optimizer state key "<param>.<suffix>" belongs to, or nullptr.
-  const Param* owner_of_state(const std::string& key) const;
 
   sdk::Model& model_;
   const dist::Group& shard_;
@@ -93,6 +103,8 @@ class FullyShardedModel final : public BlockBackwardHooks {
   size_t blocks_run_ = 0;    ///< by the block runner, during the first forward
   bool runner_checked_ = false;
   std::vector<sdk::NamedParameter> shards_;
+  std::vector<const Param*> by_shard_;         ///< the Param of each entry of shards_
+  std::map<std::string, size_t> shard_index_;  ///< parameter name -> index in shards_
 };
 
 }  // namespace kforge::train

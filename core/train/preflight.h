@@ -18,7 +18,7 @@ struct Preflight {
 };
 
 /// In the order a run meets them: the keys this kforge does not implement, the world-size rules,
-/// the precision, the optimizer against the FSDP layout, and the training and eval data (opened).
+/// the precision, and the training and eval data (opened).
 /// Throws sdk::ConfigError for what the run must refuse.
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size);
 

@@ -17,6 +17,7 @@
 #include "train/plugin_manifest.h"
 #include "train/precision.h"
 #include "train/preflight.h"
+#include "train/whole_matrix_optimizer.h"
 
 namespace kforge::train {
 namespace {
@@ -25,6 +26,19 @@ namespace {
 int thread_count(int64_t configured, int local_ranks) {
   if (configured > 0) return static_cast<int>(configured);
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(local_ranks)));
+}
+
+// Under FSDP an optimizer that needs whole matrices updates whole copies of the shards.
+std::unique_ptr<sdk::Optimizer> build_optimizer(const config::JobConfig& job, const plugins::Components& components,
+                                                const FullyShardedModel* fsdp,
+                                                const std::vector<sdk::NamedParameter>& params) {
+  if (fsdp == nullptr || !needs_whole_matrices(job)) return components.optimizer(params);
+  log::get().info(
+      "[optimizer] name = \"{}\" updates whole matrices: each step gathers every parameter and its gradient over "
+      "dp_shard and updates them whole on every rank, which keeps its rows; the optimizer state is whole on every rank",
+      job.view("optimizer").get_string("name"));
+  return std::make_unique<WholeMatrixOptimizer>(
+      *fsdp, [&](std::vector<sdk::NamedParameter> whole) { return components.optimizer(std::move(whole)); });
 }
 
 }  // namespace
@@ -65,7 +79,7 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
 
   shard_parameters();
   // The optimizer holds every parameter (none is frozen yet) and skips those without a gradient.
-  optimizer_ = components_.optimizer(parameters());
+  optimizer_ = build_optimizer(job_, components_, fsdp_.get(), parameters());
   freeze_ = read_freeze_plan(job_);
   check_freeze_plan(params_, freeze_);
   scheduler_ = components_.scheduler();
