@@ -102,14 +102,7 @@ void check_train(const Section& t) {
 void check_optimizer(const Section& o) {
   o.positive("lr");
   o.non_negative("weight_decay");
-  const Value& betas = o.at("betas");
-  o.require(betas.list.size() == 2, "betas", "must be two numbers (beta1, beta2)");
-  for (const Value& b : betas.list) o.require(b.as_number() >= 0 && b.as_number() < 1, "betas", "each beta must be in [0, 1)");
   o.positive("eps");
-  o.require(o.f("muon_momentum") > 0 && o.f("muon_momentum") < 1, "muon_momentum", "must be in (0, 1)");
-  o.positive("muon_ns_steps");
-  if (!o.null("muon_adam_lr")) o.positive("muon_adam_lr");
-  o.non_negative("schedule_free_warmup_steps");
 }
 
 void check_scheduler(const Section& s) {

@@ -85,8 +85,16 @@ std::unique_ptr<sdk::Optimizer> make_muon(const sdk::BuildContext& ctx, std::vec
   MuonOptions options;
   options.hyper = read_common_hyper(ctx.section, "muon");
   options.momentum = ctx.section.get_float("muon_momentum");
+  require_value(options.momentum > 0 && options.momentum < 1, "muon", "muon_momentum", toml_number(options.momentum),
+                "must be in (0, 1)");
   options.ns_steps = ctx.section.get_int("muon_ns_steps");
-  options.adam_lr = ctx.section.has("muon_adam_lr") ? ctx.section.get_float("muon_adam_lr") : options.hyper.lr;
+  require_value(options.ns_steps > 0, "muon", "muon_ns_steps", std::to_string(options.ns_steps), "must be > 0");
+  if (ctx.section.has("muon_adam_lr")) {
+    options.adam_lr = ctx.section.get_float("muon_adam_lr");
+    require_value(options.adam_lr > 0, "muon", "muon_adam_lr", toml_number(options.adam_lr), "must be > 0");
+  } else {
+    options.adam_lr = options.hyper.lr;
+  }
   auto optimizer = std::make_unique<Muon>(params, options);
   ctx.log.info("muon: " + std::to_string(optimizer->states().size()) + " tensors on Muon, " +
                std::to_string(optimizer->adamw().size()) + " on AdamW");

@@ -78,8 +78,11 @@ void ScheduleFreeAdamW::use_train_weights() {
 
 std::unique_ptr<sdk::Optimizer> make_schedule_free_adamw(const sdk::BuildContext& ctx,
                                                          std::vector<sdk::NamedParameter> params) {
+  const int64_t warmup_steps = ctx.section.get_int("schedule_free_warmup_steps");
+  require_value(warmup_steps >= 0, "schedule_free_adamw", "schedule_free_warmup_steps", std::to_string(warmup_steps),
+                "must be >= 0");
   return std::make_unique<ScheduleFreeAdamW>(params, read_common_hyper(ctx.section, "schedule_free_adamw"),
-                                             ctx.section.get_int("schedule_free_warmup_steps"));
+                                             warmup_steps);
 }
 
 }  // namespace kforge::optimizers

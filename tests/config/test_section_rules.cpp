@@ -95,17 +95,7 @@ INSTANTIATE_TEST_SUITE_P(Train, SectionRule, ::testing::ValuesIn(kTrain),
 const BadValue kOptimizer[] = {
     cli("lr", "--optimizer.lr=0", "[optimizer] lr = 0.0", "must be > 0"),
     cli("weight_decay", "--optimizer.weight_decay=-0.1", "[optimizer] weight_decay = -0.1", "must be >= 0"),
-    cli("beta1_one", "--optimizer.betas=(1.0, 0.95)", "[optimizer] betas = [1.0, 0.95]", "each beta must be in [0, 1)"),
-    cli("beta2_negative", "--optimizer.betas=[0.9,-0.5]", "[optimizer] betas = [0.9, -0.5]",
-        "each beta must be in [0, 1)"),
-    cli("betas_count", "--optimizer.betas=0.9", "[optimizer] betas = [0.9]", "must be two numbers"),
     cli("eps", "--optimizer.eps=0", "[optimizer] eps = 0.0", "must be > 0"),
-    cli("muon_adam_lr", "--optimizer.muon_adam_lr=0", "[optimizer] muon_adam_lr = 0.0", "must be > 0"),
-    cli("muon_momentum_zero", "--optimizer.muon_momentum=0", "[optimizer] muon_momentum = 0.0", "must be in (0, 1)"),
-    cli("muon_momentum_one", "--optimizer.muon_momentum=1", "[optimizer] muon_momentum = 1.0", "must be in (0, 1)"),
-    cli("muon_ns_steps", "--optimizer.muon_ns_steps=0", "[optimizer] muon_ns_steps = 0", "must be > 0"),
-    cli("schedule_free_warmup", "--optimizer.schedule_free_warmup_steps=-1",
-        "[optimizer] schedule_free_warmup_steps = -1", "must be >= 0"),
 };
 INSTANTIATE_TEST_SUITE_P(Optimizer, SectionRule, ::testing::ValuesIn(kOptimizer),
                          [](const auto& info) { return std::string(info.param.name); });
