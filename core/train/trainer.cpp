@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "dist/setup_check.h"
+#include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "env/bf16_probe.h"
@@ -28,11 +29,14 @@ int thread_count(int64_t configured, int local_ranks) {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(local_ranks)));
 }
 
-// Under FSDP an optimizer that needs whole matrices updates whole copies of the shards.
+// Under FSDP an optimizer that needs whole matrices (it declares KFORGE_CAP_NEEDS_WHOLE_MATRICES) updates whole
+// copies of the shards.
 std::unique_ptr<sdk::Optimizer> build_optimizer(const config::JobConfig& job, const plugins::Components& components,
                                                 const FullyShardedModel* fsdp,
                                                 const std::vector<sdk::NamedParameter>& params) {
-  if (fsdp == nullptr || !needs_whole_matrices(job)) return components.optimizer(params);
+  if (fsdp == nullptr || (components.optimizer_capabilities() & KFORGE_CAP_NEEDS_WHOLE_MATRICES) == 0) {
+    return components.optimizer(params);
+  }
   log::get().info(
       "[optimizer] name = \"{}\" updates whole matrices: each step gathers every parameter and its gradient over "
       "dp_shard and updates them whole on every rank, which keeps its rows; the optimizer state is whole on every rank",

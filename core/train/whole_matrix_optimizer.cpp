@@ -7,8 +7,6 @@
 
 namespace kforge::train {
 
-bool needs_whole_matrices(const config::JobConfig& job) { return job.view("optimizer").get_string("name") == "muon"; }
-
 WholeMatrixOptimizer::WholeMatrixOptimizer(const FullyShardedModel& fsdp, const Factory& make) : fsdp_(fsdp) {
   for (size_t i = 0; i < fsdp.shards().size(); ++i) {
     const at::Tensor& shard = fsdp.shards()[i].tensor;

@@ -11,14 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "config/job_config.h"
 #include "kforge/sdk/optimizer.h"
 #include "train/fully_sharded.h"
 
 namespace kforge::train {
-
-/// Whether the configured optimizer updates whole matrices, so that FSDP must gather them for it.
-bool needs_whole_matrices(const config::JobConfig& job);
 
 class WholeMatrixOptimizer final : public sdk::Optimizer {
  public:
