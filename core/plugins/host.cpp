@@ -1,6 +1,6 @@
 #include "plugins/host.h"
 
-#include "listing/listing_cache.h"
+#include "listing/plugin_search.h"
 
 namespace kforge::plugins {
 

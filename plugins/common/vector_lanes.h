@@ -17,7 +17,7 @@
 #include <string>
 #include <type_traits>
 
-namespace kforge::plugins::lanes {
+namespace kforge::builtin::lanes {
 
 /// 4 (SSE), 8 (AVX2+FMA) or 16 (AVX-512) floats per vector.
 enum class Width { Sse, Avx2, Avx512 };
@@ -212,4 +212,4 @@ class WidthChoice {
   std::atomic<Width> width_;
 };
 
-}  // namespace kforge::plugins::lanes
+}  // namespace kforge::builtin::lanes

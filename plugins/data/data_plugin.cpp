@@ -17,8 +17,8 @@ constexpr kforge_component_info kComponents[] = {
 
 void register_all(kforge::sdk::Registrar& r) {
   r.add_dataset("memmap", [](const kforge::sdk::BuildContext& ctx, const kforge::sdk::DatasetSpec& spec) {
-    const auto dtype = kforge::data::parse_bin_dtype(ctx.section.get_string("bin_dtype"));
-    return std::make_unique<kforge::data::MemmapDataset>(spec, dtype, &ctx.log);
+    const auto dtype = kforge::builtin::data::parse_bin_dtype(ctx.section.get_string("bin_dtype"));
+    return std::make_unique<kforge::builtin::data::MemmapDataset>(spec, dtype, &ctx.log);
   });
 }
 

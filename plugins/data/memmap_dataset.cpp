@@ -10,7 +10,7 @@
 #include "kforge/sdk/error.h"
 #include "npy_header.h"
 
-namespace kforge::data {
+namespace kforge::builtin::data {
 namespace {
 
 template <class T>
@@ -108,4 +108,4 @@ std::string MemmapDataset::describe() const {
                      spec_.file_pattern, spec_.path, tokens_, dtype, size(), spec_.window);
 }
 
-}  // namespace kforge::data
+}  // namespace kforge::builtin::data

@@ -9,7 +9,7 @@
 #include "kforge/sdk/logger.h"
 #include "shard_files.h"
 
-namespace kforge::data {
+namespace kforge::builtin::data {
 
 /// Raw .bin token width; .npy shards carry theirs in the header.
 enum class BinDtype { unset, uint16, uint32 };
@@ -41,4 +41,4 @@ class MemmapDataset final : public sdk::Dataset {
   int64_t tokens_ = 0;
 };
 
-}  // namespace kforge::data
+}  // namespace kforge::builtin::data

@@ -9,7 +9,7 @@
 
 #include "kforge/sdk/error.h"
 
-namespace kforge::data {
+namespace kforge::builtin::data {
 namespace {
 
 constexpr unsigned char kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -139,4 +139,4 @@ NpyInfo parse_npy_header(const std::string& file, const unsigned char* bytes, si
   return info;
 }
 
-}  // namespace kforge::data
+}  // namespace kforge::builtin::data

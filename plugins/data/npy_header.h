@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace kforge::data {
+namespace kforge::builtin::data {
 
 /// What a valid token shard's header says.
 struct NpyInfo {
@@ -19,4 +19,4 @@ struct NpyInfo {
 /// file size == header + length * itemsize. Throws kforge::sdk::Error naming `file` and the fault.
 NpyInfo parse_npy_header(const std::string& file, const unsigned char* bytes, size_t file_size);
 
-}  // namespace kforge::data
+}  // namespace kforge::builtin::data

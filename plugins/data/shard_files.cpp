@@ -15,7 +15,7 @@
 
 #include "kforge/sdk/error.h"
 
-namespace kforge::data {
+namespace kforge::builtin::data {
 
 std::vector<std::string> find_shards(const std::string& dir, const std::string& pattern) {
   namespace fs = std::filesystem;
@@ -77,4 +77,4 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<unsigned char*>(data_), size_);
 }
 
-}  // namespace kforge::data
+}  // namespace kforge::builtin::data

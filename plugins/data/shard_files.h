@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace kforge::data {
+namespace kforge::builtin::data {
 
 /// Regular files in `dir` whose names match the glob `pattern`, sorted by name. Throws
 /// kforge::sdk::Error when `dir` is missing or not a directory, or when nothing matches.
@@ -29,4 +29,4 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-}  // namespace kforge::data
+}  // namespace kforge::builtin::data

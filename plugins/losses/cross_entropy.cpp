@@ -9,7 +9,7 @@
 #include "token_cross_entropy.h"
 #include "z_loss.h"
 
-namespace kforge::losses {
+namespace kforge::builtin::losses {
 namespace {
 
 constexpr int64_t kDefaultChunkTokens = 4096;
@@ -44,4 +44,4 @@ std::unique_ptr<sdk::Loss> make_chunked_cross_entropy(const sdk::BuildContext& c
       CrossEntropyOptions{chunk > 0 ? chunk : kDefaultChunkTokens, ctx.section.get_float("z_loss_weight")});
 }
 
-}  // namespace kforge::losses
+}  // namespace kforge::builtin::losses

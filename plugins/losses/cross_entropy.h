@@ -6,7 +6,7 @@
 
 #include "kforge/sdk/registrar.h"
 
-namespace kforge::losses {
+namespace kforge::builtin::losses {
 
 struct CrossEntropyOptions {
   int64_t chunk_tokens = 0;  ///< tokens per chunk; <= 0 computes all tokens at once
@@ -30,4 +30,4 @@ std::unique_ptr<sdk::Loss> make_cross_entropy(const sdk::BuildContext& ctx);
 /// [train] z_loss_weight and ce_chunk_size (0 -> 4096).
 std::unique_ptr<sdk::Loss> make_chunked_cross_entropy(const sdk::BuildContext& ctx);
 
-}  // namespace kforge::losses
+}  // namespace kforge::builtin::losses

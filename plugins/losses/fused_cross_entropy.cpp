@@ -18,10 +18,10 @@
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/loss.h"
 
-namespace kforge::losses {
+namespace kforge::builtin::losses {
 namespace {
 
-using namespace plugins::lanes;
+using namespace lanes;
 
 constexpr int64_t kBlockVectors = 64;  ///< float partial sums per row are folded into double this often
 
@@ -243,4 +243,4 @@ at::Tensor fused_cross_entropy_sum(const at::Tensor& logits, const at::Tensor& l
   return FusedCrossEntropy::apply(logits, labels);
 }
 
-}  // namespace kforge::losses
+}  // namespace kforge::builtin::losses

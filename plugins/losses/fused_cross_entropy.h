@@ -7,13 +7,13 @@
 
 #include "vector_lanes.h"
 
-namespace kforge::losses {
+namespace kforge::builtin::losses {
 
 /// The float/bfloat16 row kernels' vector width in use: the widest this CPU runs, unless
 /// set_row_kernel_width chose another.
-plugins::lanes::Width row_kernel_width();
+lanes::Width row_kernel_width();
 /// For tests of every width this CPU runs; throws sdk::Error for one it cannot.
-void set_row_kernel_width(plugins::lanes::Width width);
+void set_row_kernel_width(lanes::Width width);
 
 /// True when fused_cross_entropy_sum handles `logits`: a contiguous CPU float/double/bfloat16 matrix.
 bool fused_cross_entropy_supports(const at::Tensor& logits);
@@ -23,4 +23,4 @@ bool fused_cross_entropy_supports(const at::Tensor& logits);
 /// exactly 0, with a zero gradient, when every label is ignored.
 at::Tensor fused_cross_entropy_sum(const at::Tensor& logits, const at::Tensor& labels);
 
-}  // namespace kforge::losses
+}  // namespace kforge::builtin::losses

@@ -18,8 +18,8 @@ constexpr kforge_component_info kComponents[] = {
 };
 
 void register_all(kforge::sdk::Registrar& r) {
-  r.add_loss("cross_entropy", kforge::losses::make_cross_entropy);
-  r.add_loss("chunked_cross_entropy", kforge::losses::make_chunked_cross_entropy);
+  r.add_loss("cross_entropy", kforge::builtin::losses::make_cross_entropy);
+  r.add_loss("chunked_cross_entropy", kforge::builtin::losses::make_chunked_cross_entropy);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include "fused_cross_entropy.h"
 #include "kforge/sdk/loss.h"
 
-namespace kforge::losses {
+namespace kforge::builtin::losses {
 
 at::Tensor summed_token_cross_entropy(const at::Tensor& logits, const at::Tensor& labels, int64_t chunk_tokens) {
   // The fused kernel holds no [tokens, vocab] intermediate, so chunking it would only add work.
@@ -35,4 +35,4 @@ at::Tensor mean_over_valid_tokens(const at::Tensor& sum, const at::Tensor& label
   return sum / valid;
 }
 
-}  // namespace kforge::losses
+}  // namespace kforge::builtin::losses

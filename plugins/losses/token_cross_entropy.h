@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace kforge::losses {
+namespace kforge::builtin::losses {
 
 /// Sum of -log softmax(logits)[label] over tokens whose label != kIgnoreIndex: by the fused kernel
 /// when it supports the logits (chunking is then moot), else by ATen `chunk_tokens` rows at a time
@@ -16,4 +16,4 @@ at::Tensor summed_token_cross_entropy(const at::Tensor& logits, const at::Tensor
 /// `sum` divided by the number of non-ignored labels, or `sum` itself (0) when there are none.
 at::Tensor mean_over_valid_tokens(const at::Tensor& sum, const at::Tensor& labels);
 
-}  // namespace kforge::losses
+}  // namespace kforge::builtin::losses

@@ -3,11 +3,11 @@
 
 #include <ATen/ATen.h>
 
-namespace kforge::losses {
+namespace kforge::builtin::losses {
 
 at::Tensor z_loss(const at::Tensor& logits, double weight) {
   const at::Tensor wide = logits.to(at::promote_types(logits.scalar_type(), at::kFloat));
   return at::logsumexp(wide, {-1}).pow(2).mean() * weight;
 }
 
-}  // namespace kforge::losses
+}  // namespace kforge::builtin::losses

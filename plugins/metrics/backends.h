@@ -5,9 +5,9 @@
 
 #include "kforge/sdk/sdk.h"
 
-namespace kforge::metrics_plugin {
+namespace kforge::builtin::metrics {
 
 std::unique_ptr<sdk::MetricBackend> make_console(const sdk::BuildContext& ctx, const sdk::RunInfo& run);
 std::unique_ptr<sdk::MetricBackend> make_jsonl(const sdk::BuildContext& ctx, const sdk::RunInfo& run);
 
-}  // namespace kforge::metrics_plugin
+}  // namespace kforge::builtin::metrics

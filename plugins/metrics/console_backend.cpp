@@ -7,7 +7,7 @@
 
 #include "backends.h"
 
-namespace kforge::metrics_plugin {
+namespace kforge::builtin::metrics {
 namespace {
 
 // "2026-12-01 18:07:41.459": the host log's timestamp format.
@@ -73,4 +73,4 @@ std::unique_ptr<sdk::MetricBackend> make_console(const sdk::BuildContext&, const
   return std::make_unique<ConsoleBackend>(run.rank == 0, run.interactive);
 }
 
-}  // namespace kforge::metrics_plugin
+}  // namespace kforge::builtin::metrics

@@ -8,7 +8,7 @@
 
 #include "backends.h"
 
-namespace kforge::metrics_plugin {
+namespace kforge::builtin::metrics {
 namespace {
 
 namespace fs = std::filesystem;
@@ -77,4 +77,4 @@ std::unique_ptr<sdk::MetricBackend> make_jsonl(const sdk::BuildContext& ctx, con
   return std::make_unique<JsonlBackend>(path);
 }
 
-}  // namespace kforge::metrics_plugin
+}  // namespace kforge::builtin::metrics

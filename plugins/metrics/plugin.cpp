@@ -12,8 +12,8 @@ constexpr kforge_component_info kComponents[] = {
 };
 
 void register_components(kforge::sdk::Registrar& r) {
-  r.add_metric_backend("console", kforge::metrics_plugin::make_console);
-  r.add_metric_backend("jsonl", kforge::metrics_plugin::make_jsonl);
+  r.add_metric_backend("console", kforge::builtin::metrics::make_console);
+  r.add_metric_backend("jsonl", kforge::builtin::metrics::make_jsonl);
 }
 
 }  // namespace

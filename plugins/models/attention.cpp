@@ -13,7 +13,7 @@
 #include "flash_attention.h"
 #include "rope.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 Attention::Attention(const ModelConfig& c)
     : n_heads_(c.n_heads),
@@ -88,4 +88,4 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
   return outputs.size() == 1 ? outputs.front() : at::cat(outputs, 2);
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -11,7 +11,7 @@
 #include "model_config.h"
 #include "rms_norm.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// Parameters: q_proj (H*hd, dim), k_proj / v_proj (KV*hd, dim), o_proj (dim, H*hd) and, with
 /// qk_norm, q_norm / k_norm (hd). Query head h reads key/value head h / (H/KV), as
@@ -53,4 +53,4 @@ inline constexpr int64_t kAutoMathMaxKeys = 1024;
 /// CUDA names) in float32, and in bfloat16 beyond kAutoMathMaxKeys keys.
 bool use_tiled_attention(const std::string& backend, const at::Tensor& q, int64_t keys);
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

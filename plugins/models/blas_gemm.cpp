@@ -7,7 +7,7 @@
 
 #include "kforge/sdk/error.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 namespace {
 
 using Sgemm = void (*)(const char*, const char*, const int*, const int*, const int*, const float*, const float*,
@@ -64,4 +64,4 @@ void onednn_gemm_rowmajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int6
   }
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

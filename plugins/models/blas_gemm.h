@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// C (m x n) = alpha * op(A) * op(B) + beta * C, all row-major with leading dimensions lda/ldb/ldc;
 /// op(X) is X, or X^T when trans_x. Throws sdk::Error when the process has no sgemm_.
@@ -18,4 +18,4 @@ bool onednn_gemm_available();
 void onednn_gemm_rowmajor(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

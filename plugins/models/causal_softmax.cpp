@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 namespace {
 
-using namespace plugins::lanes;
+using namespace lanes;
 
 /// The rows [begin, end) of a [rows, keys] view and their visible key counts.
 struct Rows {
@@ -175,4 +175,4 @@ Width causal_softmax_width() { return chosen_width().get(); }
 
 void set_causal_softmax_width(Width width) { chosen_width().set(width); }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -6,7 +6,7 @@
 
 #include "vector_lanes.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// softmax(scale * scores) over each row's visible keys, exactly 0 beyond them; scores [..., R, Sk],
 /// whose row r is the query at position Sk - seq + r % seq and sees keys 0 .. Sk - seq + r % seq
@@ -16,8 +16,8 @@ namespace kforge::models {
 at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq, bool fused = true);
 
 /// The row kernels' vector width in use: the widest this CPU runs, unless a test chose another.
-plugins::lanes::Width causal_softmax_width();
+lanes::Width causal_softmax_width();
 /// For tests of every width this CPU runs; throws sdk::Error for one it cannot.
-void set_causal_softmax_width(plugins::lanes::Width width);
+void set_causal_softmax_width(lanes::Width width);
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 int64_t expert_capacity(int64_t tokens, int64_t top_k, int64_t num_experts, double capacity_factor) {
   const double raw = static_cast<double>(tokens * top_k) / static_cast<double>(num_experts) * capacity_factor;
@@ -20,4 +20,4 @@ at::Tensor drop_over_capacity(const at::Tensor& weights, const at::Tensor& indic
   return weights * (rank <= capacity).to(weights.scalar_type());
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

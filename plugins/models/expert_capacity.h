@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// max(1, ceil(tokens * top_k / num_experts * capacity_factor)).
 int64_t expert_capacity(int64_t tokens, int64_t top_k, int64_t num_experts, double capacity_factor);
@@ -16,4 +16,4 @@ int64_t expert_capacity(int64_t tokens, int64_t top_k, int64_t num_experts, doub
 at::Tensor drop_over_capacity(const at::Tensor& weights, const at::Tensor& indices, int64_t num_experts,
                               int64_t capacity);
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 Experts::Experts(torch::nn::Module& owner, int64_t num_experts, int64_t dim, int64_t hidden_dim,
                  const std::string& activation, bool packed, LinearBackend backend, bool fused)
@@ -43,4 +43,4 @@ at::Tensor Experts::forward_grouped(const at::Tensor& x_sorted, const std::vecto
   return outputs.empty() ? at::zeros_like(x_sorted) : at::cat(outputs);
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -9,7 +9,7 @@
 
 #include "mlp.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// Not a module itself: it registers its parameters on `owner` (packed tensors sit directly on the
 /// MoE layer, as in KempnerForge), so `owner` must outlive it.
@@ -34,4 +34,4 @@ class Experts {
   at::Tensor up_w_, down_w_, gate_w_;       // packed storage (gate_w only for SwiGLU)
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -17,10 +17,10 @@
 #include "blas_gemm.h"
 #include "kforge/sdk/error.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 namespace {
 
-using namespace plugins::lanes;
+using namespace lanes;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
@@ -269,4 +269,4 @@ Width flash_attention_width() { return chosen_width().get(); }
 
 void set_flash_attention_width(Width width) { chosen_width().set(width); }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

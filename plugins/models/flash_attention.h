@@ -8,7 +8,7 @@
 
 #include "vector_lanes.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// Whether the kernel takes q's device and dtype (CPU float32 or bfloat16).
 bool flash_attention_supports(const at::Tensor& q);
@@ -30,8 +30,8 @@ at::Tensor flash_attention(const at::Tensor& q, const at::Tensor& k, const at::T
 
 /// The row kernels' (softmax exp and gradient) vector width in use: the widest this CPU runs, unless a
 /// test chose another.
-plugins::lanes::Width flash_attention_width();
+lanes::Width flash_attention_width();
 /// For tests of every width this CPU runs; throws sdk::Error for one it cannot.
-void set_flash_attention_width(plugins::lanes::Width width);
+void set_flash_attention_width(lanes::Width width);
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -3,7 +3,7 @@
 
 #include <ATen/ATen.h>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 KVCache::KVCache(int64_t n_layers, int64_t batch, int64_t capacity)
     : layers_(static_cast<size_t>(n_layers)), batch_(batch), capacity_(capacity) {}
@@ -20,4 +20,4 @@ std::pair<at::Tensor, at::Tensor> KVCache::update(size_t layer, const at::Tensor
   return {l.k.narrow(2, 0, fill_ + t), l.v.narrow(2, 0, fill_ + t)};
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

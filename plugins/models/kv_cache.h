@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// Preallocated (B, KV, capacity, hd) K/V per layer, allocated on first use in the keys' dtype/device.
 /// Every layer writes the same positions [fill, fill + T); the transformer advances `fill` once per chunk.
@@ -31,4 +31,4 @@ class KVCache final : public sdk::Model::DecodeState {
   int64_t batch_, capacity_, fill_ = 0;
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

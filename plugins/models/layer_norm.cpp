@@ -3,7 +3,7 @@
 
 #include <ATen/ATen.h>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 LayerNorm::LayerNorm(int64_t dim, double eps) : dim_(dim), eps_(eps) {
   weight_ = register_parameter("weight", at::ones({dim}));
@@ -12,4 +12,4 @@ LayerNorm::LayerNorm(int64_t dim, double eps) : dim_(dim), eps_(eps) {
 
 at::Tensor LayerNorm::forward(const at::Tensor& x) { return at::layer_norm(x, {dim_}, weight_, bias_, eps_); }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

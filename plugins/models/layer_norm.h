@@ -3,7 +3,7 @@
 
 #include "norm.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 class LayerNorm : public Norm {
  public:
@@ -16,4 +16,4 @@ class LayerNorm : public Norm {
   double eps_;
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

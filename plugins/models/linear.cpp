@@ -10,7 +10,7 @@
 
 #include "blas_gemm.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 namespace {
 
 /// C [m, n] = op(A) op(B) through dnnl_sgemm into a new tensor; zeros when the inner size k is 0.
@@ -90,4 +90,4 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight, LinearBackend 
   return at::linear(x, weight);
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

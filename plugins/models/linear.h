@@ -7,7 +7,7 @@
 
 #include <string>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 enum class LinearBackend { Aten, OneDnn };
 
@@ -39,4 +39,4 @@ class Linear : public torch::nn::Module {
   at::Tensor weight_;
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

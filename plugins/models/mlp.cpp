@@ -6,7 +6,7 @@
 
 #include "swiglu.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 namespace {
 
 at::Tensor activate(const at::Tensor& h, MlpActivation act) {
@@ -48,4 +48,4 @@ FfnWeights MLP::transposed_weights() const {
   return {gate_proj_ ? gate_proj_->weight().t() : at::Tensor(), up_proj_->weight().t(), down_proj_->weight().t()};
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -9,7 +9,7 @@
 
 #include "linear.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 enum class MlpActivation { SwiGLU, Gelu, Relu };
 
@@ -38,4 +38,4 @@ class MLP : public torch::nn::Module {
   std::shared_ptr<Linear> gate_proj_, up_proj_, down_proj_;  // gate_proj only for SwiGLU
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

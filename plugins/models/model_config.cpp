@@ -8,7 +8,7 @@
 #include <cmath>
 #include <sstream>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 namespace {
 
 template <class T>
@@ -149,4 +149,4 @@ double ModelConfig::flops_per_token(int64_t seq_len) const {
   return 6.0 * p_active + 12.0 * static_cast<double>(n_layers) * d * static_cast<double>(seq_len);
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -9,7 +9,7 @@ namespace kforge::sdk {
 class ConfigView;
 }
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 struct ModelConfig {
   int64_t dim = 4096;
@@ -71,4 +71,4 @@ struct ModelConfig {
   double flops_per_token(int64_t seq_len) const;
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -7,7 +7,7 @@
 
 #include "expert_capacity.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 MoE::MoE(const ModelConfig& config, std::shared_ptr<sdk::Router> router)
     : num_experts_(config.num_experts),
@@ -61,4 +61,4 @@ at::Tensor MoE::combine(const at::Tensor& x_flat, const at::Tensor& weights, con
   return at::zeros_like(x_flat).index_add(0, token_ids, expert_out);
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -11,7 +11,7 @@
 #include "mlp.h"
 #include "model_config.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// Parameters (KempnerForge names, in its order): router.* (e.g. router.gate.weight,
 /// router.expert_bias), [shared_expert.{gate,up,down}_proj.weight], then
@@ -44,4 +44,4 @@ class MoE : public torch::nn::Module {
   sdk::RouterOutput last_;
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

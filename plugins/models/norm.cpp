@@ -6,7 +6,7 @@
 #include "layer_norm.h"
 #include "rms_norm.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 std::shared_ptr<Norm> make_norm(const std::string& norm_type, int64_t dim, double eps, bool fused) {
   if (norm_type == "rmsnorm") return std::make_shared<RMSNorm>(dim, eps, fused);
@@ -14,4 +14,4 @@ std::shared_ptr<Norm> make_norm(const std::string& norm_type, int64_t dim, doubl
   throw sdk::ConfigError("[model] norm_type = \"" + norm_type + "\": must be \"rmsnorm\" or \"layernorm\"");
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

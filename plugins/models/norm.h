@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 class Norm : public torch::nn::Module {
  public:
@@ -16,4 +16,4 @@ class Norm : public torch::nn::Module {
 /// "rmsnorm" -> RMSNorm(dim, eps), "layernorm" -> LayerNorm(dim, eps).
 std::shared_ptr<Norm> make_norm(const std::string& norm_type, int64_t dim, double eps, bool fused);
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

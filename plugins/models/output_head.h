@@ -8,7 +8,7 @@
 
 #include "linear.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 class OutputHead : public torch::nn::Module {
  public:
@@ -29,4 +29,4 @@ class OutputHead : public torch::nn::Module {
   at::Tensor weight_;
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

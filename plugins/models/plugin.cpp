@@ -7,7 +7,7 @@
 namespace {
 
 std::shared_ptr<kforge::sdk::Model> make_transformer(const kforge::sdk::BuildContext& ctx) {
-  return std::make_shared<kforge::models::Transformer>(kforge::models::ModelConfig::from_view(ctx.section),
+  return std::make_shared<kforge::builtin::models::Transformer>(kforge::builtin::models::ModelConfig::from_view(ctx.section),
                                                        &ctx.components);
 }
 

@@ -5,7 +5,7 @@
 
 #include "rms_norm_kernel.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, bool fused) {
   if (fused && fused_rms_norm_applies(x, weight)) return fused_rms_norm(x, weight, eps);
@@ -18,4 +18,4 @@ RMSNorm::RMSNorm(int64_t dim, double eps, bool fused) : eps_(eps), fused_(fused)
   weight_ = register_parameter("weight", at::ones({dim}));
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -3,7 +3,7 @@
 
 #include "norm.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// The function form, over the last dimension; weight has that dimension's size. `fused` runs the
 /// fused kernel where it applies (rms_norm_kernel.h), else the composite ATen ops.
@@ -21,4 +21,4 @@ class RMSNorm : public Norm {
   bool fused_;
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

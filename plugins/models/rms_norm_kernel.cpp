@@ -12,10 +12,10 @@
 #include <sstream>
 #include <vector>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 namespace {
 
-using namespace plugins::lanes;
+using namespace lanes;
 
 /// One row of width n: y = x r w with r = 1 / sqrt(mean(x^2) + eps); returns r.
 template <int kLanes, typename Scalar>
@@ -158,4 +158,4 @@ Width rms_norm_width() { return chosen_width().get(); }
 
 void set_rms_norm_width(Width width) { chosen_width().set(width); }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

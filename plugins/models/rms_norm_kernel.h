@@ -6,7 +6,7 @@
 
 #include "vector_lanes.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// True when fused_rms_norm takes (x, weight): CPU x in float32 or bfloat16, float32 weight of x's
 /// last dimension.
@@ -16,8 +16,8 @@ bool fused_rms_norm_applies(const at::Tensor& x, const at::Tensor& weight);
 at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
 /// The kernels' vector width in use: the widest this CPU runs, unless a test chose another.
-plugins::lanes::Width rms_norm_width();
+lanes::Width rms_norm_width();
 /// For tests of every width this CPU runs; throws sdk::Error for one it cannot.
-void set_rms_norm_width(plugins::lanes::Width width);
+void set_rms_norm_width(lanes::Width width);
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

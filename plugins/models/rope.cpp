@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 RopeTables::RopeTables(int64_t head_dim, int64_t max_seq_len, double theta) {
   // Same arithmetic as KempnerForge / HF Llama: fp32 inverse frequencies, fp32 outer product.
@@ -39,4 +39,4 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
   return at::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, -1);
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

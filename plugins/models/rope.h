@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <utility>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// cos/sin tables of shape (max_seq_len, head_dim / 2) in fp32, angle[p, i] = p * theta^(-2i/hd).
 /// Plain tensors, not parameters or buffers: they stay fp32 and out of checkpoints.
@@ -30,4 +30,4 @@ class RopeTables {
 /// cos/sin: (seq, head_dim / 2) in x's dtype. Returns a new contiguous tensor.
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -11,10 +11,10 @@
 #include <sstream>
 #include <string>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 namespace {
 
-using namespace plugins::lanes;
+using namespace lanes;
 
 template <int kLanes>
 [[gnu::always_inline]] inline Floats<kLanes> sigmoid(Floats<kLanes> x) {
@@ -115,4 +115,4 @@ Width swiglu_width() { return chosen_width().get(); }
 
 void set_swiglu_width(Width width) { chosen_width().set(width); }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -6,7 +6,7 @@
 
 #include "vector_lanes.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// silu(gate) * up for same-shape, same-dtype CPU tensors; differentiable in both. float32 and
 /// bfloat16 take the fused kernel unless `fused` is false ([model] fused_kernels); other dtypes
@@ -14,8 +14,8 @@ namespace kforge::models {
 at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up, bool fused = true);
 
 /// The kernels' vector width in use: the widest this CPU runs, unless a test chose another.
-plugins::lanes::Width swiglu_width();
+lanes::Width swiglu_width();
 /// For tests of every width this CPU runs; throws sdk::Error for one it cannot.
-void set_swiglu_width(plugins::lanes::Width width);
+void set_swiglu_width(lanes::Width width);
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 class TokenEmbedding : public torch::nn::Module {
  public:
@@ -22,4 +22,4 @@ class TokenEmbedding : public torch::nn::Module {
   at::Tensor weight_;
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -113,4 +113,4 @@ std::vector<sdk::ModelBlock> Transformer::blocks() const {
   return out;
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -15,7 +15,7 @@
 #include "token_embedding.h"
 #include "transformer_block.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 /// token_embedding -> layers.{i} -> norm -> output_head. Parameter names are KempnerForge's:
 /// token_embedding.embedding.weight, layers.{i}.attention_norm.weight,
@@ -67,4 +67,4 @@ class Transformer : public sdk::Model {
   RopeTables rope_;
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 TransformerBlock::TransformerBlock(const ModelConfig& c, int64_t layer, const sdk::ComponentSource* components) {
   attention_norm_ = register_module("attention_norm", make_norm(c.norm_type, c.dim, c.norm_eps, c.fused_kernels));
@@ -31,4 +31,4 @@ at::Tensor TransformerBlock::forward(const at::Tensor& x, const at::Tensor& cos,
   return h + (moe_ ? moe_->forward(normed, /*decoding=*/cache != nullptr) : mlp_->forward(normed));
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -13,7 +13,7 @@
 #include "moe.h"
 #include "norm.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 class TransformerBlock : public torch::nn::Module {
  public:
@@ -34,4 +34,4 @@ class TransformerBlock : public torch::nn::Module {
   std::shared_ptr<MoE> moe_;  // MoE layers
 };
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -6,7 +6,7 @@
 
 #include "transformer.h"
 
-namespace kforge::models {
+namespace kforge::builtin::models {
 
 std::unique_ptr<sdk::Model::DecodeState> Transformer::start_decoding(int64_t batch, int64_t max_len) {
   if (batch < 1 || max_len < 1) {
@@ -35,4 +35,4 @@ at::Tensor Transformer::decode(const at::Tensor& tokens, DecodeState& state) {
   return run(tokens, cache);
 }
 
-}  // namespace kforge::models
+}  // namespace kforge::builtin::models

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace kforge::routers {
+namespace kforge::builtin::routers {
 
 BiasSchedule parse_bias_schedule(const std::string& name) {
   if (name == "constant") return BiasSchedule::Constant;
@@ -26,4 +26,4 @@ double bias_rate_factor(BiasSchedule schedule, int64_t step, int64_t max_steps) 
   return 1.0;
 }
 
-}  // namespace kforge::routers
+}  // namespace kforge::builtin::routers

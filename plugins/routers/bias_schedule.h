@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-namespace kforge::routers {
+namespace kforge::builtin::routers {
 
 enum class BiasSchedule { Constant, CosineDecay, LinearWarmup };
 
@@ -14,4 +14,4 @@ BiasSchedule parse_bias_schedule(const std::string& name);
 /// max_steps <= 0 gives the value at step 0.
 double bias_rate_factor(BiasSchedule schedule, int64_t step, int64_t max_steps);
 
-}  // namespace kforge::routers
+}  // namespace kforge::builtin::routers

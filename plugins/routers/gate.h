@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
-namespace kforge::routers {
+namespace kforge::builtin::routers {
 
 class Gate : public torch::nn::Module {
  public:
@@ -16,4 +16,4 @@ class Gate : public torch::nn::Module {
   at::Tensor weight_;
 };
 
-}  // namespace kforge::routers
+}  // namespace kforge::builtin::routers

@@ -10,15 +10,15 @@ using kforge::sdk::BuildContext;
 using kforge::sdk::RouterSpec;
 
 std::shared_ptr<kforge::sdk::Router> make_softmax_topk(const BuildContext&, const RouterSpec& spec) {
-  return std::make_shared<kforge::routers::SoftmaxTopK>(spec);
+  return std::make_shared<kforge::builtin::routers::SoftmaxTopK>(spec);
 }
 
 /// Reads moe_sequence_aux_loss_weight and moe_bias_schedule from the router's section ([model]).
 std::shared_ptr<kforge::sdk::Router> make_sigmoid_topk(const BuildContext& ctx, const RouterSpec& spec) {
-  kforge::routers::SigmoidTopKSettings settings;
+  kforge::builtin::routers::SigmoidTopKSettings settings;
   settings.sequence_aux_loss_weight = ctx.section.get_float("moe_sequence_aux_loss_weight");
-  settings.bias_schedule = kforge::routers::parse_bias_schedule(ctx.section.get_string("moe_bias_schedule"));
-  return std::make_shared<kforge::routers::SigmoidTopK>(spec, settings);
+  settings.bias_schedule = kforge::builtin::routers::parse_bias_schedule(ctx.section.get_string("moe_bias_schedule"));
+  return std::make_shared<kforge::builtin::routers::SigmoidTopK>(spec, settings);
 }
 
 // The [model] keys of the core schema each router reads (num_experts and moe_top_k through its RouterSpec).

@@ -1,7 +1,7 @@
 // Routing math: top-k renormalisation, assignment counts, Switch balance loss, router z-loss.
 #include "routing_math.h"
 
-namespace kforge::routers {
+namespace kforge::builtin::routers {
 
 std::pair<at::Tensor, at::Tensor> top_k_normalised(const at::Tensor& scores, int64_t k) {
   auto [weights, indices] = at::topk(scores, k, /*dim=*/-1);
@@ -20,4 +20,4 @@ at::Tensor switch_balance_loss(const at::Tensor& counts, const at::Tensor& probs
 
 at::Tensor router_z_loss(const at::Tensor& logits) { return at::logsumexp(logits, -1).pow(2).mean(); }
 
-}  // namespace kforge::routers
+}  // namespace kforge::builtin::routers

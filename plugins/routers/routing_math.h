@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <utility>
 
-namespace kforge::routers {
+namespace kforge::builtin::routers {
 
 /// The k largest scores per row, renormalised to sum 1, and their expert ids: (weights, indices).
 std::pair<at::Tensor, at::Tensor> top_k_normalised(const at::Tensor& scores, int64_t k);
@@ -17,4 +17,4 @@ at::Tensor switch_balance_loss(const at::Tensor& counts, const at::Tensor& probs
 /// ST-MoE router z-loss: mean over tokens of logsumexp(logits)^2.
 at::Tensor router_z_loss(const at::Tensor& logits);
 
-}  // namespace kforge::routers
+}  // namespace kforge::builtin::routers

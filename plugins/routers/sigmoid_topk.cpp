@@ -3,7 +3,7 @@
 
 #include "routing_math.h"
 
-namespace kforge::routers {
+namespace kforge::builtin::routers {
 
 SigmoidTopK::SigmoidTopK(const sdk::RouterSpec& spec, const SigmoidTopKSettings& settings)
     : spec_(spec), settings_(settings), rate_factor_(bias_rate_factor(settings.bias_schedule, 0, 0)) {
@@ -39,4 +39,4 @@ void SigmoidTopK::update_bias(const at::Tensor& counts, int64_t tokens) {
   expert_bias_.add_(kBiasUpdateRate * rate_factor_ * (target - expert_ema_.to(expert_bias_.scalar_type())));
 }
 
-}  // namespace kforge::routers
+}  // namespace kforge::builtin::routers

@@ -8,7 +8,7 @@
 #include "bias_schedule.h"
 #include "gate.h"
 
-namespace kforge::routers {
+namespace kforge::builtin::routers {
 
 struct SigmoidTopKSettings {
   double sequence_aux_loss_weight = 0.0;  ///< [model] moe_sequence_aux_loss_weight
@@ -40,4 +40,4 @@ class SigmoidTopK : public sdk::Router {
   double rate_factor_;
 };
 
-}  // namespace kforge::routers
+}  // namespace kforge::builtin::routers

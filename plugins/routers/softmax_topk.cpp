@@ -3,7 +3,7 @@
 
 #include "routing_math.h"
 
-namespace kforge::routers {
+namespace kforge::builtin::routers {
 
 SoftmaxTopK::SoftmaxTopK(const sdk::RouterSpec& spec) : spec_(spec) {
   gate_ = register_module("gate", std::make_shared<Gate>(spec.dim, spec.num_experts));
@@ -17,4 +17,4 @@ sdk::RouterOutput SoftmaxTopK::route(const at::Tensor& x) {
   return {weights, indices, switch_balance_loss(counts, probs, spec_.top_k), router_z_loss(logits), counts};
 }
 
-}  // namespace kforge::routers
+}  // namespace kforge::builtin::routers

@@ -7,7 +7,7 @@
 
 #include "gate.h"
 
-namespace kforge::routers {
+namespace kforge::builtin::routers {
 
 /// probs = softmax(gate(x)); top-k of probs renormalised to sum 1; aux = E * sum_i f_i P_i;
 /// z = mean(logsumexp(gate(x))^2). Parameter: gate.weight (E, dim).
@@ -21,4 +21,4 @@ class SoftmaxTopK : public sdk::Router {
   std::shared_ptr<Gate> gate_;
 };
 
-}  // namespace kforge::routers
+}  // namespace kforge::builtin::routers

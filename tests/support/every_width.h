@@ -13,8 +13,8 @@ namespace kforge::test {
 
 /// Runs `body` once per width `set` accepts, then restores the width `get` reported.
 template <class Body>
-void at_every_width(plugins::lanes::Width (*get)(), void (*set)(plugins::lanes::Width), const Body& body) {
-  using plugins::lanes::Width;
+void at_every_width(builtin::lanes::Width (*get)(), void (*set)(builtin::lanes::Width), const Body& body) {
+  using builtin::lanes::Width;
   const Width original = get();
   for (const Width width : {Width::Sse, Width::Avx2, Width::Avx512}) {
     try {
@@ -22,7 +22,7 @@ void at_every_width(plugins::lanes::Width (*get)(), void (*set)(plugins::lanes::
     } catch (const sdk::Error&) {
       continue;  // not on this CPU
     }
-    SCOPED_TRACE(std::to_string(plugins::lanes::kLanesOf[static_cast<int>(width)]) + " lanes");
+    SCOPED_TRACE(std::to_string(builtin::lanes::kLanesOf[static_cast<int>(width)]) + " lanes");
     body();
   }
   set(original);

@@ -1,0 +1,300 @@
+// prepare-data end to end: a trained 300-piece tokenizer, train/eval shards that numpy reads with the
+// right dtype and length, tokens that decode back to the text, the memmap dataset over them, errors.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "support/data_test_util.h"
+#include "data/npy_writer.h"
+#include "data/tokenizer.h"
+#include "kforge/sdk/error.h"
+#include "support/oracle.h"
+#include "support/test_host.h"
+
+namespace kforge::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Deterministic English-like paragraphs from invented words (lines within a paragraph wrap at 70 chars).
+std::vector<std::string> make_paragraphs(int count) {
+  static const char* syllables[] = {"ka", "lo", "mer", "sin", "tha", "ve", "ron", "di", "an", "que", "bel", "to",
+                                    "ris", "na", "por", "el", "fu", "gan", "ist", "om"};
+  static const char* common[] = {"the", "and", "of", "to", "a", "in", "was", "her", "it", "that"};
+  uint64_t state = 12345;
+  auto next = [&](uint64_t mod) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % mod);
+  };
+  std::vector<std::string> lexicon;
+  for (int i = 0; i < 150; ++i) {
+    std::string w;
+    const int n = 1 + next(3);
+    for (int k = 0; k < n; ++k) w += syllables[next(20)];
+    lexicon.push_back(w);
+  }
+  std::vector<std::string> paragraphs;
+  for (int p = 0; p < count; ++p) {
+    std::string text;
+    const int sentences = 2 + next(3);
+    for (int s = 0; s < sentences; ++s) {
+      const int words = 4 + next(8);
+      for (int w = 0; w < words; ++w) {
+        std::string word = next(3) == 0 ? common[next(10)] : lexicon[next(150)];
+        if (w == 0) word[0] = static_cast<char>(std::toupper(word[0]));
+        text += (text.empty() ? "" : " ") + word + (w + 1 == words ? "." : (next(6) == 0 ? "," : ""));
+      }
+    }
+    paragraphs.push_back(text);
+  }
+  return paragraphs;
+}
+
+// The paragraphs as a file: wrapped lines, blank lines (some with spaces) between paragraphs.
+fs::path write_corpus(const fs::path& dir, const std::vector<std::string>& paragraphs) {
+  const fs::path path = dir / "corpus.txt";
+  std::ofstream out(path);
+  out << "\n";  // leading blank line: no empty document
+  for (size_t i = 0; i < paragraphs.size(); ++i) {
+    std::istringstream words(paragraphs[i]);
+    std::string word, line;
+    while (words >> word) {
+      if (line.size() + word.size() > 70) {
+        out << line << "\n";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+    }
+    out << line << "\n" << (i % 3 == 0 ? "  \n\n" : "\n");
+  }
+  return path;
+}
+
+std::vector<int> read_u16_npy(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.substr(0, 6), std::string("\x93NUMPY", 6));
+  const size_t offset = 10 + (static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8));
+  EXPECT_HAS(bytes.substr(10, offset - 10), "'descr': '<u2'");
+  std::vector<int> ids;
+  for (size_t i = offset; i + 1 < bytes.size(); i += 2) {
+    ids.push_back(static_cast<unsigned char>(bytes[i]) | (static_cast<unsigned char>(bytes[i + 1]) << 8));
+  }
+  return ids;
+}
+
+int run_cli(std::vector<std::string> args, std::string* err = nullptr) {
+  args.insert(args.begin(), "prepare-data");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStderr();
+  testing::internal::CaptureStdout();
+  const int rc = cli::cmd_prepare_data(static_cast<int>(argv.size()), argv.data());
+  const std::string e = testing::internal::GetCapturedStderr();
+  const std::string o = testing::internal::GetCapturedStdout();
+  if (err != nullptr) *err = e + o;
+  return rc;
+}
+
+class PrepareData : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(temp_dir("prepare"));
+    paragraphs_ = new std::vector<std::string>(make_paragraphs(80));
+    corpus_ = new fs::path(write_corpus(*dir_, *paragraphs_));
+    std::string out;
+    rc_ = run_cli({"--input", corpus_->string(), "--output", (*dir_ / "out").string(), "--train-tokenizer",
+                   "--vocab-size", "300", "--eval-fraction", "0.2", "--shard-tokens", "500"},
+                  &out);
+    *output_ = out;
+  }
+  static inline fs::path* dir_ = nullptr;
+  static inline fs::path* corpus_ = nullptr;
+  static inline std::vector<std::string>* paragraphs_ = nullptr;
+  static inline int rc_ = -1;
+  static inline std::string* output_ = new std::string;
+  static fs::path out() { return *dir_ / "out"; }
+  static fs::path shard(const std::string& split, int i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "tokens_%03d.npy", i);
+    return out() / split / name;
+  }
+};
+
+TEST_F(PrepareData, WritesShardsMetadataAndTheTokenizer) {
+  ASSERT_EQ(rc_, 0) << *output_;
+  EXPECT_HAS(*output_, "dataset_path = \"" + (out() / "train").string() + "\"");
+  EXPECT_TRUE(fs::is_regular_file(out() / "tokenizer.model"));
+  std::ifstream in(out() / "metadata.json");
+  const nlohmann::json meta = nlohmann::json::parse(in);
+  EXPECT_EQ(meta["vocab_size"], 300);
+  EXPECT_EQ(meta["dtype"], "uint16");
+  EXPECT_EQ(meta["tokenizer"], fs::absolute(out() / "tokenizer.model").lexically_normal().string());
+  EXPECT_EQ(meta["documents"]["train"], 64);
+  EXPECT_EQ(meta["documents"]["eval"], 16);
+  EXPECT_EQ(meta["sources"][0]["bytes"], fs::file_size(*corpus_));
+  for (const std::string split : {"train", "eval"}) {
+    int64_t total = 0;
+    const auto& shards = meta["shards"][split];
+    ASSERT_FALSE(shards.empty()) << split;
+    for (size_t i = 0; i < shards.size(); ++i) {
+      EXPECT_EQ(out() / shards[i].get<std::string>(), shard(split, static_cast<int>(i)));
+      const auto ids = read_u16_npy(out() / shards[i].get<std::string>());
+      if (i + 1 < shards.size()) EXPECT_EQ(ids.size(), 500u);  // full shards but the last
+      EXPECT_LE(ids.size(), 500u);
+      total += static_cast<int64_t>(ids.size());
+    }
+    EXPECT_EQ(meta["tokens"][split], total) << split;
+  }
+  EXPECT_GT(meta["shards"]["train"].size(), 1u);
+}
+
+TEST_F(PrepareData, TokensDecodeBackToTheDocumentsWithEosAfterEach) {
+  ASSERT_EQ(rc_, 0) << *output_;
+  const data::Tokenizer tok(out() / "tokenizer.model");
+  EXPECT_EQ(tok.vocab_size(), 300);
+  EXPECT_EQ(tok.eos_id(), 2);
+  std::vector<std::string> docs;
+  for (const std::string split : {"train", "eval"}) {
+    std::vector<int> ids;
+    for (int i = 0; fs::exists(shard(split, i)); ++i) {
+      const auto part = read_u16_npy(shard(split, i));
+      ids.insert(ids.end(), part.begin(), part.end());
+    }
+    ASSERT_FALSE(ids.empty());
+    EXPECT_EQ(ids.back(), tok.eos_id()) << split << " ends with a document's EOS";
+    std::vector<int> current;
+    for (int id : ids) {
+      if (id == tok.eos_id()) {
+        docs.push_back(tok.decode(current));
+        current.clear();
+      } else {
+        EXPECT_NE(id, tok.unk_id());
+        current.push_back(id);
+      }
+    }
+    if (split == "train") EXPECT_EQ(docs.size(), 64u);
+  }
+  ASSERT_EQ(docs.size(), paragraphs_->size());
+  for (size_t i = 0; i < docs.size(); ++i) EXPECT_EQ(docs[i], (*paragraphs_)[i]) << "document " << i;
+}
+
+TEST_F(PrepareData, NumpyReadsTheShardsWithTheRightDtypeAndLength) {
+  ASSERT_EQ(rc_, 0) << *output_;
+  if (!oracle_available()) GTEST_SKIP() << "python3 with torch and numpy not available";
+  for (const char* file : {"train/tokens_000.npy", "train/tokens_001.npy", "eval/tokens_000.npy"}) {
+    const auto ids = read_u16_npy(out() / file);
+    int64_t sum = 0;
+    for (int v : ids) sum += v;
+    std::string got;
+    ASSERT_EQ(run_oracle("data_npy_check.py", {(out() / file).string()}, &got), 0) << got;
+    EXPECT_HAS(got, "dtype=uint16 len=" + std::to_string(ids.size()) + " sum=" + std::to_string(sum)) << file;
+  }
+}
+
+TEST_F(PrepareData, TheMemmapDatasetReadsTheOutput) {
+  ASSERT_EQ(rc_, 0) << *output_;
+  int64_t expected = 0;
+  std::vector<int> first;
+  for (int i = 0; fs::exists(shard("train", i)); ++i) {
+    const auto ids = read_u16_npy(shard("train", i));
+    if (i == 0) first = ids;
+    expected += static_cast<int64_t>(ids.size()) / 16;
+  }
+  const auto ds = open_dataset(out() / "train", "*.npy", 15);
+  EXPECT_EQ(ds->size(), expected);
+  EXPECT_EQ(to_vector(ds->window(1)), std::vector<int64_t>(first.begin() + 16, first.begin() + 32));
+}
+
+TEST_F(PrepareData, AGivenTokenizerReproducesTheSameShards) {
+  ASSERT_EQ(rc_, 0) << *output_;
+  const fs::path out2 = *dir_ / "out2";
+  std::string log;
+  ASSERT_EQ(run_cli({"--input", corpus_->string(), "--output", out2.string(), "--tokenizer",
+                     (out() / "tokenizer.model").string(), "--eval-fraction", "0.2", "--shard-tokens", "500"},
+                    &log),
+            0)
+      << log;
+  for (const char* file : {"train/tokens_000.npy", "train/tokens_001.npy", "eval/tokens_000.npy"}) {
+    EXPECT_EQ(read_u16_npy(out() / file), read_u16_npy(out2 / file)) << file;
+  }
+  // Rerunning into a directory with shards needs --overwrite.
+  EXPECT_EQ(run_cli({"--input", corpus_->string(), "--output", out2.string(), "--tokenizer",
+                     (out() / "tokenizer.model").string()},
+                    &log),
+            1);
+  EXPECT_HAS(log, "already holds .npy shards");
+  EXPECT_HAS(log, "--overwrite");
+  // Input files may also follow the options without --input.
+  EXPECT_EQ(run_cli({"--output", out2.string(), "--tokenizer", (out() / "tokenizer.model").string(), "--eval-fraction",
+                     "0", "--overwrite", corpus_->string()},
+                    &log),
+            0)
+      << log;
+  EXPECT_FALSE(fs::exists(out2 / "eval" / "tokens_000.npy"));
+}
+
+TEST_F(PrepareData, ErrorsAreClear) {
+  std::string log;
+  EXPECT_EQ(run_cli({"--input", (*dir_ / "missing.txt").string(), "--output", (*dir_ / "e1").string(),
+                     "--train-tokenizer", "--vocab-size", "300"},
+                    &log),
+            1);
+  EXPECT_HAS(log, "input '" + (*dir_ / "missing.txt").string() + "' does not exist");
+
+  EXPECT_EQ(run_cli({"--input", corpus_->string(), "--output", (*dir_ / "e2").string()}, &log), 2);
+  EXPECT_HAS(log, "exactly one of --train-tokenizer");
+
+  EXPECT_EQ(run_cli({"--input", corpus_->string(), "--output", (*dir_ / "e3").string(), "--train-tokenizer"}, &log), 2);
+  EXPECT_HAS(log, "needs --vocab-size");
+
+  EXPECT_EQ(run_cli({"--input", corpus_->string(), "--output", (*dir_ / "e4").string(), "--train-tokenizer",
+                     "--vocab-size", "20000"},
+                    &log),
+            1);
+  EXPECT_HAS(log, "lower --vocab-size");
+
+  std::ofstream(*dir_ / "a_file") << "x";
+  EXPECT_EQ(run_cli({"--input", corpus_->string(), "--output", (*dir_ / "a_file" / "sub").string(), "--tokenizer",
+                     (out() / "tokenizer.model").string()},
+                    &log),
+            1);
+  EXPECT_HAS(log, "output directory '" + (*dir_ / "a_file" / "sub").string() + "' cannot be created");
+
+  EXPECT_EQ(run_cli({"--input", corpus_->string(), "--output", (*dir_ / "e5").string(), "--tokenizer",
+                     (*dir_ / "nope.model").string()},
+                    &log),
+            1);
+  EXPECT_HAS(log, "tokenizer model '" + (*dir_ / "nope.model").string() + "' does not exist");
+
+  EXPECT_EQ(run_cli({"--bogus"}, &log), 2);
+  EXPECT_EQ(run_cli({"--help"}, &log), 0);
+  EXPECT_HAS(log, "Example:");
+  EXPECT_HAS(log, "--vocab-size");
+}
+
+TEST(NpyTokenWriter, DtypeFollowsTheVocabularyAndNumpyReadsUint32) {
+  EXPECT_EQ(data::dtype_for_vocab(300), data::TokenDtype::uint16);
+  EXPECT_EQ(data::dtype_for_vocab(65536), data::TokenDtype::uint16);
+  EXPECT_EQ(data::dtype_for_vocab(65537), data::TokenDtype::uint32);
+  const fs::path dir = temp_dir("npy_writer");
+  data::write_npy_tokens(dir / "a.npy", data::TokenDtype::uint32, {0, 70000, 2147483647, 5, 6, 7, 8, 9, 10});
+  EXPECT_EQ(fs::file_size(dir / "a.npy"), 128u + 9 * 4);
+  const auto ds = open_dataset(dir, "*.npy", 8);
+  EXPECT_EQ(to_vector(ds->window(0)), (std::vector<int64_t>{0, 70000, 2147483647, 5, 6, 7, 8, 9, 10}));
+  {
+    data::NpyTokenWriter w(dir / "b.npy", data::TokenDtype::uint16);
+    EXPECT_THROW(w.append({65536}), sdk::Error);
+    EXPECT_THROW(w.append({-1}), sdk::Error);
+  }
+  if (!oracle_available()) GTEST_SKIP() << "python3 with torch and numpy not available";
+  std::string got;
+  ASSERT_EQ(run_oracle("data_npy_check.py", {(dir / "a.npy").string()}, &got), 0) << got;
+  EXPECT_HAS(got, "dtype=uint32 len=9 sum=2147553692 head=0,70000,2147483647,5,6,7,8,9");
+}
+
+}  // namespace
+}  // namespace kforge::test
