@@ -1,6 +1,7 @@
 // Components: each configured component, looked up in the registry and built with its kind's section.
 #include "plugins/components.h"
 
+#include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include "kforge/sdk/kinds.h"
@@ -19,6 +20,15 @@ struct Context {
 };
 
 const sdk::KindInfo& kind_info(const char* kind) { return *sdk::find_kind(kind); }
+
+// Drops every message: for a component built only so that it checks its config values.
+class SilentLogger final : public sdk::Logger {
+ public:
+  void debug(std::string_view) override {}
+  void info(std::string_view) override {}
+  void warn(std::string_view) override {}
+  void error(std::string_view) override {}
+};
 
 }  // namespace
 
@@ -60,6 +70,22 @@ std::shared_ptr<sdk::Model> Components::model() const { return build_selected<sd
 
 std::unique_ptr<sdk::Optimizer> Components::optimizer(std::vector<sdk::NamedParameter> params) const {
   return build_selected<sdk::OptimizerFactory>(sdk::kind::optimizer, std::move(params));
+}
+
+void Components::check_optimizer_values() const {
+  const sdk::KindInfo& info = kind_info(sdk::kind::optimizer);
+  const auto& factory = std::get<sdk::OptimizerFactory>(entry(info, selected(info)).factory);
+  SilentLogger silent;
+  const config::SectionView view = job_.view(info.section);
+  const sdk::BuildContext ctx{silent, view, *this};
+  std::vector<sdk::NamedParameter> stand_in{{"stand_in.weight", at::zeros({2, 2}).requires_grad_()}};
+  try {
+    factory(ctx, std::move(stand_in));
+  } catch (const sdk::ConfigError&) {
+    throw;
+  } catch (const std::exception&) {
+    // The optimizer refused the stand-in itself, which says nothing about the config.
+  }
 }
 
 std::unique_ptr<sdk::Scheduler> Components::scheduler() const {

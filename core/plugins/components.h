@@ -23,6 +23,9 @@ class Components final : public sdk::ComponentSource {
 
   std::shared_ptr<sdk::Model> model() const;
   std::unique_ptr<sdk::Optimizer> optimizer(std::vector<sdk::NamedParameter> params) const;
+  /// Builds the configured optimizer over one 2x2 stand-in matrix, silently, so that it refuses bad
+  /// [optimizer] values (sdk::ConfigError) without the model; other exceptions are dropped.
+  void check_optimizer_values() const;
   std::unique_ptr<sdk::Scheduler> scheduler() const;
   std::unique_ptr<sdk::Loss> loss() const;
   /// The configured dataset plugin over `path` (train or eval data).

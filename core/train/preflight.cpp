@@ -13,6 +13,9 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   out.warnings = config::check_support(job.tree);
   config::check_world(job.tree, world_size);
   cpu_autocast_dtype(job.train.mixed_precision);  // refuses what the CPU cannot do
+  // An optimizer checks its [optimizer] values (betas, Muon's, Schedule-Free's, a third party's)
+  // when it is built: build it once over a stand-in, so the dry run refuses what the run would.
+  components.check_optimizer_values();
   if (job.data.dataset_path.empty()) {
     throw sdk::ConfigError(
         "[data] dataset_path is not set: point it at a directory of tokenised shards (make one with "

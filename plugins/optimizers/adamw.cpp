@@ -12,7 +12,7 @@
 #include "optimizer_config.h"
 #include "state_entries.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 AdamW::AdamW(const std::vector<sdk::NamedParameter>& params, const AdamWOptions& options)
     : options_(options), lr_(options.hyper.lr) {
@@ -121,4 +121,4 @@ std::unique_ptr<sdk::Optimizer> make_adamw(const sdk::BuildContext& ctx, std::ve
   return optimizer;
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

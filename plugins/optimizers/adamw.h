@@ -10,7 +10,7 @@
 #include "adamw_update.h"
 #include "kforge/sdk/registrar.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 struct AdamWOptions {
   AdamWHyper hyper;               ///< hyper.lr is the base lr; hyper.weight_decay applies to the decay group
@@ -59,4 +59,4 @@ class AdamW final : public sdk::Optimizer {
 /// The "adamw" factory: [optimizer] lr, weight_decay, betas, eps and the plugin key decay_embeddings.
 std::unique_ptr<sdk::Optimizer> make_adamw(const sdk::BuildContext& ctx, std::vector<sdk::NamedParameter> params);
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 void adamw_update(const at::Tensor& param, const at::Tensor& grad, const at::Tensor& exp_avg,
                   const at::Tensor& exp_avg_sq, at::Tensor& scratch, const AdamWHyper& h, int64_t step) {
@@ -27,4 +27,4 @@ void adamw_update(const at::Tensor& param, const at::Tensor& grad, const at::Ten
   param.addcdiv_(exp_avg, scratch, -step_size);
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

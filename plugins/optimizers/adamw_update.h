@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 struct AdamWHyper {
   double lr = 0;
@@ -21,4 +21,4 @@ struct AdamWHyper {
 void adamw_update(const at::Tensor& param, const at::Tensor& grad, const at::Tensor& exp_avg,
                   const at::Tensor& exp_avg_sq, at::Tensor& scratch, const AdamWHyper& h, int64_t step);
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

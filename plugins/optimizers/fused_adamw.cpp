@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 namespace {
 
 // torch.optim.AdamW's scalars for one tensor, rounded to its dtype as ATen passes them to its kernels.
@@ -107,4 +107,4 @@ void fused_adamw_update(const std::vector<FusedAdamWTensor>& tensors) {
   }
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

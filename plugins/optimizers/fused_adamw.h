@@ -9,7 +9,7 @@
 
 #include "adamw_update.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 struct FusedAdamWTensor {
   at::Tensor param, grad, exp_avg, exp_avg_sq;
@@ -27,4 +27,4 @@ bool fused_adamw_supports(const at::Tensor& param, const at::Tensor& grad, const
 /// Call with gradient recording off.
 void fused_adamw_update(const std::vector<FusedAdamWTensor>& tensors);
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -3,7 +3,7 @@
 
 #include <ATen/ATen.h>
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 Lion::Lion(const std::vector<sdk::NamedParameter>& params, const CommonHyper& hyper)
     : PerParamOptimizer("lion", hyper.lr, sdk::split_weight_decay(params, hyper.decay_embeddings), {{"exp_avg"}}),
@@ -22,4 +22,4 @@ std::unique_ptr<sdk::Optimizer> make_lion(const sdk::BuildContext& ctx, std::vec
   return std::make_unique<Lion>(params, read_common_hyper(ctx.section, "lion"));
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -8,7 +8,7 @@
 #include "optimizer_config.h"
 #include "per_param_optimizer.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 class Lion final : public PerParamOptimizer {
  public:
@@ -22,4 +22,4 @@ class Lion final : public PerParamOptimizer {
 /// The "lion" factory: [optimizer] lr, weight_decay, betas and decay_embeddings (eps is unused).
 std::unique_ptr<sdk::Optimizer> make_lion(const sdk::BuildContext& ctx, std::vector<sdk::NamedParameter> params);
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -8,7 +8,7 @@
 
 #include "newton_schulz.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 namespace {
 
 std::vector<sdk::NamedParameter> eligible_only(const std::vector<sdk::NamedParameter>& params, bool eligible) {
@@ -101,4 +101,4 @@ std::unique_ptr<sdk::Optimizer> make_muon(const sdk::BuildContext& ctx, std::vec
   return optimizer;
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

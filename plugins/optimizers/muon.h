@@ -11,7 +11,7 @@
 #include "optimizer_config.h"
 #include "per_param_optimizer.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 struct MuonOptions {
   CommonHyper hyper;       ///< lr and weight_decay for Muon; betas, eps, weight_decay for the AdamW part
@@ -46,4 +46,4 @@ class Muon final : public PerParamOptimizer {
 /// The "muon" factory: the common keys plus muon_momentum, muon_ns_steps, muon_adam_lr (null: lr).
 std::unique_ptr<sdk::Optimizer> make_muon(const sdk::BuildContext& ctx, std::vector<sdk::NamedParameter> params);
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -3,7 +3,7 @@
 
 #include <ATen/ATen.h>
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 at::Tensor newton_schulz(const at::Tensor& g, int64_t steps) {
   constexpr double a = 3.4445, b = -4.7750, c = 2.0315;
@@ -20,4 +20,4 @@ at::Tensor newton_schulz(const at::Tensor& g, int64_t steps) {
   return x.contiguous();
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -6,7 +6,7 @@
 
 #include "kforge/sdk/error.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 CommonHyper read_common_hyper(const sdk::ConfigView& cfg, const std::string& optimizer) {
   const std::vector<double> betas = cfg.get_float_list("betas");
@@ -40,4 +40,4 @@ std::string toml_number(double value) {
   return text;
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -6,7 +6,7 @@
 
 #include "kforge/sdk/config_view.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 struct CommonHyper {
   double lr = 0;
@@ -29,4 +29,4 @@ void require_value(bool ok, const std::string& optimizer, const std::string& key
 /// A number as the config's TOML writes it: 0.0, 0.95, 1e-08.
 std::string toml_number(double value);
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

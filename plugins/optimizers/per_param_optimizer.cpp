@@ -8,7 +8,7 @@
 #include "kforge/sdk/error.h"
 #include "state_entries.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 PerParamOptimizer::PerParamOptimizer(std::string optimizer, double base_lr, const sdk::DecayGroups& groups,
                                      std::vector<SlotSpec> slots)
@@ -73,4 +73,4 @@ void PerParamOptimizer::apply_state(const sdk::StateDict& state, const std::vect
 
 void PerParamOptimizer::load_state_dict(const sdk::StateDict& state) { apply_state(state, check_state(state)); }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -9,7 +9,7 @@
 #include "kforge/sdk/optimizer.h"
 #include "kforge/sdk/param_groups.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 struct SlotSpec {
   std::string name;     ///< state entry "<param>.<name>"
@@ -61,4 +61,4 @@ class PerParamOptimizer : public sdk::Optimizer {
   std::set<std::string> names_;
 };
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 double warmup_factor(int64_t step, int64_t warmup_steps) {
   if (warmup_steps <= 0) return 1.0;
@@ -41,4 +41,4 @@ double PhasedSchedule::factor(int64_t step) const {
   return decay_factor(spec_, step - spec_.warmup_steps - spec_.stable_steps);
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -5,7 +5,7 @@
 
 #include "kforge/sdk/scheduler.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 enum class DecayShape { constant, cosine, linear, sqrt, rex };
 
@@ -36,4 +36,4 @@ class PhasedSchedule final : public sdk::Scheduler {
   PhasedScheduleSpec spec_;
 };
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -67,12 +67,12 @@ constexpr kforge_component_info kComponents[] = {
 };
 
 void register_all(kforge::sdk::Registrar& r) {
-  r.add_optimizer("adamw", kforge::optimizers::make_adamw);
-  r.add_optimizer("lion", kforge::optimizers::make_lion);
-  r.add_optimizer("sgd", kforge::optimizers::make_sgd);
-  r.add_optimizer("schedule_free_adamw", kforge::optimizers::make_schedule_free_adamw);
-  r.add_optimizer("muon", kforge::optimizers::make_muon);
-  for (const char* name : kSchedulers) r.add_scheduler(name, kforge::optimizers::scheduler_factory(name));
+  r.add_optimizer("adamw", kforge::builtin::optimizers::make_adamw);
+  r.add_optimizer("lion", kforge::builtin::optimizers::make_lion);
+  r.add_optimizer("sgd", kforge::builtin::optimizers::make_sgd);
+  r.add_optimizer("schedule_free_adamw", kforge::builtin::optimizers::make_schedule_free_adamw);
+  r.add_optimizer("muon", kforge::builtin::optimizers::make_muon);
+  for (const char* name : kSchedulers) r.add_scheduler(name, kforge::builtin::optimizers::scheduler_factory(name));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 
 #include "kforge/sdk/error.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 namespace {
 enum Slot { kZ = 0, kX = 1, kExpAvgSq = 2, kWeightSum = 3 };
 }  // namespace
@@ -85,4 +85,4 @@ std::unique_ptr<sdk::Optimizer> make_schedule_free_adamw(const sdk::BuildContext
                                              warmup_steps);
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -9,7 +9,7 @@
 #include "optimizer_config.h"
 #include "per_param_optimizer.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 /// Per update k of a parameter (lr_k = lr * min(1, k / warmup_steps), 1 when warmup_steps is 0):
 /// v = b2 v + (1 - b2) g^2; z -= lr_k g / (sqrt(v / (1 - b2^k)) + eps); z *= 1 - lr_k wd (decay group);
@@ -39,4 +39,4 @@ class ScheduleFreeAdamW final : public PerParamOptimizer {
 std::unique_ptr<sdk::Optimizer> make_schedule_free_adamw(const sdk::BuildContext& ctx,
                                                          std::vector<sdk::NamedParameter> params);
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

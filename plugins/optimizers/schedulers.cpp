@@ -3,7 +3,7 @@
 
 #include "kforge/sdk/error.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 namespace {
 
 int64_t optional_int(const sdk::ConfigView& cfg, const char* key) { return cfg.has(key) ? cfg.get_int(key) : 0; }
@@ -48,4 +48,4 @@ sdk::SchedulerFactory scheduler_factory(std::string name) {
   };
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -8,7 +8,7 @@
 #include "kforge/sdk/registrar.h"
 #include "phased_schedule.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 /// The schedule `name` describes for this config and run length. decay_steps unset (or 0, as
 /// KempnerForge's `decay_steps or ...`) means max_steps - warmup_steps [- stable_steps for wsd].
@@ -17,4 +17,4 @@ PhasedScheduleSpec schedule_spec(const std::string& name, const sdk::ConfigView&
 /// A SchedulerFactory for `name` (one of the six above).
 sdk::SchedulerFactory scheduler_factory(std::string name);
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

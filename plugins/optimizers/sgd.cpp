@@ -5,7 +5,7 @@
 
 #include "kforge/sdk/error.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 Sgd::Sgd(const std::vector<sdk::NamedParameter>& params, const SgdOptions& options)
     : PerParamOptimizer("sgd", options.hyper.lr, sdk::split_weight_decay(params, options.hyper.decay_embeddings),
@@ -43,4 +43,4 @@ std::unique_ptr<sdk::Optimizer> make_sgd(const sdk::BuildContext& ctx, std::vect
   return std::make_unique<Sgd>(params, options);
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

@@ -8,7 +8,7 @@
 #include "optimizer_config.h"
 #include "per_param_optimizer.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 struct SgdOptions {
   CommonHyper hyper;  ///< lr, weight_decay and decay_embeddings are used
@@ -29,4 +29,4 @@ class Sgd final : public PerParamOptimizer {
 /// sgd_nesterov (needs sgd_momentum > 0).
 std::unique_ptr<sdk::Optimizer> make_sgd(const sdk::BuildContext& ctx, std::vector<sdk::NamedParameter> params);
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

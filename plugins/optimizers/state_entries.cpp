@@ -7,7 +7,7 @@
 
 #include "kforge/sdk/error.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 namespace {
 
 const at::Tensor& find_entry(const sdk::StateDict& state, const std::string& key) {
@@ -49,4 +49,4 @@ int64_t require_step(const sdk::StateDict& state, const std::string& key) {
   return static_cast<int64_t>(value);
 }
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

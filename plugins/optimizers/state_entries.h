@@ -5,7 +5,7 @@
 
 #include "kforge/sdk/optimizer.h"
 
-namespace kforge::optimizers {
+namespace kforge::builtin::optimizers {
 
 /// The entry `key`; throws sdk::Error naming the key when it is missing or its shape is not `like`'s.
 const at::Tensor& require_entry(const sdk::StateDict& state, const std::string& key, const at::Tensor& like);
@@ -13,4 +13,4 @@ const at::Tensor& require_entry(const sdk::StateDict& state, const std::string& 
 /// The 0-d step counter stored under `key` (any numeric dtype), as an integer.
 int64_t require_step(const sdk::StateDict& state, const std::string& key);
 
-}  // namespace kforge::optimizers
+}  // namespace kforge::builtin::optimizers

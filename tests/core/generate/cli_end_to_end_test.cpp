@@ -11,7 +11,7 @@
 #include "support/test_host.h"
 #include "plugins/components.h"
 #include "train/evaluator.h"
-#include "train/train_fixture.h"
+#include "core/train/train_fixture.h"
 
 namespace kforge::test {
 namespace {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "model_builder.h"
-#include "train/train_fixture.h"
+#include "core/train/train_fixture.h"
 
 namespace kforge::test::models {
 namespace {

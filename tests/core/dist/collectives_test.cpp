@@ -1,0 +1,83 @@
+// c10d collectives and the start-up agreement check, between two ranks run as threads of this
+// process (each with its own TCPStore client and Gloo process groups on 127.0.0.1).
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include "dist/setup_check.h"
+#include "support/two_ranks.h"
+
+namespace kforge::test {
+namespace {
+
+TEST(Collectives, AllReduceBroadcastAllGatherReduceScatterBarrier) {
+  std::vector<std::vector<at::Tensor>> seen(2);
+  const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
+    const int r = rt.rank();
+    auto& out = seen[static_cast<size_t>(r)];
+    EXPECT_EQ(rt.dp().size(), 2);
+    EXPECT_EQ(rt.mesh().shape().size("dp_shard"), 2);
+    at::Tensor sum = at::tensor({1.0 + r, 10.0 * (1 + r)});
+    rt.world().all_reduce(sum);
+    out.push_back(sum);
+    at::Tensor biggest = at::tensor({static_cast<double>(r)});
+    rt.dp().all_reduce(biggest, dist::Reduce::Max);
+    out.push_back(biggest);
+    at::Tensor from_one = at::full({3}, static_cast<double>(r + 5));
+    rt.world().broadcast(from_one, /*root=*/1);
+    out.push_back(from_one);
+    const auto gathered = rt.world().all_gather(at::full({2}, static_cast<double>(r)));
+    out.push_back(at::cat(gathered));
+    out.push_back(rt.world().reduce_scatter(at::arange(4, at::kDouble) * (r + 1)));
+    rt.checkpoint_group().barrier();
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  for (int r = 0; r < 2; ++r) {
+    const auto& out = seen[static_cast<size_t>(r)];
+    EXPECT_TRUE(at::equal(out[0], at::tensor({3.0, 30.0})));
+    EXPECT_TRUE(at::equal(out[1], at::tensor({1.0})));
+    EXPECT_TRUE(at::equal(out[2], at::full({3}, 6.0)));
+    EXPECT_TRUE(at::equal(out[3], at::tensor({0.0, 0.0, 1.0, 1.0})));
+    // sum over ranks of arange(4) * (r + 1) = arange(4) * 3, split in two halves.
+    EXPECT_TRUE(at::equal(out[4], r == 0 ? at::tensor({0.0, 3.0}) : at::tensor({6.0, 9.0})));
+  }
+}
+
+TEST(Collectives, GatherOfStringsIsInRankOrder) {
+  std::vector<std::vector<std::string>> seen(2);
+  const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
+    seen[static_cast<size_t>(rt.rank())] = rt.all_gather_strings("t", "from " + std::to_string(rt.rank()));
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  EXPECT_EQ(seen[0], (std::vector<std::string>{"from 0", "from 1"}));
+  EXPECT_EQ(seen[1], seen[0]);
+}
+
+TEST(SetupCheck, DifferentPluginOnOneRankFailsEveryRankNamingRankAndPlugin) {
+  const auto errors = on_two_ranks([](const dist::Runtime& rt) {
+    const nlohmann::json plugins = {
+        {{"name", "models"},
+         {"version", "1.0.0"},
+         {"file", "libkforge_models.so"},
+         {"hash", rt.rank() == 0 ? "aa" : "bb"}}};
+    dist::check_same_setup(rt, plugins, "[train]\nmax_steps = 5\n");
+  });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("rank 1"), std::string::npos) << e;
+    EXPECT_NE(e.find("'models' 1.0.0"), std::string::npos) << e;
+    EXPECT_NE(e.find("hash bb"), std::string::npos) << e;
+  }
+}
+
+TEST(SetupCheck, DifferentConfigNamesTheLine) {
+  const auto errors = on_two_ranks([](const dist::Runtime& rt) {
+    const std::string config = rt.rank() == 0 ? "[train]\nmax_steps = 5\n" : "[train]\nmax_steps = 6\n";
+    dist::check_same_setup(rt, nlohmann::json::array(), config);
+  });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("rank 1 resolved a different config: line 2 is 'max_steps = 6'"), std::string::npos) << e;
+  }
+}
+
+}  // namespace
+}  // namespace kforge::test

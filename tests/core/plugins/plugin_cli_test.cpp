@@ -1,0 +1,129 @@
+// The kforge binary with broken plugin directories: list-plugins shows refused rows and exits 0;
+// run refuses to start (exit 2) before reading data or writing anything.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/plugins/fixtures.h"
+#include "support/test_host.h"
+
+namespace kforge::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string kforge(const std::string& args) { return std::string(KFORGE_BIN) + " " + args; }
+std::string dir_arg(const std::string& fixture) { return "--plugin-dir " + fixture_dir(fixture).string(); }
+
+void expect_contains(const std::string& text, const std::vector<std::string>& parts) {
+  for (const auto& part : parts) EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in:\n" << text;
+}
+
+TEST(PluginCli, ListPluginsShowsAGoodPluginsComponentsAndKeys) {
+  std::string out;
+  ASSERT_EQ(run_command(kforge("list-plugins -v " + dir_arg("good")), &out), 0) << out;
+  expect_contains(out, {"fixture_sgd", "fixture_counter", "libkforge_fixture_good.so", "SGD for loader tests",
+                        "[optimizer] fixture_sgd_dampening (float, default 0.0)", "[optimizer] lr (float, default",
+                        "[train] fixture_counter_every (int, default 1)"});
+  EXPECT_EQ(out.find("REFUSED"), std::string::npos) << out;
+}
+
+TEST(PluginCli, ListPluginsShowsTheDeclaredCapabilities) {
+  std::string out;
+  ASSERT_EQ(run_command(kforge("list-plugins -v"), &out), 0) << out;
+  // The line under an optimizer's row.
+  const auto line_after = [&out](const std::string& name) {
+    const size_t row = out.find("optimizer       " + name + " ");
+    if (row == std::string::npos) return "(" + name + " is not listed)";
+    const size_t start = out.find('\n', row) + 1;
+    return out.substr(start, out.find('\n', start) - start);
+  };
+  EXPECT_EQ(line_after("muon"), std::string(17, ' ') + "capabilities: needs_whole_matrices") << out;
+  EXPECT_EQ(line_after("schedule_free_adamw"), std::string(17, ' ') + "capabilities: has_eval_weights") << out;
+  EXPECT_EQ(line_after("adamw").find("capabilities"), std::string::npos) << out;
+
+  ASSERT_EQ(run_command(kforge("list-plugins --json"), &out), 0) << out;
+  std::map<std::string, nlohmann::json> capabilities;
+  for (const auto& file : nlohmann::json::parse(out)) {
+    for (const auto& c : file["components"]) capabilities[c["name"]] = c["capabilities"];
+  }
+  EXPECT_EQ(capabilities["muon"], nlohmann::json::array({"needs_whole_matrices"}));
+  EXPECT_EQ(capabilities["schedule_free_adamw"], nlohmann::json::array({"has_eval_weights"}));
+  EXPECT_EQ(capabilities["adamw"], nlohmann::json::array());
+}
+
+TEST(PluginCli, ListPluginsShowsEachRefusedFileAsARowWithItsReasonAndExitsZero) {
+  std::string out;
+  const std::string dirs = dir_arg("wrong_torch") + " " + dir_arg("not_so") + " " + dir_arg("undefined_symbol") +
+                           " " + dir_arg("register_throws") + " " + dir_arg("duplicate");
+  ASSERT_EQ(run_command(kforge("list-plugins " + dirs), &out), 0) << out;
+  expect_contains(out, {"REFUSED: " + fixture_file("wrong_torch", "libkforge_wrong_torch.so") +
+                            ": built against LibTorch 2.3.0",
+                        "REFUSED: " + fixture_file("not_so", "libkforge_notso.so") + ": not a shared library",
+                        "REFUSED: " + fixture_file("undefined_symbol", "libkforge_undefined_symbol.so") +
+                            ": cannot load: undefined symbol",
+                        "register_all failed: fixture registration exploded",
+                        "already provided by " + fixture_file("duplicate", "libkforge_fixture_dup_a.so")});
+  // The accepted duplicate is listed as a component row.
+  expect_contains(out, {"fixture_dup"});
+}
+
+TEST(PluginCli, ListPluginsJsonMarksRefusedFiles) {
+  std::string out;
+  ASSERT_EQ(run_command(kforge("list-plugins --json " + dir_arg("cuda") + " 2>/dev/null"), &out), 0) << out;
+  const auto json = nlohmann::json::parse(out);
+  bool found = false;
+  for (const auto& file : json) {
+    if (file["file"] != fixture_file("cuda", "libkforge_cuda.so")) continue;
+    found = true;
+    EXPECT_EQ(file["status"], "refused");
+    EXPECT_NE(file["error"].get<std::string>().find("built for a CUDA LibTorch"), std::string::npos);
+  }
+  EXPECT_TRUE(found) << out;
+}
+
+TEST(PluginCli, RunWithABrokenPluginExitsTwoBeforeTraining) {
+  const fs::path dir = temp_dir("cli_broken_plugin");
+  const fs::path checkpoints = dir / "ckpt";
+  std::ofstream(dir / "cfg.toml") << "[train]\nmax_steps = 2\n[checkpoint]\ndir = \"" << checkpoints.string()
+                                  << "\"\n";
+  for (const std::string fixture : {"register_throws", "wrong_abi", "not_so"}) {
+    std::string out;
+    EXPECT_EQ(run_command(kforge("run " + (dir / "cfg.toml").string() + " " + dir_arg(fixture)), &out), 2)
+        << fixture << ":\n" << out;
+    expect_contains(out, {fixture_dir(fixture).filename().string(), "kforge run: refusing to start"});
+    EXPECT_FALSE(fs::exists(checkpoints)) << "training started with " << fixture;
+  }
+  std::string out;
+  run_command(kforge("run " + (dir / "cfg.toml").string() + " " + dir_arg("register_throws")), &out);
+  expect_contains(out, {fixture_file("register_throws", "libkforge_fixture_register_throws.so") +
+                        ": register_all failed: fixture registration exploded"});
+  fs::remove_all(dir);
+}
+
+TEST(PluginCli, RunWithAMissingPluginDirectoryExitsTwo) {
+  std::string out;
+  EXPECT_EQ(run_command(kforge("run cfg.toml --plugin-dir " + fixture_dir("no_such_directory").string()), &out), 2);
+  expect_contains(out, {"plugin directory '" + fixture_dir("no_such_directory").string() + "' does not exist"});
+}
+
+TEST(PluginCli, RunWithADuplicateOfABuiltInNamesBothFiles) {
+  if (!fs::is_directory(KFORGE_PLUGIN_DIR)) GTEST_SKIP() << "no built-in plugins built yet";
+  std::string listing;
+  run_command(kforge("list-plugins"), &listing);
+  if (listing.find("adamw") == std::string::npos) GTEST_SKIP() << "no built-in optimizer 'adamw' built yet";
+  const fs::path dir = temp_dir("cli_duplicate_builtin");
+  std::ofstream(dir / "cfg.toml") << "[train]\nmax_steps = 2\n";
+  std::string out;
+  EXPECT_EQ(run_command(kforge("run " + (dir / "cfg.toml").string() + " " + dir_arg("duplicate_builtin")), &out), 2);
+  // --plugin-dir comes first, so the built-in file is the one refused, naming the fixture.
+  expect_contains(out, {"optimizer 'adamw' is already provided by " +
+                            fixture_file("duplicate_builtin", "libkforge_fixture_dup_builtin.so"),
+                        "refusing to start"});
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kforge::test

@@ -1,0 +1,233 @@
+// Checkpoint files: layout and contents, checksums xxhsum agrees with, retention, final save,
+// model-only loading, and refusal of damaged and old-schema ones.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include <ATen/ATen.h>
+
+#include "checkpoint/checkpoint_manager.h"
+#include "checkpoint/incompatible_checkpoint.h"
+#include "kforge/sdk/error.h"
+#include "support/test_host.h"
+#include "support/xxhsum.h"
+#include "core/train/train_fixture.h"
+
+namespace kforge::test {
+namespace {
+namespace fs = std::filesystem;
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+// A one-rank checkpoint of a model tensor and its optimizer state, saved into `dir` at `step`.
+fs::path save_small(const fs::path& dir, int64_t step) {
+  checkpoint::Snapshot s;
+  s.step = step;
+  s.model = {{"w", at::arange(6, at::kFloat).view({2, 3})}};
+  s.optimizer = {{"w.exp_avg", at::full({2, 3}, 0.5)}};
+  s.train_state = {{"data", {{{"rank", 0}, {"epoch", 0}, {"batches_yielded", step}}}}};
+  return checkpoint::CheckpointManager(dir, 0, nullptr).save(s);
+}
+
+// Rewrites `step_dir`'s metadata.json as kforge's schema 1 wrote it (FNV "checksum" per file).
+void make_schema_1(const fs::path& step_dir) {
+  nlohmann::json meta = read_json(step_dir / "metadata.json");
+  meta["schema_version"] = 1;
+  for (auto& [file, entry] : meta["files"].items()) {
+    entry["checksum"] = "cbf29ce484222325";
+    entry.erase("xxh3");
+  }
+  std::ofstream(step_dir / "metadata.json") << meta.dump(2);
+}
+
+TEST(CheckpointFiles, StepDirectoryHoldsEveryPieceOfState) {
+  TrainFixture fx;
+  fx.run({"--train.max_steps=5"}, {});
+  const fs::path dir = fx.checkpoint_dir / "step_5";
+  const auto meta = read_json(dir / "metadata.json");
+  EXPECT_EQ(meta["format"], "kforge-checkpoint");
+  EXPECT_EQ(meta["schema_version"], checkpoint::kSchemaVersion);
+  EXPECT_EQ(meta["step"], 5);
+  EXPECT_EQ(meta["tokens_seen"], 5 * 4 * 16);
+  EXPECT_TRUE(meta["tensors"].contains("model/layers.0.attention.q_proj.weight"));
+  EXPECT_TRUE(meta["tensors"].contains("optimizer/layers.0.attention.q_proj.weight.exp_avg"));
+  EXPECT_EQ(meta["tensors"]["model/norm.weight"]["global_shape"], nlohmann::json::array({32}));
+  bool has_model_plugin = false;
+  for (const auto& p : meta["plugins"]) has_model_plugin |= p["file"] == "libkforge_models.so";
+  EXPECT_TRUE(has_model_plugin);
+  const auto state = read_json(dir / "train_state.json");
+  EXPECT_EQ(state["data"][0]["batches_yielded"], 5);
+  std::ifstream config(dir / "config.toml");
+  std::string text((std::istreambuf_iterator<char>(config)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("max_steps = 5"), std::string::npos);
+  EXPECT_EQ(fs::read_symlink(fx.checkpoint_dir / "latest"), fs::path("step_5"));
+}
+
+TEST(CheckpointFiles, EveryFilesChecksumIsWhatXxhsumPrints) {
+  if (!xxhsum_available()) GTEST_SKIP() << "xxhsum not on PATH (Debian package xxhash; run scripts/setup.sh)";
+  TrainFixture fx;
+  fx.run({"--train.max_steps=5"}, {});
+  const fs::path dir = fx.checkpoint_dir / "step_5";
+  const auto files = read_json(dir / "metadata.json")["files"];
+  ASSERT_TRUE(files.contains("shard-00000-of-00001.safetensors"));
+  for (const auto& [file, entry] : files.items()) {
+    EXPECT_EQ(entry["xxh3"], xxhsum_h3(dir / file)) << file;
+    EXPECT_EQ(entry["bytes"], fs::file_size(dir / file)) << file;
+  }
+}
+
+TEST(CheckpointFiles, FinalCheckpointAtAnOffScheduleMaxSteps) {
+  TrainFixture fx;
+  fx.run({"--train.max_steps=7"}, {});
+  EXPECT_TRUE(fs::exists(fx.checkpoint_dir / "step_5"));
+  EXPECT_TRUE(fs::exists(fx.checkpoint_dir / "step_7"));
+  EXPECT_EQ(fs::read_symlink(fx.checkpoint_dir / "latest"), fs::path("step_7"));
+}
+
+TEST(CheckpointFiles, RetentionKeepsTheLastNAndNeverLatest) {
+  TrainFixture fx;
+  fx.run({"--train.max_steps=6", "--checkpoint.interval=1", "--checkpoint.keep_last_n=2"}, {});
+  checkpoint::CheckpointManager manager(fx.checkpoint_dir, 2, nullptr);
+  const auto kept = manager.list();
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].first, 5);
+  EXPECT_EQ(kept[1].first, 6);
+}
+
+TEST(CheckpointFiles, DynamicWindowMilestonesSurviveRetention) {
+  TrainFixture fx;
+  fx.run({"--train.max_steps=10", "--checkpoint.interval=100", "--checkpoint.keep_last_n=1",
+          "--checkpoint.dyn_ckpt_window.start=0", "--checkpoint.dyn_ckpt_window.stop=8"},
+         {});
+  std::vector<int64_t> steps;
+  for (const auto& [step, path] : checkpoint::CheckpointManager(fx.checkpoint_dir, 1, nullptr).list()) steps.push_back(step);
+  EXPECT_EQ(steps, (std::vector<int64_t>{0, 1, 2, 4, 8, 10}));
+}
+
+TEST(CheckpointFiles, TruncatedShardIsRefusedAndTheRunFallsBackToTheOlderOne) {
+  TrainFixture fx;
+  fx.run({"--train.max_steps=10"}, {});
+  const fs::path shard = fx.checkpoint_dir / "step_10" / "shard-00000-of-00001.safetensors";
+  fs::resize_file(shard, fs::file_size(shard) / 2);
+  try {
+    checkpoint::CheckpointManager::load(fx.checkpoint_dir / "step_10");
+    FAIL() << "a truncated shard must be refused";
+  } catch (const sdk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(shard.string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+  auto hook = std::make_shared<RecordingHook>();
+  const auto result = fx.run({"--train.max_steps=12"}, {hook});
+  EXPECT_EQ(result.resumed_from, 5);
+  EXPECT_EQ(hook->losses.begin()->first, 6);
+}
+
+TEST(CheckpointFiles, CorruptedBytesAreCaughtByTheChecksum) {
+  TrainFixture fx;
+  fx.run({"--train.max_steps=5"}, {});
+  const fs::path shard = fx.checkpoint_dir / "step_5" / "shard-00000-of-00001.safetensors";
+  {
+    std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(shard) - 10));
+    f.put('\x7f');
+  }
+  try {
+    checkpoint::CheckpointManager::load(fx.checkpoint_dir / "step_5");
+    FAIL() << "a corrupted shard must be refused";
+  } catch (const sdk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("checksum mismatch"), std::string::npos) << e.what();
+  }
+}
+
+// Rows 2-3 of a [4, 3] tensor written alone (as by one FSDP rank of two): loading must not fill
+// rows 0-1 with zeros.
+TEST(CheckpointFiles, SlicesThatLeavePartOfATensorUncoveredAreRefused) {
+  checkpoint::CheckpointManager manager(temp_dir("slices"), 0, nullptr);
+  checkpoint::Snapshot s;
+  s.step = 1;
+  s.model = {{"w", at::arange(6, at::kFloat).view({2, 3})}};
+  s.placements = {{"model/w", {{4, 3}, {2, 0}}}};
+  s.train_state = {{"data", {{{"rank", 0}, {"epoch", 0}, {"batches_yielded", 1}}}}};
+  const fs::path dir = manager.save(s);
+  try {
+    checkpoint::CheckpointManager::load(dir);
+    FAIL() << "an incomplete tensor must be refused";
+  } catch (const sdk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the slices of tensor 'model/w' cover 6 of its 12 elements"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CheckpointFiles, ModelOnlyLoadReturnsTheModelTensorsAndNoOptimizerState) {
+  const fs::path dir = save_small(temp_dir("model-only"), 3);
+  const auto s = checkpoint::CheckpointManager::load(dir, 0, checkpoint::CheckpointManager::model_tensor);
+  ASSERT_EQ(s.model.size(), 1u);
+  EXPECT_TRUE(at::equal(s.model.at("w"), at::arange(6, at::kFloat).view({2, 3})));
+  EXPECT_TRUE(s.optimizer.empty());
+  EXPECT_EQ(s.step, 3);
+  const auto all = checkpoint::CheckpointManager::load(dir);
+  EXPECT_TRUE(at::equal(all.optimizer.at("w.exp_avg"), at::full({2, 3}, 0.5)));
+}
+
+TEST(CheckpointFiles, OldSchemaCheckpointIsRefusedNamingItsVersionAndWhatToDo) {
+  const fs::path dir = save_small(temp_dir("old-schema"), 4);
+  make_schema_1(dir);
+  try {
+    checkpoint::CheckpointManager::load(dir);
+    FAIL() << "a schema 1 checkpoint must be refused";
+  } catch (const checkpoint::IncompatibleCheckpoint& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(dir.string()), std::string::npos) << message;
+    EXPECT_NE(message.find("checkpoint schema 1"), std::string::npos) << message;
+    EXPECT_NE(message.find("it reads schema 2 only"), std::string::npos) << message;
+    EXPECT_NE(message.find("resume it with the kforge release that wrote it, or start over"), std::string::npos)
+        << message;
+  }
+}
+
+// Falling back past it to an older step would lose the newer progress without the user noticing.
+TEST(CheckpointFiles, LoadNewestStopsAtAnOldSchemaCheckpointInsteadOfSkippingIt) {
+  const fs::path root = temp_dir("old-schema-newest");
+  save_small(root, 1);
+  make_schema_1(save_small(root, 2));
+  std::vector<std::string> warnings;
+  try {
+    checkpoint::CheckpointManager(root, 0, nullptr).load_newest([&](const std::string& m) { warnings.push_back(m); });
+    FAIL() << "must not resume step_1 behind the old-schema step_2";
+  } catch (const checkpoint::IncompatibleCheckpoint& e) {
+    EXPECT_NE(std::string(e.what()).find((root / "step_2").string()), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST(CheckpointFiles, ResumingAnOldSchemaCheckpointFailsTheRunWithTheMessage) {
+  TrainFixture fx;
+  fx.run({"--train.max_steps=5"}, {});
+  make_schema_1(fx.checkpoint_dir / "step_5");
+  try {
+    fx.run({"--train.max_steps=6"}, {});
+    FAIL() << "must refuse to resume an old-schema checkpoint";
+  } catch (const sdk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("checkpoint schema 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CheckpointFiles, NoCompleteCheckpointIsAnErrorNotAFreshStart) {
+  TrainFixture fx;
+  fx.run({"--train.max_steps=5"}, {});
+  fs::remove(fx.checkpoint_dir / "step_5" / "metadata.json");
+  try {
+    fx.run({"--train.max_steps=6"}, {});
+    FAIL() << "must refuse to start from scratch";
+  } catch (const sdk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("none is complete"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("metadata.json"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kforge::test

@@ -1,0 +1,125 @@
+// The dry run refuses what the run refuses: for each refusal case, `kforge run --dry-run` and
+// `kforge run` exit 2 with the same message and the run trains nothing; keys that have no effect
+// let both go on with one warning per key.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/expect_text.h"
+#include "support/test_host.h"
+#include "core/train/train_fixture.h"
+
+namespace kforge::test {
+namespace {
+
+struct Outcome {
+  int status;
+  std::string output;  ///< stdout and stderr together
+};
+
+struct Case {
+  const char* name;
+  std::string toml;  ///< appended to the fixture's config
+  std::string overrides;
+  std::string expect;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class RunAndDryRun : public ::testing::TestWithParam<Case> {
+ protected:
+  // `kforge run` on the fixture's config plus the case's lines, with `args`.
+  Outcome kforge(const std::string& args) {
+    const auto cfg = fixture_.root / "cfg.toml";
+    std::ofstream(cfg) << fixture_.toml << GetParam().toml;
+    Outcome o;
+    o.status = run_command("cd '" + fixture_.root.string() + "' && '" + KFORGE_BIN + "' run '" + cfg.string() + "' " +
+                               GetParam().overrides + " " + args,
+                           &o.output);
+    return o;
+  }
+  TrainFixture fixture_;
+};
+
+// The message itself: the lines after "kforge run: " (dry run) or "error " (run's log line).
+std::string message(const std::string& output, const std::string& expect) {
+  const size_t at = output.find(expect);
+  return at == std::string::npos ? "" : output.substr(at, output.find('\n', at) - at);
+}
+
+TEST_P(RunAndDryRun, BothRefuseWithExit2AndTheSameMessageAndTheRunTrainsNothing) {
+  const Outcome dry = kforge("--dry-run");
+  const Outcome run = kforge("");
+  EXPECT_EQ(dry.status, 2) << dry.output;
+  EXPECT_EQ(run.status, 2) << run.output;
+  const std::string dry_message = message(dry.output, GetParam().expect);
+  EXPECT_FALSE(dry_message.empty()) << "dry run output lacks '" << GetParam().expect << "':\n" << dry.output;
+  EXPECT_EQ(dry_message, message(run.output, GetParam().expect)) << "run output:\n" << run.output;
+  EXPECT_FALSE(std::filesystem::exists(fixture_.checkpoint_dir / "latest")) << run.output;
+}
+
+const Case kCases[] = {
+    {"vlm_debug", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n", "",
+     "[vlm] is not implemented in this kforge: vision-language models"},
+    {"mixture_phases",
+     "[[data.datasets]]\npath = \"a\"\n[[data.phases]]\nstart_step = 10\nlr_scale = 0.1\n", "",
+     "[data] phases = [{ start_step = 10, dataset_weights = {}, lr_scale = 0.1 }]: not implemented"},
+    {"pack_sequences", "", "--data.pack_sequences=true", "command line: [data] pack_sequences = true: not implemented"},
+    {"activation_checkpointing", "", "--train.activation_checkpointing=full",
+     "[train] activation_checkpointing = \"full\": not implemented"},
+    {"async_save", "", "--checkpoint.async_mode=async_with_pinned_mem",
+     "[checkpoint] async_mode = \"async_with_pinned_mem\": not implemented"},
+    {"hf_dataset", "", "--data.hf_dataset_name=wikitext", "[data] hf_dataset_name = \"wikitext\": not implemented"},
+    {"tensor_parallel", "", "--distributed.tp=2", "[distributed] tp = 2: not implemented"},
+    {"pipeline_parallel", "", "--distributed.pp=2", "[distributed] pp = 2: not implemented"},
+    {"fp8", "", "--train.mixed_precision=fp8", "[train] mixed_precision = \"fp8\" is not available on the CPU"},
+    {"missing_dataset_path", "", "--data.dataset_path=''", "[data] dataset_path is not set"},
+    {"missing_dataset_directory", "", "--data.dataset_path=/nonexistent/kforge-data",
+     "data directory '/nonexistent/kforge-data' does not exist"},
+    {"world_rules", "", "--train.seq_len=64", "[train] seq_len = 64: must be <= [model] max_seq_len (32)"},
+    // Checked by the optimizer plugin, which preflight builds over a stand-in matrix.
+    {"optimizer_betas", "", "--optimizer.betas=[0.9,1.5]", "[optimizer] betas = "},
+    {"muon_momentum", "", "--optimizer.name=muon --optimizer.muon_momentum=1.0", "[optimizer] muon_momentum = 1"},
+};
+INSTANTIATE_TEST_SUITE_P(Refusals, RunAndDryRun, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+class NoEffectKeys : public RunAndDryRun {};
+
+TEST_P(NoEffectKeys, RunAndDryRunGoOnWithOneWarningPerKey) {
+  const Outcome dry = kforge("--dry-run");
+  const Outcome run = kforge("--train.max_steps=2");
+  ASSERT_EQ(dry.status, 0) << dry.output;
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(std::filesystem::exists(fixture_.checkpoint_dir / "latest")) << run.output;
+  for (const char* key : {"[train] compile_model = true: has no effect in this kforge",
+                          "[data] num_workers = 8: has no effect in this kforge",
+                          "[metrics] enable_tensorboard = true: has no effect in this kforge"}) {
+    for (const Outcome* o : {&dry, &run}) {
+      const size_t first = o->output.find(key);
+      EXPECT_NE(first, std::string::npos) << key << " in:\n" << o->output;
+      EXPECT_EQ(o->output.find(key, first + 1), std::string::npos) << key << " twice in:\n" << o->output;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Warnings, NoEffectKeys,
+                         ::testing::Values(Case{"speed_and_service_keys", "",
+                                                "--train.compile_model=true --data.num_workers=8 "
+                                                "--metrics.enable_tensorboard=true",
+                                                ""}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// A checkpoint whose shapes do not match the model is a config error (exit 2), not a failure.
+TEST(Resume, ACheckpointOfAnotherModelShapeExits2NamingTheTensor) {
+  TrainFixture fixture;
+  const auto cfg = fixture.root / "cfg.toml";
+  std::ofstream(cfg) << fixture.toml;
+  const std::string run = "cd '" + fixture.root.string() + "' && '" + KFORGE_BIN + "' run '" + cfg.string() + "' ";
+  std::string output;
+  ASSERT_EQ(run_command(run + "--train.max_steps=2", &output), 0) << output;
+  EXPECT_EQ(run_command(run + "--train.max_steps=4 --model.dim=64", &output), 2) << output;
+  expect_has(output, {"checkpoint step 2: '", "' has shape [", "the [model] config changed since it was written"});
+}
+
+}  // namespace
+}  // namespace kforge::test
