@@ -80,7 +80,7 @@ TEST(Preemption, KforgeRunExitsWith75AfterSigterm) {
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(saw_step);
-  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 75);
   EXPECT_TRUE(std::filesystem::exists(fx.checkpoint_dir / "latest"));
 }
