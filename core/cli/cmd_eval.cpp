@@ -15,11 +15,11 @@
 
 namespace kforge::cli {
 namespace {
-constexpr const char* kCommand = "kforge eval";
+constexpr const char* kEvalCommand = "kforge eval";
 }  // namespace
 
 int cmd_eval(int argc, char** argv) {
-  cxxopts::Options options(kCommand,
+  cxxopts::Options options(kEvalCommand,
                            "Evaluate a checkpoint: rebuilds the model from the checkpoint's config.toml (plus any\n"
                            "--section.key=value or --section.key value overrides, e.g. --eval.dataset_path=DIR\n"
                            "--eval.steps 50), loads its weights and reports the mean loss over eval.steps batches\n"
@@ -35,7 +35,7 @@ int cmd_eval(int argc, char** argv) {
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
   if (!args.count("checkpoint")) return usage_error(options, "missing --checkpoint DIR");
-  const auto session = generate::open_checkpoint_session(kCommand, args["checkpoint"].as<std::string>(),
+  const auto session = generate::open_checkpoint_session(kEvalCommand, args["checkpoint"].as<std::string>(),
                                                          plugin_dirs_given(args), parsed.overrides);
   if (!session) return kExitUsage;
   const auto& ckpt = session->checkpoint;
@@ -53,14 +53,14 @@ int cmd_eval(int argc, char** argv) {
     loss = components.loss();
     data = components.dataset(job.eval.dataset_path, job.eval.file_pattern);
   } catch (const std::exception& e) {
-    std::cerr << kCommand << ": " << e.what() << "\n";
+    std::cerr << kEvalCommand << ": " << e.what() << "\n";
     return kExitUsage;
   }
   sdk::MetricList metrics;
   try {
     metrics = train::evaluate(*ckpt.model, *loss, *data, job.train.batch_size, job.eval.steps);
   } catch (const std::exception& e) {
-    std::cerr << kCommand << ": evaluation failed: " << e.what() << "\n";
+    std::cerr << kEvalCommand << ": evaluation failed: " << e.what() << "\n";
     return kExitFailure;
   }
   nlohmann::json out = {{"step", ckpt.snapshot.step}, {"tokens_seen", ckpt.snapshot.tokens_seen}};

@@ -19,7 +19,7 @@
 namespace kforge::cli {
 namespace {
 
-constexpr const char* kCommand = "kforge generate";
+constexpr const char* kGenerateCommand = "kforge generate";
 
 /// --prompt values, then the non-empty lines of --prompts-file. Throws sdk::Error naming the file.
 std::vector<std::string> read_prompts(const cxxopts::ParseResult& args) {
@@ -55,7 +55,7 @@ std::vector<std::vector<int64_t>> generate_by_length(sdk::Model& model, const st
 }  // namespace
 
 int cmd_generate(int argc, char** argv) {
-  cxxopts::Options options(kCommand,
+  cxxopts::Options options(kGenerateCommand,
                            "Continue prompts with a trained checkpoint: rebuilds the model from the checkpoint's\n"
                            "config.toml, loads its weights, tokenises with its data.tokenizer_path (or --tokenizer),\n"
                            "then prefills each prompt and samples one token at a time with a KV cache until\n"
@@ -88,8 +88,8 @@ int cmd_generate(int argc, char** argv) {
   } catch (const std::exception& e) {
     return usage_error(options, e.what());
   }
-  const auto session =
-      generate::open_checkpoint_session(kCommand, args["checkpoint"].as<std::string>(), plugin_dirs_given(args), {});
+  const auto session = generate::open_checkpoint_session(kGenerateCommand, args["checkpoint"].as<std::string>(),
+                                                         plugin_dirs_given(args), {});
   if (!session) return kExitUsage;
   const config::JobConfig& job = session->checkpoint.job;
 
@@ -101,7 +101,7 @@ int cmd_generate(int argc, char** argv) {
     }
     tokenizer.emplace(path);
   } catch (const std::exception& e) {
-    std::cerr << kCommand << ": " << e.what() << "\n";
+    std::cerr << kGenerateCommand << ": " << e.what() << "\n";
     return kExitUsage;
   }
   generate::GenerateOptions gen{args["max-new-tokens"].as<int64_t>(), args["temperature"].as<double>(),
@@ -117,10 +117,10 @@ int cmd_generate(int argc, char** argv) {
   try {
     outputs = generate_by_length(*session->checkpoint.model, ids, gen);
   } catch (const sdk::Error& e) {  // bad options, empty or over-long prompt: the user's to fix
-    std::cerr << kCommand << ": " << e.what() << " (see --max-new-tokens, --temperature, --top-k, --top-p)\n";
+    std::cerr << kGenerateCommand << ": " << e.what() << " (see --max-new-tokens, --temperature, --top-k, --top-p)\n";
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << kCommand << ": generation failed: " << e.what() << "\n";
+    std::cerr << kGenerateCommand << ": generation failed: " << e.what() << "\n";
     return kExitFailure;
   }
   try {
@@ -134,7 +134,7 @@ int cmd_generate(int argc, char** argv) {
       std::cout << tokenizer->decode(continuation) << "\n";
     }
   } catch (const std::exception& e) {
-    std::cerr << kCommand << ": cannot decode the output: " << e.what() << "\n";
+    std::cerr << kGenerateCommand << ": cannot decode the output: " << e.what() << "\n";
     return kExitFailure;
   }
   return kExitOk;

@@ -90,7 +90,7 @@ template <int kLanes, typename Scalar>
 }
 
 /// The widest kernels this CPU runs, unless a test chose narrower ones.
-WidthChoice& chosen_width() {
+WidthChoice& cross_entropy_width_choice() {
   static WidthChoice width("cross_entropy");
   return width;
 }
@@ -98,13 +98,15 @@ WidthChoice& chosen_width() {
 /// A float or bfloat16 row's normaliser (in float): max, then the sum of exp(x - max).
 template <typename Scalar>
 RowNormaliser<float> row_normaliser(const Scalar* x, int64_t n) {
-  return dispatch_width(chosen_width().get(), [&](auto lanes) { return row_normaliser_lanes<lanes>(x, n); });
+  return dispatch_width(cross_entropy_width_choice().get(),
+                        [&](auto lanes) { return row_normaliser_lanes<lanes>(x, n); });
 }
 
 /// out = (softmax(x) - onehot(label)) * scale for a float or bfloat16 row.
 template <typename Scalar>
 void write_row_grad(const Scalar* x, RowNormaliser<float> norm, int64_t label, float scale, Scalar* out, int64_t n) {
-  dispatch_width(chosen_width().get(), [&](auto lanes) { write_row_grad_lanes<lanes>(x, norm, label, scale, out, n); });
+  dispatch_width(cross_entropy_width_choice().get(),
+                 [&](auto lanes) { write_row_grad_lanes<lanes>(x, norm, label, scale, out, n); });
 }
 
 void write_row_grad(const double* x, RowNormaliser<double> norm, int64_t label, double scale, double* out,
@@ -221,9 +223,9 @@ class FusedCrossEntropy : public torch::autograd::Function<FusedCrossEntropy> {
 
 }  // namespace
 
-Width row_kernel_width() { return chosen_width().get(); }
+Width row_kernel_width() { return cross_entropy_width_choice().get(); }
 
-void set_row_kernel_width(Width width) { chosen_width().set(width); }
+void set_row_kernel_width(Width width) { cross_entropy_width_choice().set(width); }
 
 bool fused_cross_entropy_supports(const at::Tensor& logits) {
   const at::ScalarType dtype = logits.scalar_type();

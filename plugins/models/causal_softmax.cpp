@@ -96,7 +96,7 @@ template <int kLanes, typename Scalar>
   }
 }
 
-WidthChoice& chosen_width() {
+WidthChoice& causal_softmax_width_choice() {
   static WidthChoice width("causal_softmax");
   return width;
 }
@@ -114,7 +114,7 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
     const int64_t n = x.numel() / rows.keys;
     at::Tensor out = at::empty_like(x);
     const auto s = static_cast<float>(scale);
-    const Width width = chosen_width().get();
+    const Width width = causal_softmax_width_choice().get();
     dispatch_float_or_bfloat16(x.scalar_type(), "causal_softmax", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar* in = x.data_ptr<Scalar>();
@@ -138,7 +138,7 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
     const auto s = static_cast<float>(ctx->saved_data["scale"].toDouble());
     const int64_t n = p.numel() / rows.keys;
     at::Tensor dx = at::empty_like(p);
-    const Width width = chosen_width().get();
+    const Width width = causal_softmax_width_choice().get();
     dispatch_float_or_bfloat16(p.scalar_type(), "causal_softmax", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar* pp = p.data_ptr<Scalar>();
@@ -171,8 +171,8 @@ at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq, b
   return CausalSoftmax::apply(scores, scale, seq);
 }
 
-Width causal_softmax_width() { return chosen_width().get(); }
+Width causal_softmax_width() { return causal_softmax_width_choice().get(); }
 
-void set_causal_softmax_width(Width width) { chosen_width().set(width); }
+void set_causal_softmax_width(Width width) { causal_softmax_width_choice().set(width); }
 
 }  // namespace kforge::builtin::models

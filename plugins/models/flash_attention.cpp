@@ -43,7 +43,7 @@ inline float exp_nonpositive(float x) {
   return underflow ? 0.0f : e * scale;
 }
 
-WidthChoice& chosen_width() {
+WidthChoice& flash_attention_width_choice() {
   static WidthChoice width("flash_attention");
   return width;
 }
@@ -69,12 +69,13 @@ template <int kLanes>
 }
 
 float exp_shifted_sum(float* row, int64_t n, float shift) {
-  return dispatch_width(chosen_width().get(), [&](auto lanes) { return exp_shifted_sum_lanes<lanes>(row, n, shift); });
+  return dispatch_width(flash_attention_width_choice().get(),
+                        [&](auto lanes) { return exp_shifted_sum_lanes<lanes>(row, n, shift); });
 }
 
 // dS = P * (dP - delta), in place over dP; a plain loop, vectorised at the chosen width.
 void softmax_grad_row(const float* p, float* dp, int64_t n, float delta) {
-  dispatch_width(chosen_width().get(), [&](auto) {
+  dispatch_width(flash_attention_width_choice().get(), [&](auto) {
     for (int64_t j = 0; j < n; ++j) dp[j] = p[j] * (dp[j] - delta);
   });
 }
@@ -265,8 +266,8 @@ at::Tensor flash_attention(const at::Tensor& q, const at::Tensor& k, const at::T
   return FlashAttentionFunction::apply(q, k, v, tiles.q, tiles.k);
 }
 
-Width flash_attention_width() { return chosen_width().get(); }
+Width flash_attention_width() { return flash_attention_width_choice().get(); }
 
-void set_flash_attention_width(Width width) { chosen_width().set(width); }
+void set_flash_attention_width(Width width) { flash_attention_width_choice().set(width); }
 
 }  // namespace kforge::builtin::models

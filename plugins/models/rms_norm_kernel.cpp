@@ -74,7 +74,7 @@ template <int kLanes, typename Scalar>
   }
 }
 
-WidthChoice& chosen_width() {
+WidthChoice& rms_norm_width_choice() {
   static WidthChoice width("rms_norm");
   return width;
 }
@@ -91,7 +91,7 @@ class FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {
     const int64_t n = x.size(-1), rows = x.numel() / n;
     at::Tensor y = at::empty_like(x);
     at::Tensor r = at::empty({rows}, x.options().dtype(at::kFloat));
-    const Width width = chosen_width().get();
+    const Width width = rms_norm_width_choice().get();
     const auto e = static_cast<float>(eps);
     dispatch_float_or_bfloat16(x.scalar_type(), "rms_norm", [&](auto scalar) {
       using Scalar = decltype(scalar);
@@ -118,7 +118,7 @@ class FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {
     at::Tensor dx = want_x ? at::empty_like(x) : at::Tensor();
     const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
     at::Tensor dw_blocks = want_w ? at::zeros({blocks, n}, w.options()) : at::Tensor();
-    const Width width = chosen_width().get();
+    const Width width = rms_norm_width_choice().get();
     dispatch_float_or_bfloat16(x.scalar_type(), "rms_norm", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar *xp = x.data_ptr<Scalar>(), *dyp = dy.data_ptr<Scalar>();
@@ -154,8 +154,8 @@ at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double 
   return FusedRmsNorm::apply(x, weight, eps);
 }
 
-Width rms_norm_width() { return chosen_width().get(); }
+Width rms_norm_width() { return rms_norm_width_choice().get(); }
 
-void set_rms_norm_width(Width width) { chosen_width().set(width); }
+void set_rms_norm_width(Width width) { rms_norm_width_choice().set(width); }
 
 }  // namespace kforge::builtin::models

@@ -50,7 +50,7 @@ template <int kLanes, typename Scalar>
   }
 }
 
-WidthChoice& chosen_width() {
+WidthChoice& swiglu_width_choice() {
   static WidthChoice width("swiglu");
   return width;
 }
@@ -61,7 +61,7 @@ class SwiGlu : public torch::autograd::Function<SwiGlu> {
     RECORD_FUNCTION("kforge::swiglu", c10::ArrayRef<const c10::IValue>{});
     const at::Tensor g = gate.contiguous(), u = up.contiguous();
     at::Tensor h = at::empty_like(g);
-    const Width width = chosen_width().get();
+    const Width width = swiglu_width_choice().get();
     dispatch_float_or_bfloat16(g.scalar_type(), "swiglu", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar *gp = g.data_ptr<Scalar>(), *up_ = u.data_ptr<Scalar>();
@@ -83,7 +83,7 @@ class SwiGlu : public torch::autograd::Function<SwiGlu> {
     const bool want_g = ctx->needs_input_grad(0), want_u = ctx->needs_input_grad(1);
     at::Tensor dg = want_g ? at::empty_like(g) : at::Tensor();
     at::Tensor du = want_u ? at::empty_like(u) : at::Tensor();
-    const Width width = chosen_width().get();
+    const Width width = swiglu_width_choice().get();
     dispatch_float_or_bfloat16(g.scalar_type(), "swiglu", [&](auto scalar) {
       using Scalar = decltype(scalar);
       const Scalar *gp = g.data_ptr<Scalar>(), *up_ = u.data_ptr<Scalar>(), *dhp = dh.data_ptr<Scalar>();
@@ -111,8 +111,8 @@ at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up, bool fused) {
   return SwiGlu::apply(gate, up);
 }
 
-Width swiglu_width() { return chosen_width().get(); }
+Width swiglu_width() { return swiglu_width_choice().get(); }
 
-void set_swiglu_width(Width width) { chosen_width().set(width); }
+void set_swiglu_width(Width width) { swiglu_width_choice().set(width); }
 
 }  // namespace kforge::builtin::models

@@ -3,9 +3,8 @@
 // calls): the ranks meet from Slurm's variables and train; the time-limit warning (SIGUSR1 to the
 // batch shell) reaches every task, which saves and exits 75, and the job requeues itself; the
 // scripts find kforge through KFORGE_BIN, PATH or the submit directory's build/bin/kforge.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
-
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <csignal>
@@ -13,23 +12,17 @@
 #include <sstream>
 
 #include "checkpoint/checkpoint_manager.h"
+#include "core/train/train_fixture.h"
 #include "dist/free_port.h"
 #include "support/launch_job.h"
+#include "support/read_file.h"
 #include "support/test_host.h"
-#include "core/train/train_fixture.h"
 
 namespace kforge::test {
 namespace {
 namespace fs = std::filesystem;
 
 const char* const kScripts[] = {"single_node.sbatch", "multi_node.sbatch"};
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A directory `bin` with the stand-in srun and scontrol; scontrol's calls go to `scontrol_log`.
 struct SlurmStandIns {
@@ -50,7 +43,7 @@ struct SlurmStandIns {
                        bin.string(), scontrol_log.string(), tasks, tasks, env, KFORGE_SOURCE_DIR, script, args);
   }
 
-  std::string scontrol_calls() const { return fs::exists(scontrol_log) ? read(scontrol_log) : ""; }
+  std::string scontrol_calls() const { return fs::exists(scontrol_log) ? read_file(scontrol_log) : ""; }
 };
 
 // A stand-in kforge at `path` that prints how it was called and exits with `code`.

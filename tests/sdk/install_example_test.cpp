@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/expect_text.h"
 #include "support/test_host.h"
 #include "support/token_corpus.h"
 
@@ -18,10 +19,6 @@ std::string read_file(const fs::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-void expect_contains(const std::string& text, const std::vector<std::string>& parts) {
-  for (const auto& part : parts) EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in:\n" << text;
 }
 
 // One test for the whole chain: each step needs the previous one, and installing and building
@@ -52,16 +49,16 @@ TEST(InstalledSdk, ExampleBuildsAgainstTheInstalledPackageAndKforgeListsAndSelec
       << out;
   ASSERT_EQ(run_command("cmake --build " + build.string() + " -j2", &out), 0) << out;
   ASSERT_TRUE(fs::exists(build / "libkforge_custom_optimizer.so"));
-  expect_contains(read_file(build / "compile_commands.json"),
-                  {"sign_sgd.cpp", "-D_GLIBCXX_USE_CXX11_ABI=1", "-fvisibility=hidden", (prefix / "include").string()});
+  expect_has(read_file(build / "compile_commands.json"),
+             {"sign_sgd.cpp", "-D_GLIBCXX_USE_CXX11_ABI=1", "-fvisibility=hidden", (prefix / "include").string()});
 
   const std::string kforge = std::string(KFORGE_BIN) + " ";
   const std::string plugin_dir = " --plugin-dir " + build.string();
 
   // 3. kforge lists it, with its key and the core key it declares.
   ASSERT_EQ(run_command(kforge + "list-plugins -v" + plugin_dir, &out), 0) << out;
-  expect_contains(out, {"sign_sgd", "libkforge_custom_optimizer.so",
-                        "[optimizer] sign_sgd_momentum (float, default 0.0)", "[optimizer] lr (float, default"});
+  expect_has(out, {"sign_sgd", "libkforge_custom_optimizer.so", "[optimizer] sign_sgd_momentum (float, default 0.0)",
+                   "[optimizer] lr (float, default"});
   EXPECT_EQ(out.find("REFUSED"), std::string::npos) << out;
 
   // 4. [optimizer] name selects it and its key is accepted; a typo of the key is refused.
@@ -70,9 +67,9 @@ TEST(InstalledSdk, ExampleBuildsAgainstTheInstalledPackageAndKforgeListsAndSelec
   const std::string run = kforge + "run " + (root / "cfg.toml").string() + " --dry-run" + plugin_dir +
                           " --optimizer.name=sign_sgd";
   ASSERT_EQ(run_command(run + " --optimizer.sign_sgd_momentum=0.5", &out), 0) << out;
-  expect_contains(out, {"name = \"sign_sgd\"", "sign_sgd_momentum = 0.5"});
+  expect_has(out, {"name = \"sign_sgd\"", "sign_sgd_momentum = 0.5"});
   EXPECT_EQ(run_command(run + " --optimizer.sign_sgd_momentun=0.5", &out), 2) << out;
-  expect_contains(out, {"unknown key 'sign_sgd_momentun' in [optimizer]", "Did you mean 'sign_sgd_momentum'?"});
+  expect_has(out, {"unknown key 'sign_sgd_momentun' in [optimizer]", "Did you mean 'sign_sgd_momentum'?"});
 
   if (!HasFailure()) fs::remove_all(root);  // kept for inspection otherwise
 }

@@ -7,19 +7,20 @@
 
 #include "config/toml_reader.h"
 #include "support/expect_text.h"
+#include "support/read_file.h"
 #include "support/test_host.h"
 #include "support/token_corpus.h"
 
 namespace kforge::test {
 namespace {
 
-struct Result {
+struct CliRun {
   int status;
   std::string output;  ///< stdout and stderr together
 };
 
-Result kforge(const std::string& args) {
-  Result r;
+CliRun kforge(const std::string& args) {
+  CliRun r;
   r.status = run_command(std::string("'") + KFORGE_BIN + "' " + args, &r.output);
   return r;
 }
@@ -29,64 +30,57 @@ std::filesystem::path write(const std::filesystem::path& path, const std::string
   return path;
 }
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 const char* kSmallConfig =
     "[model]\ndim = 64\nn_layers = 2\nn_heads = 4\nvocab_size = 256\nmax_seq_len = 128\n"
     "[train]\nbatch_size = 2\nseq_len = 64\nmax_steps = 100\n"
     "[checkpoint]\ndir = \"ckpt\"\n";
 
 TEST(Cli, Version) {
-  const Result r = kforge("--version");
+  const CliRun r = kforge("--version");
   EXPECT_EQ(r.status, 0) << r.output;
   expect_has(r.output, {"kforge ", "plugin ABI", "LibTorch", "compiler"});
 }
 
 TEST(Cli, HelpNamesTheCommands) {
   for (const char* flag : {"--help", "-h", "help"}) {
-    const Result r = kforge(flag);
+    const CliRun r = kforge(flag);
     EXPECT_EQ(r.status, 0) << flag << "\n" << r.output;
     expect_has(r.output, {"Usage:", "kforge run CONFIG.toml", "list-plugins", "prepare-data", "--section.key=value"});
   }
 }
 
 TEST(Cli, NoCommandIsAUsageError) {
-  const Result r = kforge("");
+  const CliRun r = kforge("");
   EXPECT_EQ(r.status, 2);
   expect_has(r.output, {"Usage:"});
 }
 
 TEST(Cli, UnknownCommandExits2) {
-  const Result r = kforge("frobnicate");
+  const CliRun r = kforge("frobnicate");
   EXPECT_EQ(r.status, 2);
   expect_has(r.output, {"unknown command 'frobnicate'", "Usage:"});
 }
 
 TEST(Cli, RunHelpNamesItsOptions) {
-  const Result r = kforge("run --help");
+  const CliRun r = kforge("run --help");
   EXPECT_EQ(r.status, 0) << r.output;
   expect_has(r.output, {"kforge run", "CONFIG.toml", "--plugin-dir", "--dry-run", "--section.key=value", "75"});
 }
 
 TEST(Cli, ListPluginsHelpNamesItsOptions) {
-  const Result r = kforge("list-plugins --help");
+  const CliRun r = kforge("list-plugins --help");
   EXPECT_EQ(r.status, 0) << r.output;
   expect_has(r.output, {"kforge list-plugins", "--plugin-dir", "--json", "--verbose"});
 }
 
 TEST(Cli, PrepareDataHelpNamesItsOptions) {
-  const Result r = kforge("prepare-data --help");
+  const CliRun r = kforge("prepare-data --help");
   EXPECT_EQ(r.status, 0) << r.output;
   expect_has(r.output, {"kforge prepare-data", "--input", "--output", "--tokenizer", "--train-tokenizer", "--vocab-size"});
 }
 
 TEST(Cli, RunWithoutConfigExits2) {
-  const Result r = kforge("run");
+  const CliRun r = kforge("run");
   EXPECT_EQ(r.status, 2);
   expect_has(r.output, {"missing CONFIG.toml"});
 }
@@ -97,11 +91,12 @@ TEST(Cli, DryRunPrintsTheResolvedConfig) {
   const auto cfg =
       write(dir / "small.toml", std::string(kSmallConfig) + "[data]\ndataset_path = \"" + data.string() + "\"\n");
   const auto out = dir / "resolved.toml";
-  const Result r = kforge("run '" + cfg.string() + "' --dry-run --train.max_steps=7 --optimizer.lr=1e-3 "
+  const CliRun r = kforge("run '" + cfg.string() +
+                          "' --dry-run --train.max_steps=7 --optimizer.lr=1e-3 "
                           "--optimizer.betas='(0.8, 0.9)' --checkpoint.dyn_ckpt_window.stop=16 > '" +
                           out.string() + "'");
-  ASSERT_EQ(r.status, 0) << r.output << read(out);
-  const std::string text = read(out);
+  ASSERT_EQ(r.status, 0) << r.output << read_file(out);
+  const std::string text = read_file(out);
   expect_has(text, {"# kforge run --dry-run: " + cfg.string(), "[model]", "[optimizer]", "[checkpoint.dyn_ckpt_window]"});
   // The printed text is TOML that holds the file's values, the overrides and the defaults.
   config::Value tree;
@@ -117,20 +112,20 @@ TEST(Cli, DryRunPrintsTheResolvedConfig) {
   // Fed back to kforge, the printed config resolves to the same config. It now sets, among the
   // defaults, the keys that have no effect here, which warn (on stderr).
   const auto again = dir / "again.toml", warnings = dir / "again.err";
-  Result r2;
+  CliRun r2;
   r2.status = run_command("{ '" + std::string(KFORGE_BIN) + "' run '" + out.string() + "' --dry-run >'" +
                               again.string() + "' 2>'" + warnings.string() + "'; }",
                           &r2.output);
-  ASSERT_EQ(r2.status, 0) << r2.output << read(again);
-  expect_has(read(warnings), {"[data] num_workers = 4: has no effect", "[data] pin_memory = true: has no effect"});
-  const std::string text2 = read(again);
+  ASSERT_EQ(r2.status, 0) << r2.output << read_file(again);
+  expect_has(read_file(warnings), {"[data] num_workers = 4: has no effect", "[data] pin_memory = true: has no effect"});
+  const std::string text2 = read_file(again);
   EXPECT_EQ(text.substr(text.find('\n')), text2.substr(text2.find('\n')));  // all but the header line
 }
 
 TEST(Cli, ConfigErrorExits2WithTheMessage) {
   const auto dir = temp_dir("cli_config_error");
   const auto cfg = write(dir / "bad.toml", std::string(kSmallConfig) + "[optimizer]\nweight_decy = 0.1\n");
-  const Result r = kforge("run '" + cfg.string() + "' --dry-run");
+  const CliRun r = kforge("run '" + cfg.string() + "' --dry-run");
   EXPECT_EQ(r.status, 2) << r.output;
   expect_has(r.output, {cfg.string() + ":14:15: unknown key 'weight_decy' in [optimizer]", "Did you mean 'weight_decay'?"});
 }
@@ -138,7 +133,7 @@ TEST(Cli, ConfigErrorExits2WithTheMessage) {
 TEST(Cli, OverrideErrorExits2NamingTheCommandLine) {
   const auto dir = temp_dir("cli_override_error");
   const auto cfg = write(dir / "small.toml", kSmallConfig);
-  const Result r = kforge("run '" + cfg.string() + "' --dry-run --model.n_layers=two");
+  const CliRun r = kforge("run '" + cfg.string() + "' --dry-run --model.n_layers=two");
   EXPECT_EQ(r.status, 2) << r.output;
   expect_has(r.output, {"command line: [model] n_layers = \"two\": expected an integer"});
 }
@@ -146,7 +141,7 @@ TEST(Cli, OverrideErrorExits2NamingTheCommandLine) {
 TEST(Cli, DryRunChecksTheWorldRules) {
   const auto dir = temp_dir("cli_world");
   const auto cfg = write(dir / "small.toml", kSmallConfig);
-  const Result r = kforge("run '" + cfg.string() + "' --dry-run --train.seq_len=256");
+  const CliRun r = kforge("run '" + cfg.string() + "' --dry-run --train.seq_len=256");
   EXPECT_EQ(r.status, 2) << r.output;
   expect_has(r.output, {"[train] seq_len = 256", "must be <= [model] max_seq_len (128)"});
 }
@@ -154,13 +149,13 @@ TEST(Cli, DryRunChecksTheWorldRules) {
 TEST(Cli, MalformedTomlExits2WithThePosition) {
   const auto dir = temp_dir("cli_malformed");
   const auto cfg = write(dir / "broken.toml", "[model]\ndim = = 4\n");
-  const Result r = kforge("run '" + cfg.string() + "' --dry-run");
+  const CliRun r = kforge("run '" + cfg.string() + "' --dry-run");
   EXPECT_EQ(r.status, 2) << r.output;
   expect_has(r.output, {cfg.string() + ":2:", "malformed TOML"});
 }
 
 TEST(Cli, MissingConfigFileExits2NamingIt) {
-  const Result r = kforge("run /nonexistent/kforge-test/missing.toml --dry-run");
+  const CliRun r = kforge("run /nonexistent/kforge-test/missing.toml --dry-run");
   EXPECT_EQ(r.status, 2) << r.output;
   expect_has(r.output, {"/nonexistent/kforge-test/missing.toml", "no such file"});
 }

@@ -1,13 +1,15 @@
 // The listing cache: a repeated `kforge list-plugins` is printed by the front-end from the cache,
 // byte for byte as kforge-host prints it, and any change to its inputs sends it back to the host.
+#include "listing/listing_cache.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-#include "listing/listing_cache.h"
 #include "support/expect_text.h"
+#include "support/read_file.h"
 #include "support/test_host.h"
 
 namespace kforge::test {
@@ -15,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
+struct ListingRun {
   int status;
   std::string out;  ///< stdout only
 };
@@ -26,13 +28,6 @@ constexpr const char* kWithoutRoomForTheHost = "ulimit -v 65536; ";
 
 fs::path sorted_fixture(const std::string& item) {
   return fs::path(KFORGE_FIXTURE_DIR) / "sorted" / ("libkforge_fixture_" + item + ".so");
-}
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::vector<fs::path> entries(const fs::path& cache) {
@@ -46,15 +41,15 @@ std::vector<fs::path> entries(const fs::path& cache) {
 class CatalogueCache : public ::testing::Test {
  protected:
   // `kforge ARGS` with this test's cache; `prefix` is prepended to the shell command line.
-  Result kforge(const std::string& args, const std::string& prefix = "") const {
-    Result r;
+  ListingRun kforge(const std::string& args, const std::string& prefix = "") const {
+    ListingRun r;
     r.status = run_command("{ " + prefix + "KFORGE_CACHE_DIR='" + cache_.string() + "' '" + KFORGE_BIN + "' " + args +
                                " 2>/dev/null; }",
                            &r.out);
     return r;
   }
-  Result uncached(const std::string& args) const { return kforge(args, "KFORGE_NO_CATALOGUE_CACHE=1 "); }
-  Result without_host(const std::string& args) const { return kforge(args, kWithoutRoomForTheHost); }
+  ListingRun uncached(const std::string& args) const { return kforge(args, "KFORGE_NO_CATALOGUE_CACHE=1 "); }
+  ListingRun without_host(const std::string& args) const { return kforge(args, kWithoutRoomForTheHost); }
 
   void SetUp() override {
     // Otherwise a passing "served from the cache" check would prove nothing.
@@ -73,13 +68,13 @@ class CatalogueCache : public ::testing::Test {
 
 TEST_F(CatalogueCache, RepeatedListingIsPrintedFromTheCacheByteForByte) {
   for (const std::string args : {"list-plugins", "list-plugins -v", "list-plugins --json"}) {
-    const Result reference = uncached(args);
+    const ListingRun reference = uncached(args);
     ASSERT_EQ(reference.status, 0) << args;
     EXPECT_NE(without_host(args).status, 0) << args << ": nothing is cached yet";
-    const Result first = kforge(args);
+    const ListingRun first = kforge(args);
     EXPECT_EQ(first.status, 0) << args;
     EXPECT_EQ(first.out, reference.out) << args;
-    const Result second = without_host(args);
+    const ListingRun second = without_host(args);
     EXPECT_EQ(second.status, 0) << args;
     EXPECT_EQ(second.out, reference.out) << args;
   }
@@ -90,7 +85,7 @@ TEST_F(CatalogueCache, TouchedPluginSendsTheListingBackToTheHost) {
   fs::create_directories(plugins_);
   fs::copy_file(sorted_fixture("a_first"), plugins_ / "libkforge_fixture_a_first.so");
   const std::string args = "list-plugins --plugin-dir '" + plugins_.string() + "'";
-  const Result first = kforge(args);
+  const ListingRun first = kforge(args);
   ASSERT_EQ(first.status, 0);
   expect_has(first.out, {"sorted_a_first"});
   ASSERT_EQ(without_host(args).out, first.out);
@@ -98,7 +93,7 @@ TEST_F(CatalogueCache, TouchedPluginSendsTheListingBackToTheHost) {
   const fs::path plugin = plugins_ / "libkforge_fixture_a_first.so";
   fs::last_write_time(plugin, fs::last_write_time(plugin) + std::chrono::seconds(1));
   EXPECT_NE(without_host(args).status, 0) << "a touched plugin was not noticed";
-  const Result refreshed = kforge(args);
+  const ListingRun refreshed = kforge(args);
   EXPECT_EQ(refreshed.status, 0);
   EXPECT_EQ(refreshed.out, first.out);
   EXPECT_EQ(without_host(args).out, first.out) << "the host did not refresh the entry";
@@ -112,14 +107,14 @@ TEST_F(CatalogueCache, NewPluginAppearsInTheNextListing) {
   ASSERT_EQ(without_host(args).status, 0);
 
   fs::copy_file(sorted_fixture("b_second"), plugins_ / "libkforge_fixture_b_second.so");
-  const Result after = kforge(args);
+  const ListingRun after = kforge(args);
   EXPECT_EQ(after.status, 0);
   expect_has(after.out, {"sorted_a_first", "sorted_b_second"});
   EXPECT_EQ(after.out, uncached(args).out);
   EXPECT_EQ(without_host(args).out, after.out);
 
   fs::remove(plugins_ / "libkforge_fixture_a_first.so");
-  const Result removed = kforge(args);
+  const ListingRun removed = kforge(args);
   EXPECT_EQ(removed.out.find("sorted_a_first"), std::string::npos) << removed.out;
   expect_has(removed.out, {"sorted_b_second"});
 }
@@ -131,17 +126,17 @@ TEST_F(CatalogueCache, RelativePluginDirIsResolvedInTheWorkingDirectory) {
   }
   const auto in = [&](const std::string& item) { return "cd '" + (root_ / item).string() + "' && "; };
   expect_has(kforge("list-plugins --plugin-dir plugins", in("a_first")).out, {"sorted_a_first"});
-  const Result other = kforge("list-plugins --plugin-dir plugins", in("b_second"));
+  const ListingRun other = kforge("list-plugins --plugin-dir plugins", in("b_second"));
   expect_has(other.out, {"sorted_b_second"});
   EXPECT_EQ(other.out.find("sorted_a_first"), std::string::npos) << other.out;
 }
 
 TEST_F(CatalogueCache, CorruptedEntryIsIgnored) {
-  const Result reference = uncached("list-plugins");
+  const ListingRun reference = uncached("list-plugins");
   ASSERT_EQ(kforge("list-plugins").status, 0);
   const std::vector<fs::path> stored = entries(cache_);
   ASSERT_EQ(stored.size(), 1u);
-  const std::string intact = read(stored[0]);
+  const std::string intact = read_file(stored[0]);
 
   std::string altered = intact;  // one byte of the stored output changed
   altered[altered.find("KIND")] = 'k';
@@ -149,7 +144,7 @@ TEST_F(CatalogueCache, CorruptedEntryIsIgnored) {
   for (const std::string& corrupt : {altered, truncated, std::string("garbage")}) {
     std::ofstream(stored[0], std::ios::binary | std::ios::trunc) << corrupt;
     EXPECT_NE(without_host("list-plugins").status, 0) << "a corrupted entry was served";
-    const Result r = kforge("list-plugins");
+    const ListingRun r = kforge("list-plugins");
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.out, reference.out);
   }
@@ -157,10 +152,10 @@ TEST_F(CatalogueCache, CorruptedEntryIsIgnored) {
 
 TEST_F(CatalogueCache, UnusableCacheDirectoryIsIgnored) {
   std::ofstream(root_ / "a_file") << "not a directory";
-  const Result reference = uncached("list-plugins");
+  const ListingRun reference = uncached("list-plugins");
   for (const std::string dir : {(root_ / "a_file").string(), std::string("/proc/kforge_cache")}) {
     for (int i = 0; i < 2; ++i) {
-      Result r;
+      ListingRun r;
       r.status = run_command("KFORGE_CACHE_DIR='" + dir + "' '" + KFORGE_BIN + "' list-plugins", &r.out);
       EXPECT_EQ(r.status, 0) << r.out;
       EXPECT_EQ(r.out, reference.out);  // and nothing on stderr

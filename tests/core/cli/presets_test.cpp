@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "config/toml_reader.h"
+#include "support/read_file.h"
 #include "support/test_host.h"
 #include "support/token_corpus.h"
 
@@ -40,13 +41,6 @@ int kforge_stdout(const std::string& args, std::string* out) {
   return run_command("'" + std::string(KFORGE_BIN) + "' " + args + " 2>/dev/null", out);
 }
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(Presets, EveryPresetPassesDryRunAndTogetherTheyCoverEveryOptimizerSchedulerLossAndRouter) {
   const auto files = presets();
   ASSERT_GE(files.size(), 5u) << "configs/train/ has the debug presets";
@@ -66,8 +60,9 @@ TEST(Presets, EveryPresetPassesDryRunAndTogetherTheyCoverEveryOptimizerScheduler
   bool z_loss = false;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string stem = (dir / std::to_string(i)).string();
-    const std::string output = read(stem + ".out");
-    ASSERT_EQ(read(stem + ".rc"), "0\n") << files[i] << " fails kforge run --dry-run:\n" << read(stem + ".err");
+    const std::string output = read_file(stem + ".out");
+    ASSERT_EQ(read_file(stem + ".rc"), "0\n") << files[i] << " fails kforge run --dry-run:\n"
+                                              << read_file(stem + ".err");
     const config::Value tree = config::read_toml_string(output, files[i].string() + " --dry-run");
     selected["optimizer"].insert(tree.find("optimizer")->find("name")->s);
     selected["scheduler"].insert(tree.find("scheduler")->find("name")->s);

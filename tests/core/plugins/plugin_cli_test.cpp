@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/plugins/fixtures.h"
+#include "support/expect_text.h"
 #include "support/test_host.h"
 
 namespace kforge::test {
@@ -17,16 +18,12 @@ namespace fs = std::filesystem;
 std::string kforge(const std::string& args) { return std::string(KFORGE_BIN) + " " + args; }
 std::string dir_arg(const std::string& fixture) { return "--plugin-dir " + fixture_dir(fixture).string(); }
 
-void expect_contains(const std::string& text, const std::vector<std::string>& parts) {
-  for (const auto& part : parts) EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in:\n" << text;
-}
-
 TEST(PluginCli, ListPluginsShowsAGoodPluginsComponentsAndKeys) {
   std::string out;
   ASSERT_EQ(run_command(kforge("list-plugins -v " + dir_arg("good")), &out), 0) << out;
-  expect_contains(out, {"fixture_sgd", "fixture_counter", "libkforge_fixture_good.so", "SGD for loader tests",
-                        "[optimizer] fixture_sgd_dampening (float, default 0.0)", "[optimizer] lr (float, default",
-                        "[train] fixture_counter_every (int, default 1)"});
+  expect_has(out, {"fixture_sgd", "fixture_counter", "libkforge_fixture_good.so", "SGD for loader tests",
+                   "[optimizer] fixture_sgd_dampening (float, default 0.0)", "[optimizer] lr (float, default",
+                   "[train] fixture_counter_every (int, default 1)"});
   EXPECT_EQ(out.find("REFUSED"), std::string::npos) << out;
 }
 
@@ -59,15 +56,15 @@ TEST(PluginCli, ListPluginsShowsEachRefusedFileAsARowWithItsReasonAndExitsZero) 
   const std::string dirs = dir_arg("wrong_torch") + " " + dir_arg("not_so") + " " + dir_arg("undefined_symbol") +
                            " " + dir_arg("register_throws") + " " + dir_arg("duplicate");
   ASSERT_EQ(run_command(kforge("list-plugins " + dirs), &out), 0) << out;
-  expect_contains(out, {"REFUSED: " + fixture_file("wrong_torch", "libkforge_wrong_torch.so") +
-                            ": built against LibTorch 2.3.0",
-                        "REFUSED: " + fixture_file("not_so", "libkforge_notso.so") + ": not a shared library",
-                        "REFUSED: " + fixture_file("undefined_symbol", "libkforge_undefined_symbol.so") +
-                            ": cannot load: undefined symbol",
-                        "register_all failed: fixture registration exploded",
-                        "already provided by " + fixture_file("duplicate", "libkforge_fixture_dup_a.so")});
+  expect_has(out,
+             {"REFUSED: " + fixture_file("wrong_torch", "libkforge_wrong_torch.so") + ": built against LibTorch 2.3.0",
+              "REFUSED: " + fixture_file("not_so", "libkforge_notso.so") + ": not a shared library",
+              "REFUSED: " + fixture_file("undefined_symbol", "libkforge_undefined_symbol.so") +
+                  ": cannot load: undefined symbol",
+              "register_all failed: fixture registration exploded",
+              "already provided by " + fixture_file("duplicate", "libkforge_fixture_dup_a.so")});
   // The accepted duplicate is listed as a component row.
-  expect_contains(out, {"fixture_dup"});
+  expect_has(out, {"fixture_dup"});
 }
 
 TEST(PluginCli, ListPluginsJsonMarksRefusedFiles) {
@@ -93,20 +90,20 @@ TEST(PluginCli, RunWithABrokenPluginExitsTwoBeforeTraining) {
     std::string out;
     EXPECT_EQ(run_command(kforge("run " + (dir / "cfg.toml").string() + " " + dir_arg(fixture)), &out), 2)
         << fixture << ":\n" << out;
-    expect_contains(out, {fixture_dir(fixture).filename().string(), "kforge run: refusing to start"});
+    expect_has(out, {fixture_dir(fixture).filename().string(), "kforge run: refusing to start"});
     EXPECT_FALSE(fs::exists(checkpoints)) << "training started with " << fixture;
   }
   std::string out;
   run_command(kforge("run " + (dir / "cfg.toml").string() + " " + dir_arg("register_throws")), &out);
-  expect_contains(out, {fixture_file("register_throws", "libkforge_fixture_register_throws.so") +
-                        ": register_all failed: fixture registration exploded"});
+  expect_has(out, {fixture_file("register_throws", "libkforge_fixture_register_throws.so") +
+                   ": register_all failed: fixture registration exploded"});
   fs::remove_all(dir);
 }
 
 TEST(PluginCli, RunWithAMissingPluginDirectoryExitsTwo) {
   std::string out;
   EXPECT_EQ(run_command(kforge("run cfg.toml --plugin-dir " + fixture_dir("no_such_directory").string()), &out), 2);
-  expect_contains(out, {"plugin directory '" + fixture_dir("no_such_directory").string() + "' does not exist"});
+  expect_has(out, {"plugin directory '" + fixture_dir("no_such_directory").string() + "' does not exist"});
 }
 
 TEST(PluginCli, RunWithADuplicateOfABuiltInNamesBothFiles) {
@@ -119,9 +116,9 @@ TEST(PluginCli, RunWithADuplicateOfABuiltInNamesBothFiles) {
   std::string out;
   EXPECT_EQ(run_command(kforge("run " + (dir / "cfg.toml").string() + " " + dir_arg("duplicate_builtin")), &out), 2);
   // --plugin-dir comes first, so the built-in file is the one refused, naming the fixture.
-  expect_contains(out, {"optimizer 'adamw' is already provided by " +
-                            fixture_file("duplicate_builtin", "libkforge_fixture_dup_builtin.so"),
-                        "refusing to start"});
+  expect_has(out, {"optimizer 'adamw' is already provided by " +
+                       fixture_file("duplicate_builtin", "libkforge_fixture_dup_builtin.so"),
+                   "refusing to start"});
   fs::remove_all(dir);
 }
 

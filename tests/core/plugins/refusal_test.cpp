@@ -6,6 +6,7 @@
 
 #include "core/plugins/fixtures.h"
 #include "plugins/plugin_file.h"
+#include "support/expect_text.h"
 
 namespace kforge::test {
 namespace {
@@ -21,69 +22,62 @@ plugins::PluginFile refused_file(const std::string& fixture) {
   return set.files()[0];
 }
 
-void expect_contains(const std::string& text, const std::vector<std::string>& parts) {
-  for (const auto& part : parts) EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in:\n" << text;
-}
-
 const kforge_build_info kHost = plugins::host_build_info();
 
 TEST(PluginRefusal, WrongAbiVersionNamesBothVersionsAndTheFix) {
   const auto f = refused_file("wrong_abi");
   EXPECT_EQ(f.abi_version, 99u);
-  expect_contains(f.error, {fixture_file("wrong_abi", "libkforge_wrong_abi.so") + ": ",
-                            "built against kforge plugin ABI 99",
-                            "this kforge speaks ABI " + std::to_string(kHost.abi_version),
-                            std::string("Rebuild the plugin against kforge-sdk ") + kHost.sdk_version,
-                            "or use a kforge that speaks ABI 99"});
+  expect_has(f.error, {fixture_file("wrong_abi", "libkforge_wrong_abi.so") + ": ", "built against kforge plugin ABI 99",
+                       "this kforge speaks ABI " + std::to_string(kHost.abi_version),
+                       std::string("Rebuild the plugin against kforge-sdk ") + kHost.sdk_version,
+                       "or use a kforge that speaks ABI 99"});
   EXPECT_TRUE(f.components.empty()) << "metadata of an incompatible ABI must not be read";
 }
 
 TEST(PluginRefusal, WrongTorchVersionNamesBothVersionsAndTheFix) {
   const auto f = refused_file("wrong_torch");
-  expect_contains(f.error, {fixture_file("wrong_torch", "libkforge_wrong_torch.so") + ": ",
-                            "built against LibTorch 2.3.0",
-                            std::string("this kforge uses LibTorch ") + kHost.torch_version,
-                            "rebuild the plugin against this LibTorch"});
+  expect_has(f.error, {fixture_file("wrong_torch", "libkforge_wrong_torch.so") + ": ", "built against LibTorch 2.3.0",
+                       std::string("this kforge uses LibTorch ") + kHost.torch_version,
+                       "rebuild the plugin against this LibTorch"});
   EXPECT_EQ(f.torch_version, "2.3.0");
 }
 
 TEST(PluginRefusal, WrongCxxAbiFlagNamesBothValuesAndTheFix) {
   const auto f = refused_file("wrong_cxx_abi");
   const int other = 1 - kHost.cxx11_abi;
-  expect_contains(f.error, {fixture_file("wrong_cxx_abi", "libkforge_wrong_cxx_abi.so") + ": ",
-                            "_GLIBCXX_USE_CXX11_ABI=" + std::to_string(other),
-                            "this kforge uses _GLIBCXX_USE_CXX11_ABI=" + std::to_string(kHost.cxx11_abi),
-                            "rebuild the plugin with -D_GLIBCXX_USE_CXX11_ABI=" + std::to_string(kHost.cxx11_abi)});
+  expect_has(f.error, {fixture_file("wrong_cxx_abi", "libkforge_wrong_cxx_abi.so") + ": ",
+                       "_GLIBCXX_USE_CXX11_ABI=" + std::to_string(other),
+                       "this kforge uses _GLIBCXX_USE_CXX11_ABI=" + std::to_string(kHost.cxx11_abi),
+                       "rebuild the plugin with -D_GLIBCXX_USE_CXX11_ABI=" + std::to_string(kHost.cxx11_abi)});
 }
 
 TEST(PluginRefusal, CudaPluginOnACpuHostNamesBothAndTheFix) {
   ASSERT_EQ(kHost.cuda, 0) << "this test expects a CPU build of kforge";
   const auto f = refused_file("cuda");
   EXPECT_TRUE(f.cuda);
-  expect_contains(f.error, {fixture_file("cuda", "libkforge_cuda.so") + ": ", "built for a CUDA LibTorch",
-                            "this kforge is a CPU build", "Rebuild the plugin without KFORGE_WITH_CUDA",
-                            "-DKFORGE_WITH_CUDA=ON"});
+  expect_has(f.error,
+             {fixture_file("cuda", "libkforge_cuda.so") + ": ", "built for a CUDA LibTorch",
+              "this kforge is a CPU build", "Rebuild the plugin without KFORGE_WITH_CUDA", "-DKFORGE_WITH_CUDA=ON"});
 }
 
 TEST(PluginRefusal, MissingEntrySymbolAsksWhetherItIsAPlugin) {
   const auto f = refused_file("no_entry");
-  expect_contains(f.error, {fixture_file("no_entry", "libkforge_no_entry.so") + ": ",
-                            "no entry point 'kforge_plugin_entry'", "built with KFORGE_PLUGIN(...)",
-                            "Remove it from the plugin directory or rebuild it"});
+  expect_has(f.error, {fixture_file("no_entry", "libkforge_no_entry.so") + ": ", "no entry point 'kforge_plugin_entry'",
+                       "built with KFORGE_PLUGIN(...)", "Remove it from the plugin directory or rebuild it"});
 }
 
 TEST(PluginRefusal, UndefinedSymbolIsCaughtAtLoadTimeAndDemangled) {
   const auto f = refused_file("undefined_symbol");
-  expect_contains(f.error, {fixture_file("undefined_symbol", "libkforge_undefined_symbol.so") + ": ",
-                            "cannot load: undefined symbol kforge_fixture::function_that_does_not_exist(int)",
-                            "rebuild it with find_package(kforge)"});
+  expect_has(f.error, {fixture_file("undefined_symbol", "libkforge_undefined_symbol.so") + ": ",
+                       "cannot load: undefined symbol kforge_fixture::function_that_does_not_exist(int)",
+                       "rebuild it with find_package(kforge)"});
   EXPECT_EQ(f.library, nullptr);
 }
 
 TEST(PluginRefusal, ATextFileIsNotASharedLibrary) {
   const auto f = refused_file("not_so");
-  expect_contains(f.error, {fixture_file("not_so", "libkforge_notso.so") + ": not a shared library",
-                            "remove or rename this file"});
+  expect_has(f.error,
+             {fixture_file("not_so", "libkforge_notso.so") + ": not a shared library", "remove or rename this file"});
   // The dlerror text is quoted cleanly, without Boost's wrapper around it.
   EXPECT_EQ(f.error.find("Bad file descriptor"), std::string::npos) << f.error;
   EXPECT_EQ(f.error.find("dlerror"), std::string::npos) << f.error;
@@ -91,40 +85,40 @@ TEST(PluginRefusal, ATextFileIsNotASharedLibrary) {
 
 TEST(PluginRefusal, UnknownConfigKeyTypeNamesTheKeyAndTheAllowedTypes) {
   const auto f = refused_file("bad_key_type");
-  expect_contains(f.error, {fixture_file("bad_key_type", "libkforge_bad_key_type.so") + ": ",
-                            "optimizer 'bad_key_optimizer' key 'fixture_bad_key': unknown config key type 'float32'",
-                            "allowed: bool, int, float, string, int_list, float_list, string_list",
-                            "Fix the component's kforge_config_key list"});
+  expect_has(f.error, {fixture_file("bad_key_type", "libkforge_bad_key_type.so") + ": ",
+                       "optimizer 'bad_key_optimizer' key 'fixture_bad_key': unknown config key type 'float32'",
+                       "allowed: bool, int, float, string, int_list, float_list, string_list",
+                       "Fix the component's kforge_config_key list"});
 }
 
 TEST(PluginRefusal, UnparsableConfigKeyDefaultNamesTheKeyAndTheValue) {
   const auto f = refused_file("bad_key_default");
-  expect_contains(f.error, {fixture_file("bad_key_default", "libkforge_bad_key_default.so") + ": ",
-                            "optimizer 'bad_key_optimizer' declares key 'fixture_bad_key' with default 'fast'",
-                            "not a TOML literal", "Fix the component's kforge_config_key list"});
+  expect_has(f.error, {fixture_file("bad_key_default", "libkforge_bad_key_default.so") + ": ",
+                       "optimizer 'bad_key_optimizer' declares key 'fixture_bad_key' with default 'fast'",
+                       "not a TOML literal", "Fix the component's kforge_config_key list"});
 }
 
 TEST(PluginRefusal, UndefinedCapabilityFlagNamesTheFlagAndTheDefinedOnes) {
   const auto f = refused_file("bad_capability");
-  expect_contains(f.error, {fixture_file("bad_capability", "libkforge_bad_capability.so") + ": ",
-                            "optimizer 'bad_traits_optimizer' declares capability flags 0x80, which plugin ABI " +
-                                std::to_string(kHost.abi_version) + " does not define (it defines 0x3)",
-                            "Declare only KFORGE_CAP_* flags"});
+  expect_has(f.error, {fixture_file("bad_capability", "libkforge_bad_capability.so") + ": ",
+                       "optimizer 'bad_traits_optimizer' declares capability flags 0x80, which plugin ABI " +
+                           std::to_string(kHost.abi_version) + " does not define (it defines 0x3)",
+                       "Declare only KFORGE_CAP_* flags"});
 }
 
 TEST(PluginRefusal, UnknownCoreKeyNamesTheKeyTheSectionAndTheClosestKey) {
   const auto f = refused_file("bad_core_key");
-  expect_contains(f.error, {fixture_file("bad_core_key", "libkforge_bad_core_key.so") + ": ",
-                            "optimizer 'bad_traits_optimizer' declares core key 'learning_rate', which [optimizer] "
-                            "does not have.",
-                            "Fix the component's core_keys(...) list."});
+  expect_has(f.error, {fixture_file("bad_core_key", "libkforge_bad_core_key.so") + ": ",
+                       "optimizer 'bad_traits_optimizer' declares core key 'learning_rate', which [optimizer] "
+                       "does not have.",
+                       "Fix the component's core_keys(...) list."});
 }
 
 TEST(PluginRefusal, UnknownKindNamesTheKindAndEveryKindOfTheTable) {
   const auto f = refused_file("bad_kind");
-  expect_contains(f.error, {fixture_file("bad_kind", "libkforge_bad_kind.so") +
-                            ": component 'bad_traits_optimizer' has unknown kind 'optimiser'. Allowed kinds: model, "
-                            "router, optimizer, scheduler, loss, dataset, hook, metric_backend."});
+  expect_has(f.error, {fixture_file("bad_kind", "libkforge_bad_kind.so") +
+                       ": component 'bad_traits_optimizer' has unknown kind 'optimiser'. Allowed kinds: model, "
+                       "router, optimizer, scheduler, loss, dataset, hook, metric_backend."});
 }
 
 TEST(PluginRefusal, DuplicateKindAndNameNamesBothFiles) {
@@ -134,9 +128,9 @@ TEST(PluginRefusal, DuplicateKindAndNameNamesBothFiles) {
   const auto& second = set.files()[1];
   EXPECT_TRUE(first.ok) << first.error;
   EXPECT_FALSE(second.ok);
-  expect_contains(second.error, {fixture_file("duplicate", "libkforge_fixture_dup_b.so") + ": optimizer 'fixture_dup'",
-                                 "already provided by " + fixture_file("duplicate", "libkforge_fixture_dup_a.so"),
-                                 "remove one of the files or rename the component"});
+  expect_has(second.error, {fixture_file("duplicate", "libkforge_fixture_dup_b.so") + ": optimizer 'fixture_dup'",
+                            "already provided by " + fixture_file("duplicate", "libkforge_fixture_dup_a.so"),
+                            "remove one of the files or rename the component"});
 }
 
 TEST(PluginRefusal, ABrokenFileDoesNotStopTheOthers) {

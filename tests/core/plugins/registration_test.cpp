@@ -3,18 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "config/resolver.h"
+#include "core/plugins/fixtures.h"
 #include "kforge/sdk/error.h"
 #include "plugins/catalog.h"
-#include "core/plugins/fixtures.h"
 #include "plugins/registry.h"
+#include "support/expect_text.h"
 #include "support/test_host.h"
 
 namespace kforge::test {
 namespace {
-
-void expect_contains(const std::string& text, const std::vector<std::string>& parts) {
-  for (const auto& part : parts) EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in:\n" << text;
-}
 
 TEST(PluginRegistration, GoodPluginRegistersItsComponentsAndKeys) {
   auto set = discover_fixtures({"good"});
@@ -54,8 +51,8 @@ TEST(PluginRegistration, UnknownNameSuggestsTheClosestOne) {
     registry.get("optimizer", "fixture_sdg", "cfg.toml [optimizer] name");
     FAIL() << "expected sdk::ConfigError";
   } catch (const sdk::ConfigError& e) {
-    expect_contains(e.what(), {"cfg.toml [optimizer] name = \"fixture_sdg\"", "no optimizer 'fixture_sdg'",
-                               "fixture_sgd (libkforge_fixture_good.so 0.1.0)", "Did you mean 'fixture_sgd'?"});
+    expect_has(e.what(), {"cfg.toml [optimizer] name = \"fixture_sdg\"", "no optimizer 'fixture_sdg'",
+                          "fixture_sgd (libkforge_fixture_good.so 0.1.0)", "Did you mean 'fixture_sgd'?"});
   }
 }
 
@@ -65,9 +62,8 @@ TEST(PluginRegistration, RegisterAllThrowingRefusesTheFileWithTheMessage) {
   registry.register_all(set);
   const auto& f = set.files()[0];
   EXPECT_FALSE(f.ok);
-  expect_contains(f.error, {fixture_file("register_throws", "libkforge_fixture_register_throws.so") + ": ",
-                            "register_all failed: fixture registration exploded",
-                            "Fix the plugin's registration function"});
+  expect_has(f.error, {fixture_file("register_throws", "libkforge_fixture_register_throws.so") + ": ",
+                       "register_all failed: fixture registration exploded", "Fix the plugin's registration function"});
   EXPECT_EQ(registry.find("hook", "throwing_hook"), nullptr);
   EXPECT_TRUE(set.files()[1].ok) << set.files()[1].error;
   EXPECT_NE(registry.find("optimizer", "fixture_sgd"), nullptr);
@@ -79,9 +75,9 @@ TEST(PluginRegistration, RegisteringAnUndeclaredComponentRefusesTheWholeFile) {
   registry.register_all(set);
   const auto& f = set.files()[0];
   EXPECT_FALSE(f.ok);
-  expect_contains(f.error, {fixture_file("undeclared", "libkforge_fixture_undeclared.so") + ": ",
-                            "registers hook 'sneaky_hook', which its component metadata does not declare",
-                            "add it to the list passed to KFORGE_PLUGIN"});
+  expect_has(f.error, {fixture_file("undeclared", "libkforge_fixture_undeclared.so") + ": ",
+                       "registers hook 'sneaky_hook', which its component metadata does not declare",
+                       "add it to the list passed to KFORGE_PLUGIN"});
   // What it registered before the failure is dropped too.
   EXPECT_EQ(registry.find("hook", "declared_hook"), nullptr);
   EXPECT_TRUE(registry.entries("hook").empty());
@@ -93,9 +89,9 @@ TEST(PluginRegistration, ADeclaredComponentThatIsNeverRegisteredRefusesTheFile) 
   registry.register_all(set);
   const auto& f = set.files()[0];
   EXPECT_FALSE(f.ok);
-  expect_contains(f.error, {fixture_file("unregistered", "libkforge_fixture_unregistered.so") + ": ",
-                            "declares hook 'forgotten_hook' in its metadata but register_all did not register it",
-                            "Register it, or remove it from the component list"});
+  expect_has(f.error, {fixture_file("unregistered", "libkforge_fixture_unregistered.so") + ": ",
+                       "declares hook 'forgotten_hook' in its metadata but register_all did not register it",
+                       "Register it, or remove it from the component list"});
   EXPECT_EQ(registry.find("hook", "registered_hook"), nullptr);
 }
 
@@ -120,8 +116,8 @@ TEST(PluginRegistration, ADuplicateOfABuiltInNamesBothFiles) {
   const plugins::PluginFile& fixture = host->set.files().back();
   ASSERT_EQ(fixture.path.filename(), "libkforge_fixture_dup_builtin.so");
   EXPECT_FALSE(fixture.ok);
-  expect_contains(fixture.error, {fixture.path.string() + ": optimizer 'adamw' is already provided by " +
-                                  builtin->plugin->path.string()});
+  expect_has(fixture.error,
+             {fixture.path.string() + ": optimizer 'adamw' is already provided by " + builtin->plugin->path.string()});
   EXPECT_NE(builtin->plugin, &fixture);
 }
 

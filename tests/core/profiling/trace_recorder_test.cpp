@@ -17,7 +17,7 @@ namespace {
 using profiling::TraceRecorder;
 using profiling::UserScope;
 
-bool is_matmul(const std::string& name) {
+bool is_aten_matmul(const std::string& name) {
   return name == "aten::mm" || name == "aten::addmm" || name == "aten::matmul";
 }
 
@@ -61,7 +61,7 @@ TEST(TraceRecorder, WritesChromeTraceWithMatmulsInsideTheForwardScope) {
   const double begin = (*forward)["ts"], end = begin + (*forward)["dur"].get<double>();
   int inside = 0;
   for (const auto& e : events) {
-    if (e["cat"] != "op" || !is_matmul(e["name"]) || e["tid"] != (*forward)["tid"]) continue;
+    if (e["cat"] != "op" || !is_aten_matmul(e["name"]) || e["tid"] != (*forward)["tid"]) continue;
     const double ts = e["ts"];
     if (ts >= begin && ts + e["dur"].get<double>() <= end) ++inside;
   }

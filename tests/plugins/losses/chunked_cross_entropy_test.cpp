@@ -4,13 +4,10 @@
 
 #include "kforge/sdk/loss.h"
 #include "plugins/losses/loss_fixture.h"
+#include "support/max_abs_diff.h"
 
 namespace kforge::test {
 namespace {
-
-double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
-  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
-}
 
 void expect_chunked_equals_plain(at::ScalarType dtype, double z, double tolerance) {
   const std::string z_line = "z_loss_weight = " + std::to_string(z) + "\n";

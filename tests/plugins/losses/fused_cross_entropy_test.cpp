@@ -1,14 +1,16 @@
 // The fused cross-entropy kernel against ATen's cross_entropy_loss (value and gradient), plus a
 // finite-difference check, extreme logits, ignored rows and bad labels.
+#include "losses/fused_cross_entropy.h"
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
 #include "kforge/sdk/error.h"
-#include "support/every_width.h"
 #include "kforge/sdk/loss.h"
-#include "losses/fused_cross_entropy.h"
 #include "plugins/losses/loss_fixture.h"
+#include "support/every_width.h"
+#include "support/max_abs_diff.h"
 
 namespace kforge::test {
 namespace {
@@ -29,10 +31,6 @@ ValueAndGrad aten_float64(const at::Tensor& logits, const at::Tensor& labels) {
   at::Tensor value = at::cross_entropy_loss(leaf, labels, {}, at::Reduction::Sum, sdk::kIgnoreIndex);
   value.backward();
   return {value.detach(), leaf.grad()};
-}
-
-double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
-  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
 }
 
 /// [tokens, vocab] logits and labels with about 30% ignored.

@@ -14,13 +14,13 @@
 namespace kforge::test {
 namespace {
 
-struct Result {
+struct SoftmaxResult {
   at::Tensor probs, grad;
 };
 
 /// probs and d sum(probs * probe) / d scores.
 template <class F>
-Result run(const F& softmax, const at::Tensor& scores0, const at::Tensor& probe) {
+SoftmaxResult run(const F& softmax, const at::Tensor& scores0, const at::Tensor& probe) {
   const at::Tensor scores = scores0.detach().clone().requires_grad_(true);
   const at::Tensor probs = softmax(scores);
   (probs.to(at::kDouble) * probe).sum().backward();
@@ -28,7 +28,7 @@ Result run(const F& softmax, const at::Tensor& scores0, const at::Tensor& probe)
 }
 
 /// The composite in float64: row r of each [R, Sk] matrix sees keys 0 .. Sk - seq + r % seq.
-Result reference(const at::Tensor& scores, const at::Tensor& probe, double scale, int64_t seq) {
+SoftmaxResult reference(const at::Tensor& scores, const at::Tensor& probe, double scale, int64_t seq) {
   const int64_t rows = scores.size(-2), keys = scores.size(-1);
   const at::Tensor future = at::ones({seq, keys}, at::kBool).triu(keys - seq + 1).repeat({rows / seq, 1});
   return run(
@@ -38,7 +38,7 @@ Result reference(const at::Tensor& scores, const at::Tensor& probe, double scale
       scores, probe);
 }
 
-void expect_matches(at::ScalarType dtype, double tolerance) {
+void expect_softmax_matches(at::ScalarType dtype, double tolerance) {
   struct Shape {
     int64_t batch, kv, group, seq, keys;
   };
@@ -49,9 +49,9 @@ void expect_matches(at::ScalarType dtype, double tolerance) {
     const at::Tensor scores = (at::randn({s.batch, s.kv, s.group * s.seq, s.keys}) * 3).to(dtype);
     const at::Tensor probe = at::randn(scores.sizes(), at::kDouble);
     const double scale = 0.37;
-    const Result want = reference(scores, probe, scale, s.seq);
+    const SoftmaxResult want = reference(scores, probe, scale, s.seq);
     at_every_width(builtin::models::causal_softmax_width, builtin::models::set_causal_softmax_width, [&] {
-      const Result got =
+      const SoftmaxResult got =
           run([&](const at::Tensor& x) { return builtin::models::causal_softmax(x, scale, s.seq); }, scores, probe);
       EXPECT_EQ(got.probs.scalar_type(), dtype);
       EXPECT_LE((got.probs.to(at::kDouble) - want.probs).abs().max().item<double>(), tolerance);
@@ -65,10 +65,10 @@ void expect_matches(at::ScalarType dtype, double tolerance) {
   }
 }
 
-TEST(CausalSoftmax, Float32MatchesTheMaskedSoftmax) { expect_matches(at::kFloat, 1e-6); }
+TEST(CausalSoftmax, Float32MatchesTheMaskedSoftmax) { expect_softmax_matches(at::kFloat, 1e-6); }
 
 // bfloat16 in and out, float inside: each probability and gradient entry is rounded once (2^-9).
-TEST(CausalSoftmax, BFloat16MatchesTheMaskedSoftmaxToItsRounding) { expect_matches(at::kBFloat16, 1.0 / 256); }
+TEST(CausalSoftmax, BFloat16MatchesTheMaskedSoftmaxToItsRounding) { expect_softmax_matches(at::kBFloat16, 1.0 / 256); }
 
 TEST(CausalSoftmax, ScoresThatDoNotFitTheSequenceAreRefused) {
   EXPECT_THROW(builtin::models::causal_softmax(at::zeros({2, 7, 7}), 1.0, 3), sdk::Error);  // 7 rows, seq 3
@@ -79,8 +79,9 @@ TEST(CausalSoftmax, Float64TakesTheCompositeExactly) {
   at::manual_seed(6);
   const at::Tensor scores = at::randn({2, 8, 6}, at::kDouble);  // seq 4 in groups of 2, 6 keys
   const at::Tensor probe = at::randn({2, 8, 6}, at::kDouble);
-  const Result want = reference(scores, probe, 0.5, 4);
-  const Result got = run([](const at::Tensor& x) { return builtin::models::causal_softmax(x, 0.5, 4); }, scores, probe);
+  const SoftmaxResult want = reference(scores, probe, 0.5, 4);
+  const SoftmaxResult got =
+      run([](const at::Tensor& x) { return builtin::models::causal_softmax(x, 0.5, 4); }, scores, probe);
   EXPECT_TRUE(at::equal(got.probs, want.probs));
   EXPECT_TRUE(at::equal(got.grad, want.grad));
 }

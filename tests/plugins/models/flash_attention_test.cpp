@@ -1,6 +1,8 @@
 // Tiled causal attention against the explicit one (attention.h): outputs and q/k/v gradients for
 // MHA/GQA/MQA, uneven tiles, fewer queries than keys (decode), bfloat16, at every vector width this CPU
 // runs, and Attention with a KV cache.
+#include "flash_attention.h"
+
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -10,11 +12,11 @@
 #include <string>
 
 #include "attention.h"
-#include "flash_attention.h"
 #include "kforge/sdk/error.h"
 #include "kv_cache.h"
 #include "rope.h"
 #include "support/every_width.h"
+#include "support/max_abs_diff.h"
 
 namespace kforge::test {
 namespace {
@@ -45,12 +47,10 @@ Result run(const Case& c, at::ScalarType dtype, Attend attend) {
   return {out.detach().to(at::kFloat), q.grad().to(at::kFloat), k.grad().to(at::kFloat), v.grad().to(at::kFloat)};
 }
 
-double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
-
 // Each of out, dq, dk, dv within tol * max(1, max |want|).
 void expect_close(const Result& got, const Result& want, double tol) {
   const auto check = [tol](const at::Tensor& g, const at::Tensor& w, const char* what) {
-    EXPECT_LE(max_diff(g, w), tol * std::max(1.0, w.abs().max().item<double>())) << what;
+    EXPECT_LE(max_abs_diff(g, w), tol * std::max(1.0, w.abs().max().item<double>())) << what;
   };
   check(got.out, want.out, "output");
   check(got.dq, want.dq, "dq");
@@ -120,9 +120,9 @@ TEST(FlashAttention, ReadsStridedKeysInPlaceLikeAKvCacheView) {
   const at::Tensor q = at::randn({1, 2, 3, 8});
   const at::Tensor storage_k = at::randn({1, 1, 32, 8}), storage_v = at::randn({1, 1, 32, 8});
   const at::Tensor k = storage_k.narrow(2, 0, 11), v = storage_v.narrow(2, 0, 11);
-  EXPECT_LE(
-      max_diff(builtin::models::flash_attention(q, k, v, {2, 4}), builtin::models::causal_attention(q, k.contiguous(), v.contiguous())),
-      1e-5);
+  EXPECT_LE(max_abs_diff(builtin::models::flash_attention(q, k, v, {2, 4}),
+                         builtin::models::causal_attention(q, k.contiguous(), v.contiguous())),
+            1e-5);
 }
 
 TEST(FlashAttention, AutoIsTiledInFloat32AndExplicitForShortBfloat16Sequences) {
@@ -167,17 +167,17 @@ TEST(FlashAttention, AttentionModuleMatchesMathBackendWithAndWithoutKvCache) {
   const at::Tensor x = at::randn({2, 8, config.dim});
   const auto [cos, sin] = rope.slice(8, x);
   const at::Tensor full = math.forward(x, cos, sin);
-  EXPECT_LE(max_diff(tiled.forward(x, cos, sin), full), 1e-5);
+  EXPECT_LE(max_abs_diff(tiled.forward(x, cos, sin), full), 1e-5);
 
   torch::NoGradGuard no_grad;
   builtin::models::KVCache cache(1, 2, config.max_seq_len);
   const at::Tensor prefill = tiled.forward(x.narrow(1, 0, 5), cos.narrow(0, 0, 5), sin.narrow(0, 0, 5), &cache, 0);
   cache.advance(5);
-  EXPECT_LE(max_diff(prefill, full.narrow(1, 0, 5)), 1e-5);
+  EXPECT_LE(max_abs_diff(prefill, full.narrow(1, 0, 5)), 1e-5);
   for (int64_t p = 5; p < 8; ++p) {
     const at::Tensor step = tiled.forward(x.narrow(1, p, 1), cos.narrow(0, p, 1), sin.narrow(0, p, 1), &cache, 0);
     cache.advance(1);
-    EXPECT_LE(max_diff(step, full.narrow(1, p, 1)), 1e-5) << "position " << p;
+    EXPECT_LE(max_abs_diff(step, full.narrow(1, p, 1)), 1e-5) << "position " << p;
   }
 }
 

@@ -19,7 +19,7 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, double toleranc
       << what;
 }
 
-void expect_matches(at::ScalarType dtype, double tolerance) {
+void expect_rms_norm_matches(at::ScalarType dtype, double tolerance) {
   at::manual_seed(13);
   for (const int64_t n : {64, 37, 520}) {  // whole vectors, a tail, and rows spanning row blocks below
     SCOPED_TRACE("width " + std::to_string(n));
@@ -46,10 +46,10 @@ void expect_matches(at::ScalarType dtype, double tolerance) {
   }
 }
 
-TEST(FusedRmsNorm, Float32MatchesTheFormula) { expect_matches(at::kFloat, 1e-6); }
+TEST(FusedRmsNorm, Float32MatchesTheFormula) { expect_rms_norm_matches(at::kFloat, 1e-6); }
 
 // bfloat16 x and output, float inside: each entry rounded once (2^-9 relative).
-TEST(FusedRmsNorm, BFloat16MatchesTheFormulaToItsRounding) { expect_matches(at::kBFloat16, 1.0 / 256); }
+TEST(FusedRmsNorm, BFloat16MatchesTheFormulaToItsRounding) { expect_rms_norm_matches(at::kBFloat16, 1.0 / 256); }
 
 TEST(FusedRmsNorm, OnlyTheNeededGradientIsComputed) {
   const at::Tensor x = at::randn({4, 8}).requires_grad_(true);

@@ -1,5 +1,7 @@
 // The fused SwiGLU op (swiglu.h) against silu(gate) * up in float64: value and both gradients, at
 // every vector width this CPU runs, float32 and bfloat16, with a partial last vector and a frozen side.
+#include "swiglu.h"
+
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -8,15 +10,13 @@
 #include "kforge/sdk/error.h"
 #include "support/binary_op_grads.h"
 #include "support/every_width.h"
-#include "swiglu.h"
+#include "support/max_abs_diff.h"
 
 namespace kforge::test {
 namespace {
 
-double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a.to(at::kDouble) - b).abs().max().item<double>(); }
-
 /// Every output within `tolerance` relative to its own size (plus a 1e-7 floor).
-void expect_matches(at::ScalarType dtype, double tolerance) {
+void expect_swiglu_matches(at::ScalarType dtype, double tolerance) {
   at::manual_seed(9);
   const at::Tensor gate = (at::randn({3, 7, 45}) * 4).to(dtype);  // 945 elements: a partial last vector
   const at::Tensor up = at::randn({3, 7, 45}).to(dtype);
@@ -29,16 +29,16 @@ void expect_matches(at::ScalarType dtype, double tolerance) {
     const BinaryOpGrads got =
         binary_op_grads([](const at::Tensor& g, const at::Tensor& u) { return builtin::models::swiglu(g, u); }, gate, up, probe);
     EXPECT_EQ(got.out.scalar_type(), dtype);
-    EXPECT_LE(max_diff(got.out, want.out), tolerance * (1e-7 / tolerance + want.out.abs().max().item<double>()));
-    EXPECT_LE(max_diff(got.da, want.da), tolerance * (1e-7 / tolerance + want.da.abs().max().item<double>()));
-    EXPECT_LE(max_diff(got.db, want.db), tolerance * (1e-7 / tolerance + want.db.abs().max().item<double>()));
+    EXPECT_LE(max_abs_diff(got.out, want.out), tolerance * (1e-7 / tolerance + want.out.abs().max().item<double>()));
+    EXPECT_LE(max_abs_diff(got.da, want.da), tolerance * (1e-7 / tolerance + want.da.abs().max().item<double>()));
+    EXPECT_LE(max_abs_diff(got.db, want.db), tolerance * (1e-7 / tolerance + want.db.abs().max().item<double>()));
   });
 }
 
-TEST(SwiGlu, Float32MatchesSiluTimesUp) { expect_matches(at::kFloat, 1e-6); }
+TEST(SwiGlu, Float32MatchesSiluTimesUp) { expect_swiglu_matches(at::kFloat, 1e-6); }
 
 // bfloat16 in and out, float inside: each entry rounded once (2^-9 relative).
-TEST(SwiGlu, BFloat16MatchesSiluTimesUpToItsRounding) { expect_matches(at::kBFloat16, 1.0 / 256); }
+TEST(SwiGlu, BFloat16MatchesSiluTimesUpToItsRounding) { expect_swiglu_matches(at::kBFloat16, 1.0 / 256); }
 
 TEST(SwiGlu, OnlyTheNeededGradientIsComputed) {
   const at::Tensor gate = at::randn({5, 3}).requires_grad_(true);

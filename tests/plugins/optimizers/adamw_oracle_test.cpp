@@ -7,13 +7,14 @@
 
 #include "plugins/optimizers/adamw_fixture.h"
 #include "support/component_host.h"
+#include "support/max_abs_diff.h"
 #include "support/npy.h"
 #include "support/oracle.h"
 
 namespace kforge::test {
 namespace {
 
-constexpr double kLr = 1e-2;
+constexpr double kAdamWLr = 1e-2;
 constexpr double kWeightDecay = 0.1;
 
 struct OracleCase {
@@ -25,17 +26,13 @@ struct OracleCase {
 
 void write_spec(const std::filesystem::path& dir, bool decay_embeddings) {
   std::ofstream spec(dir / "spec.json");
-  spec << std::setprecision(17) << "{\"lr\": " << kLr << ", \"weight_decay\": " << kWeightDecay
+  spec << std::setprecision(17) << "{\"lr\": " << kAdamWLr << ", \"weight_decay\": " << kWeightDecay
        << ", \"betas\": [0.9, 0.95], \"eps\": 1e-8, \"decay_embeddings\": " << (decay_embeddings ? "true" : "false")
        << ", \"steps\": " << AdamWFixture::kSteps << ", \"factors\": [";
   for (int64_t k = 0; k < AdamWFixture::kSteps; ++k) spec << (k ? ", " : "") << AdamWFixture::lr_factor(k);
   spec << "], \"frozen\": [\"" << AdamWFixture::names()[AdamWFixture::kFrozen] << "\"], \"names\": [";
   for (size_t i = 0; i < AdamWFixture::names().size(); ++i) spec << (i ? ", " : "") << '"' << AdamWFixture::names()[i] << '"';
   spec << "]}\n";
-}
-
-double max_diff(const at::Tensor& a, const at::Tensor& b) {
-  return (a.detach().to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
 }
 
 class AdamWOracle : public ::testing::TestWithParam<OracleCase> {};
@@ -54,7 +51,7 @@ TEST_P(AdamWOracle, MatchesTorchAdamWOverStepsWithLrFactorChangesAndSkippedGrads
   }
   write_spec(dir, c.decay_embeddings);
 
-  ComponentHost h(AdamWFixture::toml(kLr, kWeightDecay, c.decay_embeddings),
+  ComponentHost h(AdamWFixture::toml(kAdamWLr, kWeightDecay, c.decay_embeddings),
                   {std::string("--optimizer.fused=") + (c.fused ? "true" : "false")});
   auto opt = h.components.optimizer(params);
   AdamWFixture::run(*opt, params, 0, AdamWFixture::kSteps);
@@ -67,13 +64,13 @@ TEST_P(AdamWOracle, MatchesTorchAdamWOverStepsWithLrFactorChangesAndSkippedGrads
     const std::string& name = params[i].name;
     const std::string n = std::to_string(i);
     SCOPED_TRACE(name);
-    EXPECT_LE(max_diff(params[i].tensor, read_npy(dir / ("out_p" + n + ".npy"))), c.tolerance);
+    EXPECT_LE(max_abs_diff(params[i].tensor, read_npy(dir / ("out_p" + n + ".npy"))), c.tolerance);
     if (static_cast<int>(i) == AdamWFixture::kFrozen) {
       EXPECT_EQ(state.count(name + ".exp_avg"), 0u) << "frozen parameters are not in the optimizer";
       continue;
     }
-    EXPECT_LE(max_diff(state.at(name + ".exp_avg"), read_npy(dir / ("out_m" + n + ".npy"))), c.tolerance);
-    EXPECT_LE(max_diff(state.at(name + ".exp_avg_sq"), read_npy(dir / ("out_v" + n + ".npy"))), c.tolerance);
+    EXPECT_LE(max_abs_diff(state.at(name + ".exp_avg"), read_npy(dir / ("out_m" + n + ".npy"))), c.tolerance);
+    EXPECT_LE(max_abs_diff(state.at(name + ".exp_avg_sq"), read_npy(dir / ("out_v" + n + ".npy"))), c.tolerance);
     EXPECT_EQ(state.at(name + ".step").item<int64_t>(), torch_steps[i].item<int64_t>());
   }
 }

@@ -10,16 +10,17 @@
 namespace kforge::test {
 namespace {
 
-struct Case {
+struct FrozenCase {
   const char* label;
   std::string toml;
 };
 
 // Weight decay is large so that any decay applied to a frozen parameter would show.
-const Case kCases[] = {
+const FrozenCase kCases[] = {
     {"lion", optimizer_toml("lion", 0.1, 0.5, 0.9, 0.99)},
     {"sgd", optimizer_toml("sgd", 0.1, 0.5, 0.9, 0.99, "sgd_momentum = 0.9\n")},
-    {"schedule_free_adamw", optimizer_toml("schedule_free_adamw", 0.1, 0.5, 0.9, 0.999, "schedule_free_warmup_steps = 2\n")},
+    {"schedule_free_adamw",
+     optimizer_toml("schedule_free_adamw", 0.1, 0.5, 0.9, 0.999, "schedule_free_warmup_steps = 2\n")},
     {"muon", optimizer_toml("muon", 0.1, 0.5, 0.9, 0.95)},  // f.norm / w.norm go to Muon's AdamW part
 };
 
@@ -71,7 +72,7 @@ std::vector<std::string> frozen_state_keys(const sdk::StateDict& state) {
   return keys;
 }
 
-class FrozenParams : public ::testing::TestWithParam<Case> {};
+class FrozenParams : public ::testing::TestWithParam<FrozenCase> {};
 
 TEST_P(FrozenParams, StayBitIdenticalWithUntouchedStateWhileOthersMove) {
   ComponentHost h(GetParam().toml);
@@ -154,7 +155,9 @@ TEST_P(FrozenParams, StateOfNeverUpdatedParamsRoundTripsBitExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, FrozenParams, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.label); });
+                         [](const ::testing::TestParamInfo<FrozenCase>& info) {
+                           return std::string(info.param.label);
+                         });
 
 }  // namespace
 }  // namespace kforge::test

@@ -12,12 +12,12 @@ namespace {
 
 using F = AdamWFixture;
 
-struct Case {
+struct ResumeCase {
   const char* name;
   std::string toml;
 };
 
-std::vector<Case> cases() {
+std::vector<ResumeCase> cases() {
   return {{"lion", optimizer_toml("lion", 1e-3, 0.1, 0.9, 0.99)},
           {"sgd", optimizer_toml("sgd", 1e-2, 0.1, 0.9, 0.95, "sgd_nesterov = true\n")},
           {"schedule_free_adamw", optimizer_toml("schedule_free_adamw", 1e-2, 0.1, 0.9, 0.95,
@@ -25,7 +25,7 @@ std::vector<Case> cases() {
           {"muon", optimizer_toml("muon", 2e-2, 0.1, 0.9, 0.95, "muon_adam_lr = 3e-3\n")}};
 }
 
-class EachOptimizer : public ::testing::TestWithParam<Case> {};
+class EachOptimizer : public ::testing::TestWithParam<ResumeCase> {};
 
 TEST_P(EachOptimizer, StateIsKeyedByTrainableParameterNamesWithScalarSteps) {
   ComponentHost h(GetParam().toml);
@@ -71,7 +71,7 @@ TEST_P(EachOptimizer, ListPluginsShowsTheComponent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, EachOptimizer, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<ResumeCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace kforge::test

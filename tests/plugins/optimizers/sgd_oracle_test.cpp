@@ -8,6 +8,7 @@
 #include "plugins/optimizers/adamw_fixture.h"
 #include "plugins/optimizers/optimizer_checks.h"
 #include "support/component_host.h"
+#include "support/max_abs_diff.h"
 #include "support/npy.h"
 #include "support/oracle.h"
 
@@ -15,7 +16,7 @@ namespace kforge::test {
 namespace {
 
 using F = AdamWFixture;
-constexpr double kLr = 1e-2;
+constexpr double kSgdLr = 1e-2;
 
 struct SgdCase {
   const char* label;
@@ -26,17 +27,13 @@ struct SgdCase {
 
 void write_spec(const std::filesystem::path& dir, const SgdCase& c) {
   std::ofstream spec(dir / "spec.json");
-  spec << std::setprecision(17) << "{\"lr\": " << kLr << ", \"weight_decay\": " << c.weight_decay
+  spec << std::setprecision(17) << "{\"lr\": " << kSgdLr << ", \"weight_decay\": " << c.weight_decay
        << ", \"momentum\": " << c.momentum << ", \"nesterov\": " << (c.nesterov ? "true" : "false")
        << ", \"decay_embeddings\": false, \"steps\": " << F::kSteps << ", \"factors\": [";
   for (int64_t k = 0; k < F::kSteps; ++k) spec << (k ? ", " : "") << F::lr_factor(k);
   spec << "], \"frozen\": [\"" << F::names()[F::kFrozen] << "\"], \"names\": [";
   for (size_t i = 0; i < F::names().size(); ++i) spec << (i ? ", " : "") << '"' << F::names()[i] << '"';
   spec << "]}\n";
-}
-
-double max_diff(const at::Tensor& a, const at::Tensor& b) {
-  return (a.detach().to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
 }
 
 class SgdOracle : public ::testing::TestWithParam<SgdCase> {};
@@ -57,7 +54,7 @@ TEST_P(SgdOracle, MatchesTorchSgdOverStepsWithLrFactorChangesAndSkippedGrads) {
 
   std::ostringstream extra;
   extra << std::setprecision(17) << "sgd_momentum = " << c.momentum << "\nsgd_nesterov = " << (c.nesterov ? "true" : "false") << "\n";
-  ComponentHost h(optimizer_toml("sgd", kLr, c.weight_decay, 0.9, 0.95, extra.str()));
+  ComponentHost h(optimizer_toml("sgd", kSgdLr, c.weight_decay, 0.9, 0.95, extra.str()));
   auto opt = h.components.optimizer(params);
   F::run(*opt, params, 0, F::kSteps);
 
@@ -67,9 +64,10 @@ TEST_P(SgdOracle, MatchesTorchSgdOverStepsWithLrFactorChangesAndSkippedGrads) {
   for (size_t i = 0; i < params.size(); ++i) {
     const std::string n = std::to_string(i);
     SCOPED_TRACE(params[i].name);
-    EXPECT_LE(max_diff(params[i].tensor, read_npy(dir / ("out_p" + n + ".npy"))), 1e-12);
+    EXPECT_LE(max_abs_diff(params[i].tensor, read_npy(dir / ("out_p" + n + ".npy"))), 1e-12);
     if (static_cast<int>(i) == F::kFrozen || c.momentum == 0.0) continue;
-    EXPECT_LE(max_diff(state.at(params[i].name + ".momentum_buffer"), read_npy(dir / ("out_b" + n + ".npy"))), 1e-12);
+    EXPECT_LE(max_abs_diff(state.at(params[i].name + ".momentum_buffer"), read_npy(dir / ("out_b" + n + ".npy"))),
+              1e-12);
   }
 }
 
@@ -81,7 +79,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, SgdOracle,
                          [](const ::testing::TestParamInfo<SgdCase>& info) { return std::string(info.param.label); });
 
 TEST(SgdConfig, NesterovWithoutMomentumIsRejectedNamingTheKey) {
-  ComponentHost h(optimizer_toml("sgd", kLr, 0.0, 0.9, 0.95, "sgd_momentum = 0.0\nsgd_nesterov = true\n"));
+  ComponentHost h(optimizer_toml("sgd", kSgdLr, 0.0, 0.9, 0.95, "sgd_momentum = 0.0\nsgd_nesterov = true\n"));
   auto params = F::params(at::kFloat);
   try {
     h.components.optimizer(params);
