@@ -86,7 +86,7 @@ TEST(SlurmScript, TimeLimitSignalMakesEveryTaskSaveAndTheJobRequeueItself) {
   std::string output;
   // What --signal=B:USR1@120 does before the time limit: SIGUSR1 to the batch shell.
   const int status =
-      signal_after_checkpoint(sbatch_command(fx, slurm, {"--train.max_steps=100000", "--checkpoint.interval=3"}),
+      signal_after_checkpoint(sbatch_command(fx, slurm, {"--train.max_steps=2000", "--checkpoint.interval=3"}),
                               "batch shell: pid %d", SIGUSR1, output);
   ASSERT_TRUE(WIFEXITED(status)) << output;
   EXPECT_EQ(WEXITSTATUS(status), 0) << output;  // the tasks exited 75; the script requeued the job

@@ -48,6 +48,10 @@ int signal_after_checkpoint(const std::string& command, const std::string& pid_f
       pid = 0;
     }
   }
+  if (pid != 0) {
+    output += pid < 0 ? "[test] no line matched '" + pid_format + "': no signal was sent\n"
+                      : "[test] no 'checkpoint saved:' line: no signal was sent\n";
+  }
   return pclose(pipe);
 }
 

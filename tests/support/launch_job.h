@@ -24,7 +24,9 @@ std::string launch_command(const TrainFixture& fx, int nproc, const std::vector<
 int launch(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides, std::string* output = nullptr);
 /// Runs `command` (stderr merged) and sends `signal` to the pid its output names in a line
 /// matching `pid_format` (a scanf format with one %d) once a checkpoint is committed; returns
-/// the command's wait status and its whole output.
+/// the command's wait status and its whole output, which ends with a "[test] ... no signal was sent"
+/// line when it never named the pid or never saved. Callers cap train.max_steps (2000), so a run
+/// that is never signalled ends in seconds with that message instead of at CTest's timeout.
 int signal_after_checkpoint(const std::string& command, const std::string& pid_format, int signal, std::string& output);
 /// The job, with rank `victim` SIGKILLed once a checkpoint is committed.
 int launch_and_kill_after_checkpoint(const TrainFixture& fx, int nproc, const std::vector<std::string>& overrides,

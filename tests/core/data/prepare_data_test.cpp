@@ -184,7 +184,7 @@ TEST_F(PrepareData, TokensDecodeBackToTheDocumentsWithEosAfterEach) {
 
 TEST_F(PrepareData, NumpyReadsTheShardsWithTheRightDtypeAndLength) {
   ASSERT_EQ(rc_, 0) << *output_;
-  if (!oracle_available()) GTEST_SKIP() << "python3 with torch and numpy not available";
+  ASSERT_TRUE(oracle_available()) << "/usr/bin/python3 with torch and numpy is the .npy reader (scripts/setup.sh)";
   for (const char* file : {"train/tokens_000.npy", "train/tokens_001.npy", "eval/tokens_000.npy"}) {
     const auto ids = read_u16_npy(out() / file);
     int64_t sum = 0;
@@ -290,7 +290,7 @@ TEST(NpyTokenWriter, DtypeFollowsTheVocabularyAndNumpyReadsUint32) {
     EXPECT_THROW(w.append({65536}), sdk::Error);
     EXPECT_THROW(w.append({-1}), sdk::Error);
   }
-  if (!oracle_available()) GTEST_SKIP() << "python3 with torch and numpy not available";
+  ASSERT_TRUE(oracle_available()) << "/usr/bin/python3 with torch and numpy is the .npy reader (scripts/setup.sh)";
   std::string got;
   ASSERT_EQ(run_oracle("data_npy_check.py", {(dir / "a.npy").string()}, &got), 0) << got;
   EXPECT_HAS(got, "dtype=uint32 len=9 sum=2147553692 head=0,70000,2147483647,5,6,7,8,9");

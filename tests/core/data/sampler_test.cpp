@@ -81,7 +81,7 @@ TEST(BatchSampler, UnshuffledOrderIsRankStridedArange) {
 }
 
 TEST(BatchSampler, OrderMatchesTorchRandpermWithSeedPlusEpoch) {
-  if (!oracle_available()) GTEST_SKIP() << "python3 with torch and numpy not available";
+  ASSERT_TRUE(oracle_available()) << "/usr/bin/python3 with torch and numpy is the randperm oracle (scripts/setup.sh)";
   BatchSampler s(50, 1, 1234);
   std::string out;
   ASSERT_EQ(run_oracle("data_randperm.py", {"50", "1234", "1237"}, &out), 0) << out;  // epochs 0 and 3

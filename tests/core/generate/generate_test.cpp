@@ -88,7 +88,7 @@ TEST(Generate, FinishedRowsKeepGeneratingUntilAllAreDone) {
     EXPECT_EQ(generate::generate(*model, p, o), free_run);
     return;
   }
-  GTEST_SKIP() << "every token of row 0 also appears in row 1 for these weights";
+  FAIL() << "every token of row 0 also appears in row 1 for these weights: pick a seed that leaves one to test";
 }
 
 TEST(Generate, RefusesPromptPlusNewTokensBeyondMaxSeqLen) {

@@ -1,10 +1,11 @@
 // Freezing inside a real run: frozen parameters never move (no weight-decay drift), a schedule
 // unfreezes at its step, and a checkpoint refuses a resume under a different freeze state.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
-#include "kforge/sdk/error.h"
 #include "core/train/train_fixture.h"
 #include "core/train/weight_recorder.h"
+#include "kforge/sdk/error.h"
 
 namespace kforge::test {
 namespace {
@@ -19,6 +20,8 @@ TEST(FreezeTraining, FrozenEmbeddingNeverMovesWhileTheRestTrains) {
   fx.run(kDecay, {rec});
   EXPECT_TRUE(rec->unchanged("token_embedding.", 1, 20));
   EXPECT_FALSE(rec->unchanged("layers.0.", 1, 20));
+  // Had the parameters been renamed, the checks above would fail rather than pass as "changed".
+  EXPECT_NONFATAL_FAILURE(rec->unchanged("renamed_embedding.", 1, 20), "no recorded parameter starts with");
 }
 
 TEST(FreezeTraining, ScheduleUnfreezesAtItsStartStep) {

@@ -38,11 +38,11 @@ TEST(Fsdp, ResumingAnFsdpRunOnTwoRanksReproducesTheStraightRunBitExactly) {
 TEST(Fsdp, KilledFourRankFsdpJobResumesOnTwoRanksAndKeepsLearning) {
   TrainFixture fx;
   std::string output;
-  const int status = launch_and_kill_after_checkpoint(
-      fx, 4,
-      {"--train.max_steps=100000", "--checkpoint.interval=5", "--train.batch_size=2", "--distributed.dp_shard=4",
-       "--eval.enabled=false"},
-      2, output);
+  const int status =
+      launch_and_kill_after_checkpoint(fx, 4,
+                                       {"--train.max_steps=2000", "--checkpoint.interval=5", "--train.batch_size=2",
+                                        "--distributed.dp_shard=4", "--eval.enabled=false"},
+                                       2, output);
   ASSERT_TRUE(WIFEXITED(status)) << output;
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL) << output;
   EXPECT_NE(output.find("the job failed: rank 2 exited with code 137"), std::string::npos) << output;

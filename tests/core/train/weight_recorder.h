@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <gtest/gtest.h>
 
 #include <map>
 #include <string>
@@ -26,15 +27,18 @@ class WeightRecorder final : public sdk::Hook {
     }
   }
 
-  /// Whether every recorded parameter with `prefix` is bit-identical at steps `a` and `b`.
+  /// Whether every recorded parameter with `prefix` is bit-identical at steps `a` and `b`. A test
+  /// failure when no recorded parameter has `prefix` (a renamed parameter must not pass as "changed").
   bool unchanged(const std::string& prefix, int64_t a, int64_t b) const {
     bool any = false;
+    bool same = true;
     for (const auto& [name, w] : weights.at(a)) {
       if (name.rfind(prefix, 0) != 0) continue;
       any = true;
-      if (!at::equal(w, weights.at(b).at(name))) return false;
+      same = same && at::equal(w, weights.at(b).at(name));
     }
-    return any;
+    if (!any) ADD_FAILURE() << "no recorded parameter starts with '" << prefix << "'";
+    return any && same;
   }
 
   std::map<int64_t, std::map<std::string, at::Tensor>> weights;  ///< step -> name -> value
