@@ -1,2 +1,225 @@
 // The training step against python3-torch (tests/oracles/train_step.py): loss, pre-clip grad norm and
 // learning rate per step, and the final weights, with gradient accumulation, clipping and the scheduler.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/train/train_fixture.h"
+#include "data/batch.h"
+#include "support/max_abs_diff.h"
+#include "support/npy.h"
+#include "support/oracle.h"
+#include "support/test_host.h"
+#include "train/step.h"
+
+namespace kforge::test {
+namespace {
+namespace fs = std::filesystem;
+
+// Per-step scalars: loss and the pre-clip norm are sums over thousands of fp32 products (the oracle
+// runs in float64), so they agree to a few fp32 ulps (~1e-7 relative), well inside 1e-5; the
+// learning rate is double arithmetic on both sides.
+constexpr double kStepScalarRtol = 1e-5;
+// Final weights: AdamW moves each weight by about lr * m / sqrt(v) per step, and m / sqrt(v) inherits
+// the gradients' fp32 relative error (~1e-6 after the accumulation and the backward's reductions), so
+// after 5 steps of lr <= 1e-2 a weight is off by ~5 * 1e-2 * 1e-5 = 5e-7 at most; the weights are O(0.1)
+// (init_std 0.02 plus the updates), so the fp32 storage itself rounds at ~1e-8. atol 2e-6 leaves a
+// factor 4 over that bound and stays far below one update (>= 1e-3 at the steps that move), which is
+// what a broken divisor, clip or LR produces.
+constexpr double kWeightAtol = 2e-6;
+constexpr double kWeightRtol = 1e-5;
+constexpr int64_t kOracleSteps = 5;
+constexpr int64_t kOracleWarmup = 2;
+// The pre-clip norms of this run are 1.14, 1.18, 1.21, 1.08 and 1.00 (steps 1-5), so 1.1 clips the first three
+// steps, each by a different factor (which AdamW, unlike a constant factor, does notice), and not the last two.
+constexpr double kOracleClip = 1.1;
+
+// Copies the model's weights after the step `last_step`.
+class OracleFinalWeightsHook final : public sdk::Hook {
+ public:
+  explicit OracleFinalWeightsHook(int64_t last_step) : last_step_(last_step) {}
+  void on_step_end(const sdk::StepEvent& event) override {
+    if (event.step != last_step_) return;
+    for (const auto& p : event.model->named_parameters()) weights[p.key()] = p.value().detach().clone();
+  }
+  std::map<std::string, at::Tensor> weights;
+
+ private:
+  int64_t last_step_;
+};
+
+struct OracleTrainRun {
+  std::vector<std::vector<data::Batch>> batches;  // per step, its micro-batches
+  std::map<int64_t, nlohmann::json> rows;         // step -> metrics.jsonl train line
+  std::map<std::string, at::Tensor> weights;      // after the last step
+};
+
+// Trains the fixture's tiny fp32 model for kOracleSteps with warm-up + cosine and clipping at
+// kOracleClip, saving a checkpoint at step 0 (a dense-checkpoint window of just step 0) and at the end.
+OracleTrainRun oracle_train(TrainFixture& fx, int64_t grad_accum, int64_t batch_size) {
+  fx.toml += "\n[checkpoint.dyn_ckpt_window]\nstart = 0\nstop = 0\n";
+  OracleTrainRun run;
+  auto hook = std::make_shared<OracleFinalWeightsHook>(kOracleSteps);
+  train::StepFn recording_step = [&run](train::Trainer& trainer, const std::vector<data::Batch>& micro_batches) {
+    run.batches.push_back(micro_batches);
+    return train::standard_step(trainer, micro_batches);
+  };
+  fx.run({"--train.max_steps=" + std::to_string(kOracleSteps), "--train.grad_accum_steps=" + std::to_string(grad_accum),
+          "--train.batch_size=" + std::to_string(batch_size), "--train.grad_clip_norm=" + std::to_string(kOracleClip),
+          "--scheduler.name=cosine", "--scheduler.warmup_steps=" + std::to_string(kOracleWarmup),
+          "--scheduler.min_lr_ratio=0.1", "--optimizer.name=adamw", "--optimizer.lr=0.01",
+          "--optimizer.weight_decay=0.1", "--checkpoint.interval=1000", "--eval.interval=1000"},
+         {hook}, recording_step);
+  run.weights = hook->weights;
+  std::ifstream in(fx.checkpoint_dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains("train/loss")) run.rows[j.at("step").get<int64_t>()] = j;
+  }
+  return run;
+}
+
+double oracle_rel_diff(double actual, double expected) {
+  if (actual == expected) return 0.0;
+  return std::abs(actual - expected) / std::max(std::abs(expected), 1e-300);
+}
+
+// Worst (|a - b| - atol) / (rtol |b|)-style excess over all weights; <= 0 means every element is within
+// atol + rtol * |expected|. Also returns the worst plain relative difference for the report.
+struct OracleWeightDiff {
+  double worst_excess = -1.0, worst_abs = 0.0;
+  std::string worst_name;
+};
+
+OracleWeightDiff oracle_weight_diff(const std::map<std::string, at::Tensor>& actual,
+                                    const std::map<std::string, at::Tensor>& expected) {
+  OracleWeightDiff d;
+  for (const auto& [name, e] : expected) {
+    const at::Tensor a = actual.at(name).to(at::kDouble), ed = e.to(at::kDouble);
+    const double excess = ((a - ed).abs() - (kWeightAtol + kWeightRtol * ed.abs())).max().item<double>();
+    if (excess > d.worst_excess) {
+      d.worst_excess = excess;
+      d.worst_name = name;
+    }
+    d.worst_abs = std::max(d.worst_abs, max_abs_diff(a, ed));
+  }
+  return d;
+}
+
+TEST(StepOracle, AccumulationClippingAndScheduleMatchPythonTorch) {
+  ASSERT_TRUE(oracle_available()) << "/usr/bin/python3 with torch and numpy is required";
+  TrainFixture fx;
+  const OracleTrainRun run = oracle_train(fx, /*grad_accum=*/2, /*batch_size=*/4);
+  ASSERT_EQ(run.rows.size(), static_cast<size_t>(kOracleSteps));
+  ASSERT_EQ(run.batches.size(), static_cast<size_t>(kOracleSteps));
+  ASSERT_FALSE(run.weights.empty());
+
+  const fs::path dir = temp_dir("step_oracle");
+  fs::copy_file(fx.checkpoint_dir / "step_0" / "shard-00000-of-00001.safetensors", dir / "step_0.safetensors");
+  for (size_t s = 0; s < run.batches.size(); ++s) {
+    ASSERT_EQ(run.batches[s].size(), 2u);
+    for (size_t k = 0; k < run.batches[s].size(); ++k) {
+      const std::string suffix = std::to_string(s) + "." + std::to_string(k) + ".npy";
+      write_npy(dir / ("input." + suffix), run.batches[s][k].input_ids.contiguous());
+      write_npy(dir / ("labels." + suffix), run.batches[s][k].labels.contiguous());
+    }
+  }
+  nlohmann::json cfg = {{"dim", 32},
+                        {"n_layers", 2},
+                        {"n_heads", 4},
+                        {"n_kv_heads", 2},
+                        {"norm_eps", 1e-5},
+                        {"rope_theta", 10000.0},
+                        {"lr", 0.01},
+                        {"weight_decay", 0.1},
+                        {"betas", {0.9, 0.95}},
+                        {"eps", 1e-8},
+                        {"warmup_steps", kOracleWarmup},
+                        {"min_lr_ratio", 0.1},
+                        {"max_steps", kOracleSteps},
+                        {"grad_accum_steps", 2},
+                        {"grad_clip_norm", kOracleClip}};
+  std::ofstream(dir / "config.json") << cfg.dump(1);
+
+  std::string out;
+  ASSERT_EQ(run_oracle("train_step.py", {dir.string()}, &out), 0) << out;
+  std::ifstream rows_in(dir / "rows.json");
+  const nlohmann::json rows = nlohmann::json::parse(rows_in);
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kOracleSteps)) << out;
+
+  double worst_loss = 0, worst_norm = 0, worst_lr = 0;
+  int clipped = 0;
+  for (const auto& expected : rows) {
+    const int64_t step = expected.at("step").get<int64_t>();
+    const nlohmann::json& actual = run.rows.at(step);
+    const double loss = actual.at("train/loss").get<double>(), norm = actual.at("train/grad_norm").get<double>();
+    const double lr = actual.at("train/lr").get<double>();
+    const double e_loss = expected.at("loss").get<double>(), e_norm = expected.at("grad_norm").get<double>();
+    const double e_lr = expected.at("lr").get<double>();
+    EXPECT_LE(oracle_rel_diff(loss, e_loss), kStepScalarRtol)
+        << "step " << step << " loss " << loss << " vs " << e_loss;
+    EXPECT_LE(oracle_rel_diff(norm, e_norm), kStepScalarRtol)
+        << "step " << step << " grad_norm " << norm << " vs " << e_norm;
+    EXPECT_LE(oracle_rel_diff(lr, e_lr), kStepScalarRtol) << "step " << step << " lr " << lr << " vs " << e_lr;
+    worst_loss = std::max(worst_loss, oracle_rel_diff(loss, e_loss));
+    worst_norm = std::max(worst_norm, oracle_rel_diff(norm, e_norm));
+    worst_lr = std::max(worst_lr, oracle_rel_diff(lr, e_lr));
+    clipped += e_norm > kOracleClip ? 1 : 0;
+  }
+  EXPECT_GT(clipped, 0) << "no step was clipped: lower kOracleClip\n" << out;
+  EXPECT_LT(clipped, kOracleSteps) << "every step was clipped: raise kOracleClip\n" << out;
+
+  std::map<std::string, at::Tensor> final_weights;
+  for (const auto& [name, w] : run.weights) final_weights[name] = read_npy(dir / ("final." + name + ".npy"));
+  const OracleWeightDiff wd = oracle_weight_diff(run.weights, final_weights);
+  EXPECT_LE(wd.worst_excess, 0.0) << "final weight '" << wd.worst_name << "' differs from the oracle beyond atol "
+                                  << kWeightAtol << " + rtol " << kWeightRtol << " (max |diff| " << wd.worst_abs << ")";
+  std::printf(
+      "[step oracle] %zu steps, %d clipped; worst relative diff: loss %.3g, grad_norm %.3g, lr %.3g; "
+      "weights max |diff| %.3g\n%s",
+      rows.size(), clipped, worst_loss, worst_norm, worst_lr, wd.worst_abs, out.c_str());
+  fs::remove_all(dir);
+}
+
+// The sampler (core/data/sampler.cpp) draws one permutation per epoch, torch.randperm(seed + epoch),
+// independent of the batch size, and batch k is permutation[k * B, (k + 1) * B). So step s takes samples
+// [8s, 8s + 8) both as two micro-batches of 4 and as one batch of 8, in the same order; the test checks it.
+TEST(GradAccum, TwoMicroBatchesOfFourEqualOneBatchOfEight) {
+  TrainFixture fx_accum, fx_whole;
+  const OracleTrainRun accum = oracle_train(fx_accum, /*grad_accum=*/2, /*batch_size=*/4);
+  const OracleTrainRun whole = oracle_train(fx_whole, /*grad_accum=*/1, /*batch_size=*/8);
+  ASSERT_EQ(accum.batches.size(), static_cast<size_t>(kOracleSteps));
+  ASSERT_EQ(whole.batches.size(), static_cast<size_t>(kOracleSteps));
+  for (size_t s = 0; s < accum.batches.size(); ++s) {
+    ASSERT_EQ(accum.batches[s].size(), 2u);
+    ASSERT_EQ(whole.batches[s].size(), 1u);
+    const at::Tensor joined = at::cat({accum.batches[s][0].input_ids, accum.batches[s][1].input_ids});
+    EXPECT_TRUE(at::equal(joined, whole.batches[s][0].input_ids)) << "step " << s + 1 << " takes other samples";
+  }
+  ASSERT_EQ(accum.rows.size(), whole.rows.size());
+  double worst = 0;
+  for (const auto& [step, a] : accum.rows) {
+    const nlohmann::json& w = whole.rows.at(step);
+    for (const char* key : {"train/loss", "train/grad_norm", "train/lr"}) {
+      worst = std::max(worst, oracle_rel_diff(a.at(key).get<double>(), w.at(key).get<double>()));
+      EXPECT_LE(oracle_rel_diff(a.at(key).get<double>(), w.at(key).get<double>()), kStepScalarRtol)
+          << "step " << step << " " << key << ": accumulated " << a.at(key) << " vs whole batch " << w.at(key);
+    }
+  }
+  const OracleWeightDiff wd = oracle_weight_diff(accum.weights, whole.weights);
+  EXPECT_LE(wd.worst_excess, 0.0) << "final weight '" << wd.worst_name << "' differs (max |diff| " << wd.worst_abs
+                                  << ")";
+  std::printf(
+      "[grad accum] 2 x 4 vs 1 x 8, %zu steps: worst relative diff of loss/grad_norm/lr %.3g, weights max |diff| "
+      "%.3g\n",
+      accum.rows.size(), worst, wd.worst_abs);
+}
+
+}  // namespace
+}  // namespace kforge::test
