@@ -7,8 +7,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checksum.h"
@@ -115,7 +119,7 @@ TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, 
   }
   const std::string_view data = bytes.substr(8 + length);
   TensorMap out;
-  size_t end_max = 0;
+  std::vector<std::tuple<size_t, size_t, std::string>> spans;  // [begin, end) of every tensor, and its name
   for (const auto& [name, info] : header.items()) {
     if (name == "__metadata__") {
       if (metadata != nullptr) *metadata = info.get<std::map<std::string, std::string>>();
@@ -138,13 +142,23 @@ TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, 
       throw bad(fmt::format("tensor '{}' ends at byte {} but the data section has {} (truncated?)", name, offsets[1],
                             data.size()));
     }
-    end_max = std::max(end_max, offsets[1]);
+    spans.emplace_back(offsets[0], offsets[1], name);
     if (wanted && !wanted(name)) continue;
     at::Tensor t = at::empty(shape, at::TensorOptions().dtype(type->type));
     std::memcpy(t.data_ptr(), data.data() + offsets[0], nbytes);
     out.emplace(name, std::move(t));
   }
-  if (end_max != data.size()) throw bad(fmt::format("{} trailing bytes after the last tensor", data.size() - end_max));
+  // The tensors tile the data section: no hole, no overlap, nothing after the last one.
+  std::sort(spans.begin(), spans.end());
+  size_t end = 0;
+  for (const auto& [begin, span_end, name] : spans) {
+    if (begin != end) {
+      throw bad(fmt::format("tensor '{}' starts at byte {} of the data section, but the tensors before it end at {} ({})",
+                            name, begin, end, begin < end ? "overlap" : "hole"));
+    }
+    end = span_end;
+  }
+  if (end != data.size()) throw bad(fmt::format("{} trailing bytes after the last tensor", data.size() - end));
   return out;
 }
 

@@ -112,6 +112,25 @@ TEST(Safetensors, UnwantedTensorsAreStillValidated) {
   }
 }
 
+TEST(Safetensors, OverlappingTensorsAreRefusedEvenWhenTheLastEndsAtTheEnd) {
+  std::string encoded =
+      checkpoint::encode_safetensors({{"a", at::ones({2})}, {"b", at::ones({4})}, {"c", at::ones({4})}});
+  // b moved back 4 bytes: it overlaps a and leaves a hole before c, and every span keeps its size.
+  const std::string b_span = "\"data_offsets\":[8,24]";
+  const size_t at_b = encoded.find(b_span);
+  ASSERT_NE(at_b, std::string::npos) << encoded.substr(0, 200);
+  encoded.replace(at_b, b_span.size(), "\"data_offsets\":[4,20]");
+  try {
+    checkpoint::decode_safetensors(encoded, "x.safetensors");
+    FAIL() << "a shard whose tensors overlap must be refused";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("x.safetensors: not a valid safetensors file: tensor 'b' starts at byte 4 of "
+                                         "the data section, but the tensors before it end at 8 (overlap)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Safetensors, UnwritablePathIsAnErrorNamingIt) {
   const auto path = temp_dir("safetensors") / "missing-dir" / "x.safetensors";
   try {
