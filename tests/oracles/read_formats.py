@@ -5,6 +5,8 @@
                                                     config.toml (tomllib) and every shard
   read_formats.py jsonl FILE                        metrics.jsonl
   read_formats.py trace FILE                        a Chrome trace (profiling)
+  read_formats.py prepared DIR                      `kforge prepare-data` output: metadata.json and
+                                                    the .npy shards it lists (numpy)
 
 Each subcommand checks everything the format requires and prints what it read, one record a
 line, tab-separated (metric names as JSON strings); it exits 1 with "FILE: fault" on stderr at the first fault.
@@ -266,13 +268,49 @@ def cmd_trace(args):
         print(f"{e['name']}\t{e.get('cat', '')}\t{e['ph']}\t{float(e['ts'])!r}\t{dur}\t{e['pid']}\t{e['tid']}")
 
 
+def cmd_prepared(args):
+    (out_dir,) = args
+    path = os.path.join(out_dir, "metadata.json")
+    try:
+        with open(path, "rb") as f:
+            meta = json.loads(f.read().decode("utf-8"), object_pairs_hook=no_duplicates)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, Fault) as e:
+        fail(path, f"not JSON: {e}")
+    if not is_int(meta.get("vocab_size")) or meta["vocab_size"] <= 0:
+        fail(path, f"'vocab_size' is {meta.get('vocab_size')!r}, not a positive integer")
+    if meta.get("dtype") not in ("uint16", "uint32"):
+        fail(path, f"'dtype' is {meta.get('dtype')!r}, neither 'uint16' nor 'uint32'")
+    for key in ("shards", "tokens", "documents"):
+        if not isinstance(meta.get(key), dict):
+            fail(path, f"'{key}' is not an object of splits")
+    for split, shards in meta["shards"].items():
+        if not isinstance(shards, list) or not all(isinstance(s, str) for s in shards):
+            fail(path, f"shards of split {split!r} are not a list of file names")
+        total, top = 0, -1
+        for name in shards:
+            a = np.load(os.path.join(out_dir, name), mmap_mode="r")
+            if a.dtype != np.dtype(meta["dtype"]) or a.ndim != 1:
+                fail(path, f"shard {name} is {a.dtype} with shape {a.shape}, not 1-D {meta['dtype']}")
+            total += a.shape[0]
+            if a.shape[0]:
+                top = max(top, int(a.max()))
+        if meta["tokens"].get(split) != total:
+            fail(path, f"split {split!r} claims {meta['tokens'].get(split)!r} tokens, its shards hold {total}")
+        if top >= meta["vocab_size"]:
+            fail(path, f"split {split!r} holds token id {top}, outside the vocabulary of {meta['vocab_size']}")
+        if not is_int(meta["documents"].get(split)):
+            fail(path, f"split {split!r} has no integer document count")
+        print(f"{split}\t{len(shards)}\t{total}\t{meta['documents'][split]}")
+
+
 def fail(path, fault):
     print(f"{path}: {fault}", file=sys.stderr)
     sys.exit(1)
 
 
 def main():
-    commands = {"safetensors": cmd_safetensors, "checkpoint": cmd_checkpoint, "jsonl": cmd_jsonl, "trace": cmd_trace}
+    commands = {"safetensors": cmd_safetensors, "checkpoint": cmd_checkpoint, "jsonl": cmd_jsonl, "trace": cmd_trace,
+                "prepared": cmd_prepared}
     if len(sys.argv) < 3 or sys.argv[1] not in commands:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

@@ -1,5 +1,6 @@
 // prepare-data end to end: a trained 300-piece tokenizer, train/eval shards that numpy reads with the
 // right dtype and length, tokens that decode back to the text, the memmap dataset over them, errors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -192,6 +193,21 @@ TEST_F(PrepareData, NumpyReadsTheShardsWithTheRightDtypeAndLength) {
     std::string got;
     ASSERT_EQ(run_oracle("data_npy_check.py", {(out() / file).string()}, &got), 0) << got;
     EXPECT_HAS(got, "dtype=uint16 len=" + std::to_string(ids.size()) + " sum=" + std::to_string(sum)) << file;
+  }
+}
+
+// metadata.json read by python's json and the shards it lists by numpy: split, shard count, tokens,
+// documents, each equal to what kforge's own reading of the shards finds.
+TEST_F(PrepareData, PythonReadsTheMetadataAndTheShardsItLists) {
+  ASSERT_EQ(rc_, 0) << *output_;
+  ASSERT_TRUE(oracle_available()) << "/usr/bin/python3 with numpy is the metadata reader (scripts/setup.sh)";
+  std::string got;
+  ASSERT_EQ(run_oracle("read_formats.py", {"prepared", out().string()}, &got), 0) << got;
+  for (const auto& [split, documents] : {std::pair<std::string, int>{"train", 64}, {"eval", 16}}) {
+    int shards = 0;
+    size_t tokens = 0;
+    for (; fs::exists(shard(split, shards)); ++shards) tokens += read_u16_npy(shard(split, shards)).size();
+    EXPECT_HAS(got, fmt::format("{}\t{}\t{}\t{}\n", split, shards, tokens, documents));
   }
 }
 
