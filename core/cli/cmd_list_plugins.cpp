@@ -124,6 +124,7 @@ int cmd_list_plugins(int argc, char** argv) {
                            "List the components of every plugin found (kind, name, version, file, summary),\n"
                            "and every refused plugin file with the reason.");
   add_plugin_dir_option(options);
+  add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("json", "machine-readable output")("v,verbose", "also list each component's config keys")(
       "h,help", "this help");
   const std::vector<std::string> arguments(argv + 1, argv + argc);  // the cache key
@@ -136,7 +137,7 @@ int cmd_list_plugins(int argc, char** argv) {
   const std::string inputs = listing::fingerprint(exe, plugins::plugin_dirs(dirs));
   std::unique_ptr<plugins::PluginHost> host;
   try {
-    host = plugins::load_plugins(dirs);
+    host = plugins::load_plugins(dirs, args.count("allow-unsafe-plugin-dir") > 0);
   } catch (const std::exception& e) {
     std::cerr << "kforge list-plugins: " << e.what() << "\n";
     return kExitUsage;

@@ -87,6 +87,12 @@ void add_plugin_dir_option(cxxopts::Options& options) {
   options.add_options()("plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>());
 }
 
+void add_allow_unsafe_plugin_dir_option(cxxopts::Options& options) {
+  options.add_options()("allow-unsafe-plugin-dir",
+                        "load plugins from directories or files that other users can write to, or that another user "
+                        "owns (refused by default: a plugin runs with your rights)");
+}
+
 std::vector<std::string> plugin_dirs_given(const cxxopts::ParseResult& args) {
   return args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
 }

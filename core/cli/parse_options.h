@@ -32,6 +32,9 @@ ParsedOptions parse_options_and_overrides(cxxopts::Options& options, int argc, c
 
 /// Adds --plugin-dir DIR (repeatable): a directory searched for plugins besides the shipped one.
 void add_plugin_dir_option(cxxopts::Options& options);
+/// Adds --allow-unsafe-plugin-dir: load plugins that another user could have written (see
+/// plugins/plugin_permissions.h), which are refused by default.
+void add_allow_unsafe_plugin_dir_option(cxxopts::Options& options);
 /// The --plugin-dir values, in order (none: empty).
 std::vector<std::string> plugin_dirs_given(const cxxopts::ParseResult& args);
 

@@ -12,10 +12,14 @@ fs::path current_executable() {
   return ec ? fs::path() : exe;
 }
 
+fs::path shipped_plugin_dir(const fs::path& host_exe) {
+  return host_exe.parent_path().parent_path() / "lib" / "kforge" / "plugins";
+}
+
 std::vector<fs::path> plugin_search_dirs(const std::vector<std::string>& from_command_line, const fs::path& host_exe) {
   std::vector<fs::path> dirs(from_command_line.begin(), from_command_line.end());
   std::error_code ec;
-  const fs::path shipped = host_exe.parent_path().parent_path() / "lib" / "kforge" / "plugins";
+  const fs::path shipped = shipped_plugin_dir(host_exe);
   if (!host_exe.empty() && fs::is_directory(shipped, ec)) dirs.push_back(shipped);
   return dirs;
 }

@@ -11,8 +11,11 @@ namespace kforge::listing {
 /// /proc/self/exe: the running executable, symlinks resolved (empty if it cannot be read).
 std::filesystem::path current_executable();
 
-/// The plugin directories: the --plugin-dir ones in order, then the plugins that ship with kforge,
-/// <host exe dir>/../lib/kforge/plugins, when that is a directory.
+/// The directory of the plugins that ship with kforge: <host exe dir>/../lib/kforge/plugins.
+std::filesystem::path shipped_plugin_dir(const std::filesystem::path& host_exe);
+
+/// The plugin directories: the --plugin-dir ones in order, then shipped_plugin_dir(host_exe), when
+/// that is a directory.
 std::vector<std::filesystem::path> plugin_search_dirs(const std::vector<std::string>& from_command_line,
                                                       const std::filesystem::path& host_exe);
 

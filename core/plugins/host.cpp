@@ -8,9 +8,10 @@ std::vector<std::filesystem::path> plugin_dirs(const std::vector<std::string>& f
   return listing::plugin_search_dirs(from_command_line, listing::current_executable());
 }
 
-std::unique_ptr<PluginHost> load_plugins(const std::vector<std::string>& from_command_line) {
+std::unique_ptr<PluginHost> load_plugins(const std::vector<std::string>& from_command_line, bool allow_unsafe) {
   auto host = std::make_unique<PluginHost>();
-  host->set = plugins::PluginSet::discover(plugin_dirs(from_command_line));
+  host->set = plugins::PluginSet::discover(plugin_dirs(from_command_line),
+                                           {listing::shipped_plugin_dir(listing::current_executable()), allow_unsafe});
   host->registry.register_all(host->set);
   return host;
 }

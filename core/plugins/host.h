@@ -19,7 +19,10 @@ struct PluginHost {
 /// The --plugin-dir directories in order, then the default one next to the executable.
 std::vector<std::filesystem::path> plugin_dirs(const std::vector<std::string>& from_command_line);
 
-/// Discovers and registers every plugin. Files that fail stay in the set as refused.
-std::unique_ptr<PluginHost> load_plugins(const std::vector<std::string>& plugin_dirs_from_command_line);
+/// Discovers and registers every plugin. Files that fail stay in the set as refused, and so do files
+/// another user could write to unless `allow_unsafe` (--allow-unsafe-plugin-dir); of two files with
+/// the same kind and name, the one that is not kforge's own is refused.
+std::unique_ptr<PluginHost> load_plugins(const std::vector<std::string>& plugin_dirs_from_command_line,
+                                         bool allow_unsafe = false);
 
 }  // namespace kforge::plugins

@@ -9,6 +9,7 @@
 #include "config/resolver.h"
 #include "kforge/sdk/plugin.h"
 #include "plugins/declared_core_keys.h"
+#include "plugins/elf_layout.h"
 
 namespace kforge::plugins {
 namespace {
@@ -22,6 +23,24 @@ std::string demangle(const std::string& symbol) {
   std::string result(out);
   std::free(out);
   return result;
+}
+
+// `text` with bytes that do not print as \xNN, so a garbled name stays readable in a message.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text)
+    out += (c >= 0x20 && c < 0x7f) ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+  return out;
+}
+
+// The dynamic loader's complaints about the file itself: not an ELF shared object, or a damaged one.
+bool is_damaged_file_message(const std::string& detail) {
+  for (const char* sign : {"invalid ELF header", "file too short", "not an ELF", "wrong ELF class", "ELF file",
+                           "no loadable segments", "cannot read file data", "ELF load command", "failed to map segment",
+                           "only ET_DYN and ET_EXEC", "cannot dynamically load"}) {
+    if (detail.find(sign) != std::string::npos) return true;
+  }
+  return false;
 }
 
 // Turns a dlopen failure into a message that says what went wrong and what to do.
@@ -51,15 +70,23 @@ std::string explain_load_failure(const std::filesystem::path& path, const std::s
         "rebuild it with this system's compiler.",
         file, detail);
   }
-  if (detail.find("invalid ELF header") != std::string::npos ||
-      detail.find("file too short") != std::string::npos ||
-      detail.find("not an ELF") != std::string::npos) {
+  // "<dependency>: cannot open shared object file: <errno text>": a library it needs is missing; a
+  // garbled name (non-printing bytes) means the file itself is damaged.
+  if (const size_t pos = detail.find(": cannot open shared object file"); pos != std::string::npos) {
+    const std::string needed = printable(detail.substr(0, pos));
     return fmt::format(
-        "{}: not a shared library ({}). Only kforge plugin libraries named libkforge_*.so belong in "
-        "a plugin directory; remove or rename this file.",
-        file, detail);
+        "{}: not a loadable shared library: it needs the library '{}', which the dynamic loader cannot find ({}). "
+        "If that is a real library, make it findable (LD_LIBRARY_PATH, or the plugin's RUNPATH); if the name looks "
+        "garbled, the file is damaged: rebuild it or remove it from the plugin directory.",
+        file, needed, detail.substr(pos + 2));
   }
-  return fmt::format("{}: cannot load: {}", file, detail);
+  if (is_damaged_file_message(detail)) {
+    return fmt::format(
+        "{}: not a loadable shared library ({}). Only kforge plugin libraries named libkforge_*.so belong in "
+        "a plugin directory; remove or rename this file, or rebuild it if it is a damaged plugin.",
+        file, printable(detail));
+  }
+  return fmt::format("{}: cannot load: {}", file, printable(detail));
 }
 
 std::string platform(bool cuda) { return cuda ? "CUDA" : "CPU"; }
@@ -83,6 +110,10 @@ PluginFile open_plugin(const std::filesystem::path& path) {
   PluginFile plugin;
   plugin.path = path;
   const std::string file = path.string();
+  if (const std::string problem = elf_layout_problem(path); !problem.empty()) {
+    plugin.refuse(fmt::format("{}: not a loadable shared library: {}. Copy or rebuild the file again.", file, problem));
+    return plugin;
+  }
   try {
     plugin.library = std::make_shared<boost::dll::shared_library>(
         path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);

@@ -1,6 +1,7 @@
 // The kforge binary with broken plugin directories: list-plugins shows refused rows and exits 0;
 // run refuses to start (exit 2) before reading data or writing anything.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <map>
@@ -58,7 +59,7 @@ TEST(PluginCli, ListPluginsShowsEachRefusedFileAsARowWithItsReasonAndExitsZero) 
   ASSERT_EQ(run_command(kforge("list-plugins " + dirs), &out), 0) << out;
   expect_has(out,
              {"REFUSED: " + fixture_file("wrong_torch", "libkforge_wrong_torch.so") + ": built against LibTorch 2.3.0",
-              "REFUSED: " + fixture_file("not_so", "libkforge_notso.so") + ": not a shared library",
+              "REFUSED: " + fixture_file("not_so", "libkforge_notso.so") + ": not a loadable shared library",
               "REFUSED: " + fixture_file("undefined_symbol", "libkforge_undefined_symbol.so") +
                   ": cannot load: undefined symbol",
               "register_all failed: fixture registration exploded",
@@ -106,20 +107,53 @@ TEST(PluginCli, RunWithAMissingPluginDirectoryExitsTwo) {
   expect_has(out, {"plugin directory '" + fixture_dir("no_such_directory").string() + "' does not exist"});
 }
 
-TEST(PluginCli, RunWithADuplicateOfABuiltInNamesBothFiles) {
+TEST(PluginCli, ADuplicateOfABuiltInIsRefusedAndTheBuiltInStaysListed) {
   // The test binary depends on the built-in plugins, so they are built: their absence is a failure.
   std::string listing;
   run_command(kforge("list-plugins"), &listing);
   ASSERT_NE(listing.find("adamw"), std::string::npos) << "no built-in optimizer 'adamw' in:\n" << listing;
   const fs::path dir = temp_dir("cli_duplicate_builtin");
   std::ofstream(dir / "cfg.toml") << "[train]\nmax_steps = 2\n";
+  const std::string newcomer = fixture_file("duplicate_builtin", "libkforge_fixture_dup_builtin.so");
   std::string out;
   EXPECT_EQ(run_command(kforge("run " + (dir / "cfg.toml").string() + " " + dir_arg("duplicate_builtin")), &out), 2);
-  // --plugin-dir comes first, so the built-in file is the one refused, naming the fixture.
-  expect_has(out, {"optimizer 'adamw' is already provided by " +
-                       fixture_file("duplicate_builtin", "libkforge_fixture_dup_builtin.so"),
-                   "refusing to start"});
+  // --plugin-dir comes first, yet the newcomer is the file refused, naming the built-in file.
+  expect_has(out, {newcomer + ": optimizer 'adamw' is already provided by ", "/libkforge_", "refusing to start"});
+  ASSERT_EQ(run_command(kforge("list-plugins " + dir_arg("duplicate_builtin")), &out), 0) << out;
+  expect_has(out, {"REFUSED: " + newcomer + ": optimizer 'adamw' is already provided by "});
+  const size_t adamw_row = out.find("optimizer       adamw ");
+  ASSERT_NE(adamw_row, std::string::npos) << "the built-in adamw is no longer listed:\n" << out;
+  EXPECT_NE(out.substr(adamw_row, out.find('\n', adamw_row) - adamw_row).find("libkforge_"), std::string::npos);
+  EXPECT_EQ(out.substr(adamw_row, out.find('\n', adamw_row) - adamw_row).find("fixture_dup_builtin"), std::string::npos)
+      << out;
   fs::remove_all(dir);
+}
+
+TEST(PluginCli, AWorldWritablePluginDirectoryIsRefusedUnlessAllowed) {
+  const fs::path dir = fs::canonical(temp_dir("cli_world_writable"));
+  fs::copy_file(fixture_dir("good") / "libkforge_fixture_good.so", dir / "libkforge_fixture_good.so");
+  ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+  std::string out;
+  ASSERT_EQ(run_command(kforge("list-plugins --plugin-dir " + dir.string()), &out), 0) << out;
+  expect_has(out, {"REFUSED: " + (dir / "libkforge_fixture_good.so").string() + ": not opened: the plugin directory " +
+                       dir.string() + " is writable by every user",
+                   "--allow-unsafe-plugin-dir"});
+  EXPECT_EQ(out.find("fixture_sgd"), std::string::npos) << out;
+  ASSERT_EQ(run_command(kforge("list-plugins --allow-unsafe-plugin-dir --plugin-dir " + dir.string()), &out), 0) << out;
+  expect_has(out, {"fixture_sgd"});
+  EXPECT_EQ(out.find("REFUSED"), std::string::npos) << out;
+  std::ofstream(dir / "cfg.toml") << "[train]\nmax_steps = 2\n";
+  EXPECT_EQ(run_command(kforge("run " + (dir / "cfg.toml").string() + " --plugin-dir " + dir.string()), &out), 2);
+  expect_has(out, {"is writable by every user", "refusing to start"});
+  fs::remove_all(dir);
+}
+
+TEST(PluginCli, TheAllowUnsafeFlagIsInTheHelpOfEveryCommandThatTakesPluginDirs) {
+  for (const std::string command : {"run", "list-plugins", "launch"}) {
+    std::string out;
+    EXPECT_EQ(run_command(kforge(command + " --help"), &out), 0) << out;
+    expect_has(out, {"--allow-unsafe-plugin-dir"});
+  }
 }
 
 }  // namespace

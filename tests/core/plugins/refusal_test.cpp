@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "core/plugins/fixtures.h"
 #include "plugins/plugin_file.h"
 #include "support/expect_text.h"
+#include "support/read_file.h"
+#include "support/test_host.h"
 
 namespace kforge::test {
 namespace {
@@ -76,8 +79,8 @@ TEST(PluginRefusal, UndefinedSymbolIsCaughtAtLoadTimeAndDemangled) {
 
 TEST(PluginRefusal, ATextFileIsNotASharedLibrary) {
   const auto f = refused_file("not_so");
-  expect_has(f.error,
-             {fixture_file("not_so", "libkforge_notso.so") + ": not a shared library", "remove or rename this file"});
+  expect_has(f.error, {fixture_file("not_so", "libkforge_notso.so") + ": not a loadable shared library",
+                       "remove or rename this file"});
   // The dlerror text is quoted cleanly, without Boost's wrapper around it.
   EXPECT_EQ(f.error.find("Bad file descriptor"), std::string::npos) << f.error;
   EXPECT_EQ(f.error.find("dlerror"), std::string::npos) << f.error;
@@ -131,6 +134,64 @@ TEST(PluginRefusal, DuplicateKindAndNameNamesBothFiles) {
   expect_has(second.error, {fixture_file("duplicate", "libkforge_fixture_dup_b.so") + ": optimizer 'fixture_dup'",
                             "already provided by " + fixture_file("duplicate", "libkforge_fixture_dup_a.so"),
                             "remove one of the files or rename the component"});
+}
+
+TEST(PluginRefusal, ADuplicateOfABuiltInIsTheFileRefusedWhateverTheDirectoryOrder) {
+  // --plugin-dir directories come before the built-in one; the built-in keeps 'adamw' all the same.
+  const std::filesystem::path builtin = std::filesystem::canonical(KFORGE_PLUGIN_DIR);
+  auto set = plugins::PluginSet::discover({fixture_dir("duplicate_builtin"), builtin}, {builtin, false});
+  const std::string newcomer = fixture_file("duplicate_builtin", "libkforge_fixture_dup_builtin.so");
+  int refused = 0;
+  for (const auto& f : set.files()) {
+    if (f.path.string() != newcomer) {
+      EXPECT_TRUE(f.ok) << f.error;
+      continue;
+    }
+    ++refused;
+    EXPECT_FALSE(f.ok);
+    expect_has(f.error, {newcomer + ": optimizer 'adamw' is already provided by " + builtin.string() + "/libkforge_"});
+  }
+  EXPECT_EQ(refused, 1) << set.errors();
+}
+
+// A copy of a good plugin whose dynamic section names a needed library with a garbled byte, as a
+// damaged file may: the loader's real reason is reported, not a bare "No such file or directory".
+TEST(PluginRefusal, AnElfFileWithADamagedBodyIsNotALoadableSharedLibraryWithTheLoadersReason) {
+  const std::filesystem::path dir = temp_dir("damaged_elf");
+  const std::string good = read_file(fixture_dir("good") / "libkforge_fixture_good.so");
+  const std::string needed = "libc10.so";
+  ASSERT_NE(good.find(needed), std::string::npos) << "the good fixture no longer needs " << needed;
+  std::string damaged = good;
+  for (size_t at = damaged.find(needed); at != std::string::npos; at = damaged.find(needed, at + 1))
+    damaged[at + 4] = '\x01';
+  std::ofstream(dir / "libkforge_damaged.so", std::ios::binary) << damaged;
+  auto set = plugins::PluginSet::discover({dir});
+  ASSERT_EQ(set.files().size(), 1u);
+  const auto& f = set.files()[0];
+  EXPECT_FALSE(f.ok);
+  expect_has(f.error, {(std::filesystem::canonical(dir) / "libkforge_damaged.so").string() +
+                           ": not a loadable shared library: it needs the library 'libc\\x010.so",
+                       "which the dynamic loader cannot find", "the file is damaged"});
+  EXPECT_EQ(f.error.find('\x01'), std::string::npos) << "unprintable byte in: " << f.error;
+  std::filesystem::remove_all(dir);
+}
+
+// Half a plugin, as an interrupted copy leaves it: dlopen would map pages past the end of the file
+// and die of SIGBUS; the file is refused before it is opened.
+TEST(PluginRefusal, ATruncatedPluginIsRefusedBeforeTheLoaderTouchesIt) {
+  const std::filesystem::path dir = temp_dir("truncated_elf");
+  const std::string good = read_file(fixture_dir("good") / "libkforge_fixture_good.so");
+  std::ofstream(dir / "libkforge_truncated.so", std::ios::binary) << good.substr(0, good.size() / 2);
+  auto set = plugins::PluginSet::discover({dir});
+  ASSERT_EQ(set.files().size(), 1u);
+  const auto& f = set.files()[0];
+  EXPECT_FALSE(f.ok);
+  EXPECT_EQ(f.library, nullptr);
+  expect_has(f.error, {(std::filesystem::canonical(dir) / "libkforge_truncated.so").string() +
+                           ": not a loadable shared library: segment ",
+                       "ends past the end of the file (" + std::to_string(good.size() / 2) + " bytes): it is truncated",
+                       "Copy or rebuild the file again"});
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PluginRefusal, ABrokenFileDoesNotStopTheOthers) {
