@@ -1,8 +1,10 @@
 // kforge launch: spawns and supervises the local workers of a multi-process job, like torchrun:
-// rendezvous variables per worker, signals forwarded, one failure stops the rest.
+// rendezvous variables per worker, signals forwarded, one failure stops the rest, every rank's exit
+// status reported; workers die with the launcher and hold no other worker's descriptors.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,7 +16,6 @@
 #include <cxxopts.hpp>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@
 #include "cli/exit_codes.h"
 #include "cli/parse_options.h"
 #include "dist/free_port.h"
+#include "resilience/shutdown.h"
+
+extern char** environ;
 
 namespace kforge::cli {
 namespace {
@@ -40,65 +44,123 @@ struct Worker {
   pid_t pid = -1;
   int fd = -1;  ///< read end of the worker's stdout+stderr
   std::filesystem::path log_path;
-  std::ofstream log;
+  int log_fd = -1;
   std::string partial;  ///< an unfinished last line
   std::deque<std::string> tail;
   bool exited = false;
+  int status = 0;  ///< from waitpid, once exited
   int code = 0;
 };
 
 int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+// "exited with code 1", "killed by SIGKILL (code 137)".
+std::string describe_exit(int status) {
+  if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
+  const char* name = sigabbrev_np(WTERMSIG(status));
+  return fmt::format("killed by {}{} (code {}){}", name != nullptr ? "SIG" : "signal ",
+                     name != nullptr ? name : std::to_string(WTERMSIG(status)), exit_code(status),
+                     WCOREDUMP(status) ? ", core dumped" : "");
+}
+
+// Writes `data` to `fd` (a log file), stopping at an error: the log is a copy, the supervision goes on.
+void write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
 
 struct Layout {
   int nproc = 1, nnodes = 1, node_rank = 0, port = 0;
   std::string addr;
 };
 
+// The worker's environment: this process's, with the rendezvous variables set.
+std::vector<std::string> worker_environment(const Worker& w, const Layout& layout) {
+  const std::vector<std::pair<std::string, std::string>> vars = {
+      {"RANK", std::to_string(w.rank)},
+      {"WORLD_SIZE", std::to_string(layout.nproc * layout.nnodes)},
+      {"LOCAL_RANK", std::to_string(w.local_rank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(layout.nproc)},
+      {"GROUP_RANK", std::to_string(layout.node_rank)},
+      {"MASTER_PORT", std::to_string(layout.port)},
+      {"MASTER_ADDR", layout.addr}};
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (std::none_of(vars.begin(), vars.end(), [&](const auto& var) { return var.first == name; })) {
+      env.push_back(entry);
+    }
+  }
+  for (const auto& [name, value] : vars) env.push_back(name + "=" + value);
+  return env;
+}
+
+std::vector<char*> null_terminated(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Between fork and exec: only async-signal-safe calls (the launcher may have threads).
+[[noreturn]] void exec_worker(int out_fd, pid_t launcher, char** argv, char** envp) {
+  ::setpgid(0, 0);  // terminal signals reach the launcher only; it forwards them once
+  // Dies with the launcher (even of SIGKILL); a launcher already gone before this line is caught by
+  // the parent check. The setting survives exec.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != launcher) ::_exit(kExitFailure);
+  ::dup2(out_fd, STDOUT_FILENO);  // dup2's copies are not close-on-exec; every other descriptor is
+  ::dup2(out_fd, STDERR_FILENO);
+  ::execve(argv[0], argv, envp);
+  const char* why = std::strerror(errno);
+  for (const char* part : {"kforge launch: cannot execute ", static_cast<const char*>(argv[0]), ": ", why, "\n"}) {
+    if (::write(STDERR_FILENO, part, std::strlen(part)) < 0) break;
+  }
+  ::_exit(kExitFailure);
+}
+
 void spawn(Worker& w, const Layout& layout, const std::vector<std::string>& args, const fs::path& log_dir) {
   int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) {
+  // Close-on-exec: a worker must not hold another worker's pipe (it would keep that pipe open after the
+  // launcher is gone, and the other worker blocked once the pipe is full).
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw std::runtime_error(fmt::format(
         "cannot create the output pipe of rank {}: pipe(): {}; raise the open-file limit (ulimit -n) or start fewer "
         "workers",
         w.rank, std::strerror(errno)));
   }
   w.log_path = log_dir / fmt::format("rank_{}.log", w.rank);
-  w.log.open(w.log_path);
-  if (!w.log) {
+  w.log_fd = ::open(w.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (w.log_fd < 0) {
     throw std::runtime_error(
         fmt::format("cannot write the log file {} of rank {}: {}; pass --log-dir DIR with a writable directory",
                     w.log_path.string(), w.rank, std::strerror(errno)));
   }
+  std::vector<std::string> argv_strings = {fs::read_symlink("/proc/self/exe").string()};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<std::string> env_strings = worker_environment(w, layout);
+  std::vector<char*> argv = null_terminated(argv_strings), envp = null_terminated(env_strings);
+  const pid_t launcher = ::getpid();
+  // Blocked across exec until the worker has its shutdown handlers: a signal forwarded while it
+  // starts asks it to stop instead of killing it (kforge-host unblocks them).
+  resilience::block_shutdown_signals(true);
   w.pid = ::fork();
+  if (w.pid == 0) exec_worker(pipe_fds[1], launcher, argv.data(), envp.data());
+  const int fork_errno = errno;
+  resilience::block_shutdown_signals(false);
+  ::close(pipe_fds[1]);
   if (w.pid < 0) {
+    ::close(pipe_fds[0]);
     throw std::runtime_error(fmt::format(
         "cannot start rank {}: fork(): {}; check the process limit (ulimit -u) and free memory, or start fewer workers",
-        w.rank, std::strerror(errno)));
+        w.rank, std::strerror(fork_errno)));
   }
-  if (w.pid == 0) {
-    ::setpgid(0, 0);  // terminal signals reach the launcher only; it forwards them once
-    ::dup2(pipe_fds[1], STDOUT_FILENO);
-    ::dup2(pipe_fds[1], STDERR_FILENO);
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    const std::vector<std::pair<const char*, int>> vars = {{"RANK", w.rank},
-                                                           {"WORLD_SIZE", layout.nproc * layout.nnodes},
-                                                           {"LOCAL_RANK", w.local_rank},
-                                                           {"LOCAL_WORLD_SIZE", layout.nproc},
-                                                           {"GROUP_RANK", layout.node_rank},
-                                                           {"MASTER_PORT", layout.port}};
-    for (const auto& [name, value] : vars) ::setenv(name, std::to_string(value).c_str(), 1);
-    ::setenv("MASTER_ADDR", layout.addr.c_str(), 1);
-    std::vector<std::string> argv_strings = {fs::read_symlink("/proc/self/exe").string()};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_strings) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    std::fprintf(stderr, "kforge launch: cannot execute %s: %s\n", argv[0], std::strerror(errno));
-    ::_exit(kExitFailure);
-  }
-  ::close(pipe_fds[1]);
   w.fd = pipe_fds[0];
 }
 
@@ -109,12 +171,12 @@ bool drain(Worker& w) {
   if (n <= 0) {
     if (n < 0 && errno == EINTR) return true;
     ::close(w.fd);
-    w.fd = -1;
+    ::close(w.log_fd);
+    w.fd = w.log_fd = -1;
     if (!w.partial.empty()) w.tail.push_back(w.partial);
     return false;
   }
-  w.log.write(buffer, n);
-  w.log.flush();
+  write_all(w.log_fd, buffer, static_cast<size_t>(n));
   if (w.local_rank == 0) std::cerr.write(buffer, n) << std::flush;
   w.partial.append(buffer, static_cast<size_t>(n));
   for (size_t eol; (eol = w.partial.find('\n')) != std::string::npos; w.partial.erase(0, eol + 1)) {
@@ -161,6 +223,7 @@ int supervise(std::vector<Worker>& workers, double grace_sec) {
       int status = 0;
       if (w.exited || ::waitpid(w.pid, &status, WNOHANG) != w.pid) continue;
       w.exited = true;
+      w.status = status;
       w.code = exit_code(status);
       if (w.code != 0 && (!first_failure || (WIFSIGNALED(status) && first_failure->code < 128))) first_failure = &w;
     }
@@ -178,6 +241,10 @@ int supervise(std::vector<Worker>& workers, double grace_sec) {
         if (!w.exited) ::kill(w.pid, SIGKILL);
       }
     }
+  }
+  std::cerr << "kforge launch: exit status of every rank:\n";
+  for (const Worker& w : workers) {
+    std::cerr << fmt::format("  rank {} (pid {}): {}\n", w.rank, w.pid, describe_exit(w.status));
   }
   if (failed) {
     std::cerr << fmt::format("kforge launch: the job failed: rank {} exited with code {}. Its last lines (all of them "
@@ -224,6 +291,9 @@ int cmd_launch(int argc, char** argv) {
                            "LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set. SIGINT/SIGTERM/SIGUSR1 are forwarded\n"
                            "to every worker. When a worker fails, the others get SIGTERM (SIGKILL after the grace\n"
                            "period) and the launcher exits with the failing rank's code, printing its last lines.\n"
+                           "At the end it prints every rank's exit status (code, or the signal that killed it).\n"
+                           "Workers get SIGKILL if the launcher dies. Worker options (--plugin-dir DIR,\n"
+                           "--allow-unsafe-plugin-dir, --section.key=value) go after the worker command.\n"
                            "Each worker's output goes to <log-dir>/rank_R.log; local rank 0's is also shown.\n"
                            "torchrun's spellings of the options (--nproc_per_node, --master_addr, ...) work too.");
   const auto option = and_torchrun_spelling;

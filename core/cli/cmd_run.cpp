@@ -1,33 +1,51 @@
 // kforge run: load plugins, resolve and validate the config, then train (or print it: --dry-run).
-#include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include <cxxopts.hpp>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/parse_options.h"
-#include "plugins/host.h"
+#include "cli/run_training.h"
 #include "config/job_config.h"
 #include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
 #include "plugins/catalog.h"
+#include "plugins/host.h"
+#include "resilience/shutdown.h"
 #include "train/preflight.h"
-#include "cli/run_training.h"
 
 namespace kforge::cli {
+namespace {
+
+// A shutdown signal that arrived before training started: nothing was trained, so nothing is saved.
+int stopped_before_training() {
+  std::cerr << fmt::format(
+      "kforge run: shutdown requested (signal {}) before training started: nothing to save; exiting with code {} "
+      "(rerun the same command to start or resume)\n",
+      resilience::shutdown_signal(), kExitPreempted);
+  return kExitPreempted;
+}
+
+}  // namespace
 
 int cmd_run(int argc, char** argv) {
+  // From the first moment: a SIGTERM while plugins, the config or the checkpoint load is a request
+  // to stop, not death by the default action (the training loop's own handlers keep it pending).
+  const resilience::ShutdownHandlers shutdown_handlers(0);
   cxxopts::Options options("kforge run",
                            "Train with a TOML config. Resumes from the newest complete checkpoint in\n"
                            "checkpoint.dir (or checkpoint.load_path). Any config key can be overridden as\n"
                            "--section.key=value or --section.key value (after CONFIG.toml), e.g.\n"
                            "--train.max_steps=100 --optimizer.lr 1e-3; a bare --section.key means true.\n"
                            "Exit codes: 0 done, 1 failed, 2 bad config/plugins (nothing ran),\n"
-                           "75 stopped by SIGTERM/SIGUSR1 after saving a checkpoint (rerun to resume).");
+                           "75 stopped by SIGTERM/SIGUSR1/SIGINT after saving a checkpoint, or before training\n"
+                           "started with nothing to save (rerun to resume).");
   options.positional_help("CONFIG.toml");
   options.add_options()("config", "TOML config file", cxxopts::value<std::string>());
   add_plugin_dir_option(options);
+  add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("dry-run",
                         "make every check the run makes before it builds the model (the data is opened), print the "
                         "resolved config, and exit")("h,help", "this help");
@@ -39,7 +57,7 @@ int cmd_run(int argc, char** argv) {
   if (!args.count("config")) return usage_error(options, "missing CONFIG.toml");
   std::unique_ptr<plugins::PluginHost> host;
   try {
-    host = plugins::load_plugins(plugin_dirs_given(args));
+    host = plugins::load_plugins(plugin_dirs_given(args), args.count("allow-unsafe-plugin-dir") > 0);
   } catch (const std::exception& e) {
     std::cerr << "kforge run: " << e.what() << "\n";
     return kExitUsage;
@@ -64,6 +82,7 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "kforge run: " << e.what() << "\n";
     return kExitUsage;
   }
+  if (resilience::shutdown_requested()) return stopped_before_training();
   if (args.count("dry-run")) {
     std::cout << fmt::format("# kforge run --dry-run: {} resolved ({} plugin files)\n", job.file.string(),
                              host->set.files().size())

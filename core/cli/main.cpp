@@ -2,6 +2,7 @@
 // (core/frontend/main.cpp), which answers a repeated list-plugins from its cache and execs this for the rest.
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "cli/commands.h"
@@ -9,15 +10,16 @@
 #include "kforge/sdk/abi.h"
 #include "kforge/sdk/version.h"
 #include "plugins/plugin_file.h"
+#include "resilience/shutdown.h"
 
 namespace {
 
 constexpr const char* kUsage = R"(kforge: fault-tolerant training of decoder LLMs, built from plugins.
 
 Usage:
-  kforge run CONFIG.toml [--plugin-dir DIR]... [--dry-run] [--section.key=value]...
+  kforge run CONFIG.toml [--plugin-dir DIR]... [--allow-unsafe-plugin-dir] [--dry-run] [--section.key=value]...
   kforge launch --nproc-per-node N [--nnodes N --node-rank R --master-addr A --master-port P] [--] run CONFIG.toml ...
-  kforge list-plugins [--plugin-dir DIR]... [--json] [-v]
+  kforge list-plugins [--plugin-dir DIR]... [--allow-unsafe-plugin-dir] [--json] [-v]
   kforge prepare-data --input TEXT... --output DIR (--train-tokenizer --vocab-size N | --tokenizer MODEL)
   kforge generate --checkpoint DIR [--prompt TEXT]... [--prompts-file FILE] [--max-new-tokens N]
                   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--tokenizer MODEL]
@@ -36,7 +38,8 @@ Commands:
   check-env      report the BLAS, threads, ISA and GEMM speed this machine gives kforge
 
 Plugins are the libkforge_*.so files in each --plugin-dir and in the directory that ships with
-kforge. Config keys are KempnerForge's; any key can be overridden as --section.key=value (or
+kforge; a plugin directory or file that other users can write to, or that another user owns, is
+refused unless --allow-unsafe-plugin-dir is given. Config keys are KempnerForge's; any key can be overridden as --section.key=value (or
 --section.key value). launch also takes torchrun's spellings (--nproc_per_node, --master_port, ...).
 )";
 
@@ -45,6 +48,21 @@ void print_version() {
   std::printf("kforge %s\nplugin ABI %u, kforge-sdk %s\nLibTorch %s (cxx11-abi=%d, %s)\ncompiler %s\n",
               KFORGE_SDK_VERSION, b.abi_version, b.sdk_version, b.torch_version, b.cxx11_abi,
               b.cuda ? "CUDA" : "CPU", b.compiler);
+}
+
+// The subcommand's exit code.
+int dispatch(const std::string& command, int argc, char** argv) {
+  using namespace kforge::cli;
+  if (command == "run") return cmd_run(argc, argv);   // installs its shutdown handlers before it unblocks them
+  kforge::resilience::block_shutdown_signals(false);  // blocked by kforge launch or the front-end across exec
+  if (command == "launch") return cmd_launch(argc, argv);
+  if (command == "list-plugins") return cmd_list_plugins(argc, argv);
+  if (command == "prepare-data") return cmd_prepare_data(argc, argv);
+  if (command == "check-env") return cmd_check_env(argc, argv);
+  if (command == "generate") return cmd_generate(argc, argv);
+  if (command == "eval") return cmd_eval(argc, argv);
+  std::fprintf(stderr, "kforge: unknown command '%s'.\n\n%s", command.c_str(), kUsage);
+  return kExitUsage;
 }
 
 }  // namespace
@@ -64,13 +82,13 @@ int main(int argc, char** argv) {
     print_version();
     return kExitOk;
   }
-  if (command == "run") return cmd_run(argc - 1, argv + 1);
-  if (command == "launch") return cmd_launch(argc - 1, argv + 1);
-  if (command == "list-plugins") return cmd_list_plugins(argc - 1, argv + 1);
-  if (command == "prepare-data") return cmd_prepare_data(argc - 1, argv + 1);
-  if (command == "check-env") return cmd_check_env(argc - 1, argv + 1);
-  if (command == "generate") return cmd_generate(argc - 1, argv + 1);
-  if (command == "eval") return cmd_eval(argc - 1, argv + 1);
-  std::fprintf(stderr, "kforge: unknown command '%s'.\n\n%s", command.c_str(), kUsage);
+  // A command reports its own errors; one that escapes is still a message and an exit code, not an abort.
+  try {
+    return dispatch(command, argc - 1, argv + 1);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kforge: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "kforge: error: an unknown exception escaped 'kforge %s'\n", command.c_str());
+  }
   return kExitUsage;
 }

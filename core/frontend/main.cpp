@@ -3,14 +3,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "listing/listing_cache.h"
 #include "cli/exit_codes.h"
+#include "listing/listing_cache.h"
 
 namespace {
 
@@ -37,7 +38,15 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path host = exe.parent_path() / "kforge-host";
   if (print_cached_listing(argc, argv, host)) return kExitOk;
+  // Held across exec until kforge-host has its handlers (resilience/shutdown.h): a SIGTERM while
+  // LibTorch loads then asks `kforge run` to stop instead of killing it with code 143.
+  sigset_t shutdown_signals;
+  sigemptyset(&shutdown_signals);
+  for (int sig : {SIGTERM, SIGUSR1, SIGINT}) sigaddset(&shutdown_signals, sig);
+  sigset_t before;
+  ::sigprocmask(SIG_BLOCK, &shutdown_signals, &before);
   ::execv(host.c_str(), argv);
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);
   std::fprintf(stderr, "kforge: cannot run the kforge host '%s': %s. kforge-host must be installed next to kforge.\n",
                host.c_str(), std::strerror(errno));
   return kExitUsage;

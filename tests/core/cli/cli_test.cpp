@@ -79,6 +79,13 @@ TEST(Cli, PrepareDataHelpNamesItsOptions) {
   expect_has(r.output, {"kforge prepare-data", "--input", "--output", "--tokenizer", "--train-tokenizer", "--vocab-size"});
 }
 
+TEST(Cli, AnExceptionEscapingACommandIsAnErrorMessageAndExitTwoNotAnAbort) {
+  // launch creates its --log-dir with std::filesystem, which throws for a path under /proc.
+  const CliRun r = kforge("launch --nproc-per-node 1 --log-dir /proc/kforge_no_such_dir/logs -- run cfg.toml");
+  EXPECT_EQ(r.status, 2) << r.output;
+  expect_has(r.output, {"kforge: error: ", "/proc/kforge_no_such_dir/logs"});
+}
+
 TEST(Cli, RunWithoutConfigExits2) {
   const CliRun r = kforge("run");
   EXPECT_EQ(r.status, 2);
