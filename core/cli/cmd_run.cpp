@@ -31,9 +31,11 @@ int stopped_before_training() {
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  // From the first moment: a SIGTERM while plugins, the config or the checkpoint load is a request
-  // to stop, not death by the default action (the training loop's own handlers keep it pending).
-  const resilience::ShutdownHandlers shutdown_handlers(0);
+  // From the first moment to the process's end: a SIGTERM while plugins, the config or the checkpoint
+  // load is a request to stop, not death by the default action (the training loop's own handlers keep
+  // it pending), and one during the teardown after a failure (the launcher stops the other ranks when
+  // one fails) leaves the exit code 1 instead of making it 143. Never destroyed, so never reset.
+  [[maybe_unused]] static const auto* const shutdown_handlers = new resilience::ShutdownHandlers(0);
   cxxopts::Options options("kforge run",
                            "Train with a TOML config. Resumes from the newest complete checkpoint in\n"
                            "checkpoint.dir (or checkpoint.load_path). Any config key can be overridden as\n"
