@@ -15,7 +15,10 @@ struct Batch {
   at::Tensor labels;     ///< int64 [B, S]: window[1:]
 };
 
-/// Stacks the windows `indices` of `dataset` (S = window - 1).
-Batch make_batch(const sdk::Dataset& dataset, const std::vector<int64_t>& indices);
+/// Stacks the windows `indices` of `dataset` (S = window - 1). With `vocab_size` > 0, throws
+/// sdk::Error for a token id >= vocab_size (which the model's embedding would refuse as "index out
+/// of range in self"), naming the window, the id, its position, the vocab size and the data (the
+/// memmap dataset's describe() names the file holding its largest id and where).
+Batch make_batch(const sdk::Dataset& dataset, const std::vector<int64_t>& indices, int64_t vocab_size = 0);
 
 }  // namespace kforge::data
