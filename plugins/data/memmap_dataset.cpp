@@ -1,14 +1,17 @@
 // MemmapDataset: shard mapping, window index -> (shard, offset) by binary search, uint16/32 -> int64.
 #include "memmap_dataset.h"
 
+#include <ATen/ATen.h>
 #include <fmt/format.h>
 
-#include <ATen/ATen.h>
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "kforge/sdk/error.h"
 #include "npy_header.h"
+#include "prepared_vocab.h"
+#include "token_scan.h"
 
 namespace kforge::builtin::data {
 namespace {
@@ -36,7 +39,9 @@ MemmapDataset::MemmapDataset(const sdk::DatasetSpec& spec, BinDtype bin_dtype, s
     throw sdk::ConfigError(fmt::format("memmap dataset: window of {} tokens is too small (train.seq_len must be >= 1)",
                                        spec.window));
   }
-  for (const std::string& path : find_shards(spec.path, spec.file_pattern)) {
+  const std::vector<std::string> paths = find_shards(spec.path, spec.file_pattern);
+  const std::optional<PreparedVocab> vocab = find_prepared_vocab(spec.path, log);
+  for (const std::string& path : paths) {
     const std::string ext = std::filesystem::path(path).extension().string();
     Shard s;
     if (ext == ".npy") {
@@ -64,6 +69,15 @@ MemmapDataset::MemmapDataset(const sdk::DatasetSpec& spec, BinDtype bin_dtype, s
       throw sdk::Error(fmt::format("{}: unsupported shard extension '{}' (the memmap dataset reads .npy and .bin); "
                                    "narrow [data] file_pattern",
                                    path, ext));
+    }
+    s.max_id = max_token_id(s.tokens, s.length, s.itemsize);
+    if (vocab && s.max_id >= vocab->vocab_size && vocab->shards.count(normalised_shard_path(path)) != 0) {
+      const int64_t at = first_token_at_least(s.tokens, s.length, s.itemsize, vocab->vocab_size);
+      throw sdk::Error(
+          fmt::format("{}: token id {} at position {} is outside the vocabulary of {} ids (vocab_size in "
+                      "{}); the shard is corrupt or was written with another tokenizer: re-run "
+                      "kforge prepare-data",
+                      path, token_at(s.tokens, at, s.itemsize), at, vocab->vocab_size, vocab->metadata));
     }
     s.windows = s.length / spec.window;
     if (s.windows == 0 && log != nullptr) {
@@ -104,8 +118,13 @@ std::string MemmapDataset::describe() const {
   bool has16 = false, has32 = false;
   for (const auto& s : shards_) (s.itemsize == 2 ? has16 : has32) = true;
   const std::string dtype = has16 && has32 ? "uint16+uint32" : (has16 ? "uint16" : "uint32");
-  return fmt::format("memmap: {} file(s) matching '{}' in {}, {} tokens ({}), {} windows of {} tokens", shards_.size(),
-                     spec_.file_pattern, spec_.path, tokens_, dtype, size(), spec_.window);
+  const Shard* top = &shards_.front();
+  for (const auto& s : shards_) top = s.max_id > top->max_id ? &s : top;
+  return fmt::format(
+      "memmap: {} file(s) matching '{}' in {}, {} tokens ({}), {} windows of {} tokens, largest token "
+      "id {} (in {} at position {})",
+      shards_.size(), spec_.file_pattern, spec_.path, tokens_, dtype, size(), spec_.window, top->max_id,
+      top->file->path(), first_token_at_least(top->tokens, top->length, top->itemsize, top->max_id));
 }
 
 }  // namespace kforge::builtin::data

@@ -20,7 +20,8 @@ BinDtype parse_bin_dtype(const std::string& value);
 class MemmapDataset final : public sdk::Dataset {
  public:
   /// Maps every shard of spec.path matching spec.file_pattern (sorted by name). Each shard gives
-  /// len // spec.window windows; the tail is dropped and windows never cross shards.
+  /// len // spec.window windows; the tail is dropped and windows never cross shards. Each shard's ids
+  /// are scanned once: a shard prepare-data's metadata.json lists must hold only ids below its vocab_size.
   MemmapDataset(const sdk::DatasetSpec& spec, BinDtype bin_dtype, sdk::Logger* log = nullptr);
 
   int64_t size() const override { return cumulative_.empty() ? 0 : cumulative_.back(); }
@@ -34,6 +35,7 @@ class MemmapDataset final : public sdk::Dataset {
     size_t itemsize = 0;
     int64_t length = 0;
     int64_t windows = 0;
+    int64_t max_id = -1;  ///< largest token id (-1: no tokens)
   };
   sdk::DatasetSpec spec_;
   std::vector<Shard> shards_;

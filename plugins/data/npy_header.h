@@ -15,8 +15,10 @@ struct NpyInfo {
 };
 
 /// Validates the header at the start of `bytes` (the whole file, `file_size` bytes) of `file`:
-/// magic, version 1.0/2.0/3.0, descr '<u2' or '<u4', fortran_order False, 1-D shape, and
-/// file size == header + length * itemsize. Throws kforge::sdk::Error naming `file` and the fault.
+/// magic, version 1.0/2.0/3.0, a dict of exactly 'descr' ('<u2' or '<u4'), 'fortran_order' (False)
+/// and 'shape' (1-D), and file size == header + length * itemsize (overflow-checked). Throws
+/// kforge::sdk::Error naming `file` and the fault. Safe on any byte string (the fuzzing entry point):
+/// it reads only bytes[0, file_size), and a returned NpyInfo always describes tokens inside the file.
 NpyInfo parse_npy_header(const std::string& file, const unsigned char* bytes, size_t file_size);
 
 }  // namespace kforge::builtin::data

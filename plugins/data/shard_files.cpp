@@ -32,11 +32,23 @@ std::vector<std::string> find_shards(const std::string& dir, const std::string& 
                                  "holds the shards, and file_pattern selects them",
                                  dir));
   }
+  // An entry the pattern does not select is never looked at, so a broken one hides nothing. One it selects
+  // but cannot stat (a symlink loop, a dangling link) is refused by name rather than skipped: training on
+  // fewer shards than the user pointed at would silently change the data.
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file(ec)) continue;
-    const std::string name = entry.path().filename().string();
-    if (::fnmatch(pattern.c_str(), name.c_str(), 0) == 0) names.push_back(name);
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (::fnmatch(pattern.c_str(), name.c_str(), 0) != 0) continue;
+    std::error_code type_ec;
+    const bool regular = it->is_regular_file(type_ec);
+    if (type_ec) {
+      throw sdk::Error(
+          fmt::format("{}: matches file_pattern '{}' but cannot be opened: {} (a symlink loop or a "
+                      "dangling link?); fix or remove it, or narrow [data] file_pattern",
+                      it->path().string(), pattern, type_ec.message()));
+    }
+    if (regular) names.push_back(name);
   }
   if (ec) throw sdk::Error(fmt::format("cannot list data directory '{}': {}", dir, ec.message()));
   if (names.empty()) {
@@ -59,6 +71,10 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     const int err = errno;
     ::close(fd);
     throw sdk::Error(fmt::format("{}: cannot stat: {}", path, std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw sdk::Error(fmt::format("{}: not a regular file; token shards must be plain files", path));
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {

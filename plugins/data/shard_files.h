@@ -8,7 +8,8 @@
 namespace kforge::builtin::data {
 
 /// Regular files in `dir` whose names match the glob `pattern`, sorted by name. Throws
-/// kforge::sdk::Error when `dir` is missing or not a directory, or when nothing matches.
+/// kforge::sdk::Error when `dir` is missing or not a directory, when nothing matches, or naming the
+/// entry when one that matches cannot be stat'ed (a symlink loop, a dangling link).
 std::vector<std::string> find_shards(const std::string& dir, const std::string& pattern);
 
 /// A whole file mapped read-only; unmapped on destruction. Empty files map to nothing.
