@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds and runs the tests under a sanitizer, each in its own build dir:
+#   scripts/sanitize.sh asan [ctest args...]  AddressSanitizer + UBSan, every test (build-asan/)
+#   scripts/sanitize.sh tsan [ctest args...]  ThreadSanitizer, the launcher and async-checkpoint tests (build-tsan/;
+#                                             KFORGE_TSAN_FILTER: their GoogleTest filter)
+# LibTorch, Gloo and OpenBLAS are not instrumented: leak checking is off and scripts/sanitizers/*.supp
+# silence findings inside them only. Extra arguments go to ctest (e.g. -R test_config). Env:
+# KFORGE_SANITIZE_JOBS (build and ctest parallelism, default nproc), CXX (the compiler at the first configure).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind=${1:?usage: scripts/sanitize.sh asan|tsan [ctest args...]}
+shift
+jobs=${KFORGE_SANITIZE_JOBS:-$(nproc)}
+supp=$PWD/scripts/sanitizers
+export CCACHE_DISABLE=1  # sanitizer objects would only evict the main build's cache
+
+case "$kind" in
+  asan)
+    flags="-fsanitize=address,undefined -fno-omit-frame-pointer"
+    targets=(all)
+    ctest_args=()
+    export ASAN_OPTIONS="detect_leaks=0:suppressions=$supp/asan.supp:print_suppressions=0"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp:print_suppressions=0"
+    ;;
+  tsan)
+    flags="-fsanitize=thread"
+    # The host's own threads: the launcher (kforge launch and its ranks) and the asynchronous checkpoint writer.
+    targets=(kforge test_distributed test_train)
+    ctest_args=(-R "^test_(distributed|train)")
+    export GTEST_FILTER=${KFORGE_TSAN_FILTER:-Launch.*:LaunchNan.*:AsyncCheckpoint.*}
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp:print_suppressions=0"
+    ;;
+  *)
+    echo "sanitize.sh: unknown sanitizer '$kind' (use asan or tsan)" >&2
+    exit 2
+    ;;
+esac
+
+build_dir=build-$kind
+start=$(date +%s)
+# -O1 -g1: line tables for the stack traces at a fraction of the compile time of -O2 -g.
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
+  -DCMAKE_MODULE_LINKER_FLAGS="$flags" >/dev/null
+for target in "${targets[@]}"; do
+  known=$(cmake --build "$build_dir" --target help | grep -c -- "\.\.\. $target\$" || true)
+  if [[ $target == all || $known -gt 0 ]]; then
+    cmake --build "$build_dir" -j "$jobs" --target "$target"
+  else
+    echo "sanitize.sh: no target $target in this tree, skipped" >&2
+  fi
+done
+built=$(date +%s)
+echo "sanitize.sh: $kind build took $((built - start)) s"
+status=0
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" "${ctest_args[@]}" "$@" || status=$?
+echo "sanitize.sh: $kind tests took $(($(date +%s) - built)) s (ctest exit $status)"
+exit $status
