@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "config/limits.h"
 #include "config/toml_reader.h"
 #include "kforge/sdk/error.h"
 
@@ -126,6 +127,12 @@ void apply_override(Value& root, std::string_view arg) {
   }
   const auto eq = arg.find('=');
   const std::string path(arg.substr(2, eq == arg.npos ? arg.npos : eq - 2));
+  if (std::count(path.begin(), path.end(), '.') >= kMaxConfigDepth) {
+    throw sdk::ConfigError(
+        fmt::format("'{:.80}...': a key of more than {} parts; a kforge key is --section.key or "
+                    "--section.sub.key",
+                    arg, kMaxConfigDepth));
+  }
   Value value = eq == arg.npos ? Value::boolean(true, kCommandLine) : parse_override_value(arg.substr(eq + 1));
   Value* node = &root;
   size_t start = 0;

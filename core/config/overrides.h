@@ -28,7 +28,7 @@ SplitArguments split_overrides(int argc, char** argv);
 Value parse_override_value(std::string_view text);
 
 /// Applies "--a.b.c=value" (no "=value" means true) to a raw config tree, creating tables.
-/// Throws sdk::ConfigError for a malformed argument.
+/// Throws sdk::ConfigError for a malformed argument or a key of more than kMaxConfigDepth parts.
 void apply_override(Value& root, std::string_view arg);
 
 }  // namespace kforge::config

@@ -47,6 +47,18 @@ bool from_command_line(const Value& v) { return v.source.origin == "command line
 
 Value resolve_table(const Value* raw, const SectionSpec& spec, const std::string& path, const Catalog& catalog);
 
+// A number of an Int or Float key: finite and within the key's bound, so that no later conversion
+// (to int, to milliseconds, a product of two keys) overflows.
+Value in_range(Value v, const KeySpec& spec, const std::string& where) {
+  const double x = v.as_number();
+  if (!std::isfinite(x)) fail(v, where, "must be a finite number (inf and nan are refused)");
+  if (std::fabs(x) > spec.max_magnitude) {
+    const auto bound = static_cast<int64_t>(spec.max_magnitude);
+    fail(v, where, fmt::format("out of range: must be between -{} and {}", bound, bound));
+  }
+  return v;
+}
+
 Value coerce_scalar(const Value& v, const KeySpec& spec, const std::string& where) {
   switch (spec.type) {
     case KeyType::Bool:
@@ -64,14 +76,14 @@ Value coerce_scalar(const Value& v, const KeySpec& spec, const std::string& wher
       }
       break;
     case KeyType::Int:
-      if (v.type == Value::Type::Int) return v;
+      if (v.type == Value::Type::Int) return in_range(v, spec, where);
       if (v.type == Value::Type::Float && std::floor(v.f) == v.f && std::fabs(v.f) < 9.2e18 && from_command_line(v)) {
-        return Value::integer(static_cast<int64_t>(v.f), v.source);
+        return in_range(Value::integer(static_cast<int64_t>(v.f), v.source), spec, where);
       }
       break;
     case KeyType::Float:
-      if (v.type == Value::Type::Float) return v;
-      if (v.type == Value::Type::Int) return Value::floating(static_cast<double>(v.i), v.source);
+      if (v.type == Value::Type::Float) return in_range(v, spec, where);
+      if (v.type == Value::Type::Int) return in_range(Value::floating(static_cast<double>(v.i), v.source), spec, where);
       break;
     case KeyType::String:
       if (v.type == Value::Type::String) {
@@ -114,16 +126,22 @@ Value coerce_dict(const Value& v, const KeySpec& spec, const std::string& where)
   if (!v.is_table()) fail(v, where, expected(spec));
   Value out = Value::make_table(v.source);
   KeySpec item{"", spec.item};
-  // By name: TOML tables have no order (toml++ iterates them sorted), so neither do dicts.
-  auto entries = v.table;
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [k, child] : entries) {
+  item.max_magnitude = spec.max_magnitude;
+  // By name: TOML tables have no order (toml++ iterates them sorted), so neither do dicts. The keys of
+  // a table are unique, so each entry is appended without a lookup (linear time in a huge dict).
+  std::vector<const std::pair<std::string, Value>*> entries;
+  entries.reserve(v.table.size());
+  for (const auto& entry : v.table) entries.push_back(&entry);
+  std::sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  out.table.reserve(entries.size());
+  for (const auto* entry : entries) {
+    const auto& [k, child] = *entry;
     const std::string child_where = where + "." + k;
     if (spec.item == KeyType::StringList) {
       if (child.type != Value::Type::List) fail(child, child_where, expected(item));
-      out.set(k, coerce_list(child, item, child_where));
+      out.table.emplace_back(k, coerce_list(child, item, child_where));
     } else {
-      out.set(k, coerce_scalar(child, item, child_where));
+      out.table.emplace_back(k, coerce_scalar(child, item, child_where));
     }
   }
   return out;
@@ -219,8 +237,8 @@ Value resolve_table(const Value* raw, const SectionSpec& spec, const std::string
   // Defaults, in schema order, for keys not given.
   Value ordered = Value::make_table(out.source);
   for (const KeySpec& k : spec.keys) {
-    const Value* given = out.find(k.name);
-    ordered.set(k.name, given != nullptr ? *given : k.default_value);
+    Value* given = out.find(k.name);
+    ordered.set(k.name, given != nullptr ? Value(std::move(*given)) : k.default_value);
   }
   return ordered;
 }

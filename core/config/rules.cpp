@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 #include <set>
 
@@ -322,6 +323,16 @@ void check_sections(const Value& root) {
 
 namespace {
 
+// The product of parallel degrees, or nullopt when it overflows an int64 (each degree is bounded,
+// five of them together are not) or is not positive.
+std::optional<int64_t> checked_product(std::initializer_list<int64_t> degrees) {
+  int64_t product = 1;
+  for (const int64_t degree : degrees) {
+    if (__builtin_mul_overflow(product, degree, &product)) return std::nullopt;
+  }
+  return product >= 1 ? std::optional<int64_t>(product) : std::nullopt;
+}
+
 void check_world_vlm(const Value& root) {
   const Section d = section(root, "distributed");
   const Section m = section(root, "model");
@@ -347,16 +358,21 @@ void check_world(const Value& root, int world_size) {
   const Section d = section(root, "distributed");
   const Section m = section(root, "model");
   const Section t = section(root, "train");
-  const int64_t fixed = d.i("dp_replicate") * d.i("tp") * d.i("pp") * d.i("cp") * d.i("ep");
+  const std::string dims =
+      fmt::format("dp_replicate={} x dp_shard={} x tp={} x pp={} x cp={} x ep={}", d.i("dp_replicate"), d.i("dp_shard"),
+                  d.i("tp"), d.i("pp"), d.i("cp"), d.i("ep"));
+  const std::optional<int64_t> fixed =
+      checked_product({d.i("dp_replicate"), d.i("tp"), d.i("pp"), d.i("cp"), d.i("ep")});
+  d.require(fixed.has_value(), "dp_replicate",
+            fmt::format("Parallelism dimensions ({}) multiply to more than an int64 holds, so never to world_size ({})",
+                        dims, world_size));
   if (d.i("dp_shard") == -1) {
-    d.require(world_size % fixed == 0, "dp_shard",
+    d.require(world_size % *fixed == 0, "dp_shard",
               fmt::format("auto dp_shard needs world_size ({}) divisible by dp_replicate*tp*pp*cp*ep ({})", world_size,
-                          fixed));
+                          *fixed));
   } else {
-    d.require(fixed * d.i("dp_shard") == world_size, "dp_shard",
-              fmt::format("Parallelism dimensions (dp_replicate={} x dp_shard={} x tp={} x pp={} x cp={} x ep={}) do "
-                          "not match world_size ({})",
-                          d.i("dp_replicate"), d.i("dp_shard"), d.i("tp"), d.i("pp"), d.i("cp"), d.i("ep"), world_size));
+    d.require(checked_product({*fixed, d.i("dp_shard")}) == world_size, "dp_shard",
+              fmt::format("Parallelism dimensions ({}) do not match world_size ({})", dims, world_size));
   }
   t.require(t.i("seq_len") <= m.i("max_seq_len"), "seq_len",
             fmt::format("must be <= [model] max_seq_len ({})", m.i("max_seq_len")));

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/limits.h"
 #include "config/value.h"
 
 namespace kforge::config {
@@ -24,6 +25,9 @@ struct KeySpec {
   const SectionSpec* sub = nullptr;  ///< schema of a Table / TableList element
   std::string owner;                 ///< "" for core keys, else "<kind> '<name>'" of a plugin
   KeyType item = KeyType::Float;     ///< value type of a Dict: Int, Float or StringList
+  /// Int and Float keys, the items of their lists and the values of their dicts: the largest
+  /// magnitude accepted (Float values must also be finite), so that no conversion of them overflows.
+  double max_magnitude = kMaxConfigNumber;
 
   /// A key that must be given: no default and not nullable (e.g. a freeze stage's start_step).
   bool required() const { return default_value.is_null() && !nullable && type != KeyType::Table; }

@@ -61,6 +61,11 @@ KeySpec table_list_key(const char* name, const SectionSpec* sub, const char* doc
   return k;
 }
 
+KeySpec bounded(KeySpec key, double max_magnitude) {
+  key.max_magnitude = max_magnitude;
+  return key;
+}
+
 Value string_list_value(const std::vector<std::string>& items) {
   std::vector<Value> out;
   for (const auto& s : items) out.push_back(Value::string(s));

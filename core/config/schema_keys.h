@@ -32,6 +32,9 @@ KeySpec table_key(const char* name, const SectionSpec* sub, const char* doc);
 /// An array of tables ([[section.name]]) with the element schema `sub`, empty by default.
 KeySpec table_list_key(const char* name, const SectionSpec* sub, const char* doc, Value def = Value::make_list({}));
 
+/// `key` with a tighter magnitude bound than kMaxConfigNumber (e.g. kMaxTimeoutSec).
+KeySpec bounded(KeySpec key, double max_magnitude);
+
 /// A list value of strings (a default of a StringList or a dict item).
 Value string_list_value(const std::vector<std::string>& items);
 

@@ -17,16 +17,17 @@ const SectionSpec& dyn_ckpt_window_schema() {
 
 std::vector<SectionSpec> runtime_sections() {
   std::vector<SectionSpec> s;
-  s.push_back({"distributed",
-               {int_key("dp_shard", -1, "FSDP degree (-1: the rest of the world size)"),
-                int_key("dp_replicate", 1, "replicated data-parallel degree (HSDP)"),
-                int_key("tp", 1, "tensor-parallel degree"), int_key("pp", 1, "pipeline-parallel degree"),
-                string_key("pp_schedule", "1f1b", "pipeline schedule", {"1f1b", "gpipe", "interleaved_1f1b"}),
-                int_key("cp", 1, "context-parallel degree"), int_key("ep", 1, "expert-parallel degree"),
-                int_key("nccl_timeout_sec", 1800, "collective timeout in seconds (NCCL and Gloo)"),
-                string_key("backend", "cpu:gloo,cuda:nccl", "process-group backends")},
-               false,
-               "process groups and the device mesh"});
+  s.push_back(
+      {"distributed",
+       {int_key("dp_shard", -1, "FSDP degree (-1: the rest of the world size)"),
+        int_key("dp_replicate", 1, "replicated data-parallel degree (HSDP)"),
+        int_key("tp", 1, "tensor-parallel degree"), int_key("pp", 1, "pipeline-parallel degree"),
+        string_key("pp_schedule", "1f1b", "pipeline schedule", {"1f1b", "gpipe", "interleaved_1f1b"}),
+        int_key("cp", 1, "context-parallel degree"), int_key("ep", 1, "expert-parallel degree"),
+        bounded(int_key("nccl_timeout_sec", 1800, "collective timeout in seconds (NCCL and Gloo)"), kMaxTimeoutSec),
+        string_key("backend", "cpu:gloo,cuda:nccl", "process-group backends")},
+       false,
+       "process groups and the device mesh"});
   s.push_back({"checkpoint",
                {string_key("dir", "checkpoints", "directory of step_N checkpoints"),
                 int_key("interval", 1000, "steps between checkpoints"),

@@ -27,6 +27,7 @@ config::Catalog base_catalog(const config::Catalog& extra) {
 
 config::JobConfig load(const std::string& toml, const std::vector<std::string>& overrides,
                        const config::Catalog& catalog) {
+  if (toml.empty()) return config::load_job_config("", overrides, catalog);  // a file must set something
   const auto path = temp_dir("cfg") / "cfg.toml";
   std::ofstream(path) << toml;
   return config::load_job_config(path, overrides, catalog);

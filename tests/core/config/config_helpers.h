@@ -16,7 +16,8 @@ namespace kforge::test {
 /// console, jsonl, softmax_topk), declaring no keys, plus `extra`.
 config::Catalog base_catalog(const config::Catalog& extra = {});
 
-/// Writes `toml` to a fresh cfg.toml and loads it with the overrides (load_job_config).
+/// Writes `toml` to a fresh cfg.toml and loads it with the overrides (load_job_config); an empty
+/// `toml` loads no file (defaults and overrides only), since an empty file is refused.
 config::JobConfig load(const std::string& toml, const std::vector<std::string>& overrides = {},
                        const config::Catalog& catalog = base_catalog());
 

@@ -1,0 +1,23 @@
+// What a config may hold: file size, nesting depth and the magnitude of its numbers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kforge::config {
+
+/// Largest config file read (a real config is a few KB; this keeps a hostile one from exhausting memory).
+inline constexpr size_t kMaxConfigBytes = size_t{16} << 20;
+
+/// Deepest nesting of tables, arrays and dotted-key parts. A kforge config nests a few levels
+/// ([[train.freeze_schedule.specs]] is 5); the TOML parser and the conversion recurse once per level.
+inline constexpr int kMaxConfigDepth = 32;
+
+/// Largest magnitude of any Int or Float key without a tighter bound of its own: it fits an int, and a
+/// product of two such numbers or a conversion to milliseconds fits an int64.
+inline constexpr double kMaxConfigNumber = 2147483647.0;
+
+/// Largest timeout in seconds (one year): converted to milliseconds or to alarm()'s unsigned, it fits.
+inline constexpr double kMaxTimeoutSec = 365.0 * 24 * 3600;
+
+}  // namespace kforge::config
