@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 
 #include "kforge/sdk/error.h"
@@ -17,16 +20,22 @@ std::optional<std::string> env(const char* name) {
   return std::string(v);
 }
 
+// The leading decimal integer of `text` (all of it unless `prefix_only`), in [lo, hi]; else a
+// ConfigError naming the variable.
+int64_t parse_env_int(const char* name, const std::string& text, int64_t lo, int64_t hi, bool prefix_only = false) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error == std::errc() && (stop == end || (prefix_only && stop != text.data())) && value >= lo && value <= hi) {
+    return value;
+  }
+  throw sdk::ConfigError(fmt::format("environment variable {}='{}' is not an integer in [{}, {}]", name, text, lo, hi));
+}
+
 int env_int(const char* name, int fallback) {
   const auto v = env(name);
   if (!v) return fallback;
-  try {
-    size_t used = 0;
-    const int value = std::stoi(*v, &used);
-    if (used == v->size()) return value;
-  } catch (const std::exception&) {
-  }
-  throw sdk::ConfigError(fmt::format("environment variable {}='{}' is not an integer", name, *v));
+  return static_cast<int>(parse_env_int(name, *v, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
 }
 
 }  // namespace
@@ -57,10 +66,20 @@ RankInfo rank_info_from_env() {
     // SLURM_NTASKS_PER_NODE / SLURM_TASKS_PER_NODE read "4" or "4(x2)": the count before any
     // repetition suffix; without them, the tasks spread evenly over SLURM_NNODES.
     const auto per_node = env("SLURM_NTASKS_PER_NODE") ? env("SLURM_NTASKS_PER_NODE") : env("SLURM_TASKS_PER_NODE");
-    info.local_world_size = per_node ? std::atoi(per_node->c_str())
-                                     : info.world_size / std::max(1, env_int("SLURM_NNODES", 1));
-    if (const auto nodes = env("SLURM_NODELIST")) info.master_addr = first_slurm_host(*nodes);
-    if (const auto job = env("SLURM_JOB_ID")) info.master_port = 15000 + static_cast<int>(std::stoll(*job) % 15000);
+    const char* per_node_var = env("SLURM_NTASKS_PER_NODE") ? "SLURM_NTASKS_PER_NODE" : "SLURM_TASKS_PER_NODE";
+    info.local_world_size =
+        per_node ? static_cast<int>(parse_env_int(per_node_var, *per_node, 1, std::numeric_limits<int>::max(), true))
+                 : info.world_size / std::max(1, env_int("SLURM_NNODES", 1));
+    if (const auto nodes = env("SLURM_NODELIST")) {
+      info.master_addr = first_slurm_host(*nodes);
+      if (info.master_addr.empty()) {
+        throw sdk::ConfigError(fmt::format("environment variable SLURM_NODELIST='{}' names no host", *nodes));
+      }
+    }
+    if (const auto job = env("SLURM_JOB_ID")) {
+      const int64_t id = parse_env_int("SLURM_JOB_ID", *job, 0, std::numeric_limits<int64_t>::max());
+      info.master_port = 15000 + static_cast<int>(id % 15000);
+    }
   }
   if (const auto addr = env("MASTER_ADDR")) info.master_addr = *addr;
   info.master_port = env_int("MASTER_PORT", info.master_port);
