@@ -30,13 +30,15 @@ int cmd_eval(int argc, char** argv) {
   options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
                         cxxopts::value<std::string>());
   add_plugin_dir_option(options);
+  add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("h,help", "this help");
   const ParsedOptions parsed = parse_options_and_overrides(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
   if (!args.count("checkpoint")) return usage_error(options, "missing --checkpoint DIR");
-  const auto session = generate::open_checkpoint_session(kEvalCommand, args["checkpoint"].as<std::string>(),
-                                                         plugin_dirs_given(args), parsed.overrides);
+  const auto session =
+      generate::open_checkpoint_session(kEvalCommand, args["checkpoint"].as<std::string>(), plugin_dirs_given(args),
+                                        unsafe_plugins_allowed(args), parsed.overrides);
   if (!session) return kExitUsage;
   const auto& ckpt = session->checkpoint;
   const config::JobConfig& job = ckpt.job;

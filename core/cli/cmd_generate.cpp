@@ -76,6 +76,7 @@ int cmd_generate(int argc, char** argv) {
       cxxopts::value<double>()->default_value("1.0"))(
       "seed", "seed of the sampling generator", cxxopts::value<uint64_t>()->default_value("0"));
   add_plugin_dir_option(options);
+  add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("tokenizer", "SentencePiece .model (default: data.tokenizer_path of the checkpoint's config)",
                         cxxopts::value<std::string>())("h,help", "this help");
   const ParsedOptions parsed = parse_options(options, argc, argv);
@@ -89,7 +90,7 @@ int cmd_generate(int argc, char** argv) {
     return usage_error(options, e.what());
   }
   const auto session = generate::open_checkpoint_session(kGenerateCommand, args["checkpoint"].as<std::string>(),
-                                                         plugin_dirs_given(args), {});
+                                                         plugin_dirs_given(args), unsafe_plugins_allowed(args), {});
   if (!session) return kExitUsage;
   const config::JobConfig& job = session->checkpoint.job;
 

@@ -137,7 +137,7 @@ int cmd_list_plugins(int argc, char** argv) {
   const std::string inputs = listing::fingerprint(exe, plugins::plugin_dirs(dirs));
   std::unique_ptr<plugins::PluginHost> host;
   try {
-    host = plugins::load_plugins(dirs, args.count("allow-unsafe-plugin-dir") > 0);
+    host = plugins::load_plugins(dirs, unsafe_plugins_allowed(args));
   } catch (const std::exception& e) {
     std::cerr << "kforge list-plugins: " << e.what() << "\n";
     return kExitUsage;

@@ -59,7 +59,7 @@ int cmd_run(int argc, char** argv) {
   if (!args.count("config")) return usage_error(options, "missing CONFIG.toml");
   std::unique_ptr<plugins::PluginHost> host;
   try {
-    host = plugins::load_plugins(plugin_dirs_given(args), args.count("allow-unsafe-plugin-dir") > 0);
+    host = plugins::load_plugins(plugin_dirs_given(args), unsafe_plugins_allowed(args));
   } catch (const std::exception& e) {
     std::cerr << "kforge run: " << e.what() << "\n";
     return kExitUsage;

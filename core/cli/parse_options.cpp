@@ -97,6 +97,8 @@ std::vector<std::string> plugin_dirs_given(const cxxopts::ParseResult& args) {
   return args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
 }
 
+bool unsafe_plugins_allowed(const cxxopts::ParseResult& args) { return args.count("allow-unsafe-plugin-dir") > 0; }
+
 int usage_error(const cxxopts::Options& options, const std::string& problem) {
   std::cerr << options.program() << ": " << problem << "\n\n" << options.help();
   return kExitUsage;

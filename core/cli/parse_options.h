@@ -38,6 +38,9 @@ void add_allow_unsafe_plugin_dir_option(cxxopts::Options& options);
 /// The --plugin-dir values, in order (none: empty).
 std::vector<std::string> plugin_dirs_given(const cxxopts::ParseResult& args);
 
+/// True when --allow-unsafe-plugin-dir was given.
+bool unsafe_plugins_allowed(const cxxopts::ParseResult& args);
+
 /// Prints "<command>: <problem>", a blank line and the command's help to stderr; returns kExitUsage.
 int usage_error(const cxxopts::Options& options, const std::string& problem);
 

@@ -7,10 +7,11 @@ namespace kforge::generate {
 
 std::unique_ptr<CheckpointSession> open_checkpoint_session(const std::string& command, const std::string& dir,
                                                            const std::vector<std::string>& plugin_dirs,
+                                                           bool allow_unsafe_plugins,
                                                            const std::vector<std::string>& overrides) {
   auto session = std::make_unique<CheckpointSession>();
   try {
-    session->host = plugins::load_plugins(plugin_dirs);
+    session->host = plugins::load_plugins(plugin_dirs, allow_unsafe_plugins);
   } catch (const std::exception& e) {
     std::cerr << command << ": " << e.what() << "\n";
     return nullptr;

@@ -149,7 +149,7 @@ TEST(PluginCli, AWorldWritablePluginDirectoryIsRefusedUnlessAllowed) {
 }
 
 TEST(PluginCli, TheAllowUnsafeFlagIsInTheHelpOfEveryCommandThatTakesPluginDirs) {
-  for (const std::string command : {"run", "list-plugins", "launch"}) {
+  for (const std::string command : {"run", "list-plugins", "launch", "eval", "generate"}) {
     std::string out;
     EXPECT_EQ(run_command(kforge(command + " --help"), &out), 0) << out;
     expect_has(out, {"--allow-unsafe-plugin-dir"});
