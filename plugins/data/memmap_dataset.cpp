@@ -70,7 +70,7 @@ MemmapDataset::MemmapDataset(const sdk::DatasetSpec& spec, BinDtype bin_dtype, s
                                    "narrow [data] file_pattern",
                                    path, ext));
     }
-    s.max_id = max_token_id(s.tokens, s.length, s.itemsize);
+    s.max_id = max_token_id_in_file(path, static_cast<uint64_t>(s.tokens - s.file->data()), s.length, s.itemsize);
     if (vocab && s.max_id >= vocab->vocab_size && vocab->shards.count(normalised_shard_path(path)) != 0) {
       const int64_t at = first_token_at_least(s.tokens, s.length, s.itemsize, vocab->vocab_size);
       throw sdk::Error(
