@@ -1,19 +1,21 @@
 // CheckpointManager: atomic multi-rank save, retention, and verified, resharding, selective load.
 #include "checkpoint/checkpoint_manager.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
-#include <fstream>
+#include <cstring>
 #include <regex>
 
 #include "checkpoint/checksum.h"
+#include "checkpoint/durable_file.h"
+#include "checkpoint/fault_points.h"
 #include "checkpoint/incompatible_checkpoint.h"
 #include "checkpoint/mapped_file.h"
+#include "checkpoint/metadata_schema.h"
 #include "kforge/sdk/error.h"
+#include "resilience/fault_point.h"
 
 namespace kforge::checkpoint {
 namespace fs = std::filesystem;
@@ -23,22 +25,35 @@ constexpr const char* kFormat = "kforge-checkpoint";
 constexpr const char* kTrainState = "train_state.json";
 constexpr const char* kConfig = "config.toml";
 constexpr const char* kMetadata = "metadata.json";
+constexpr const char* kCommit = "commit.json";
 
-void fsync_path(const fs::path& path, bool directory) {
-  const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
+// What `action` threw (sdk::Error or a filesystem error), "" when it succeeded.
+template <class Fn>
+std::string failure_of(Fn&& action) {
+  try {
+    action();
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
 }
 
-void write_file(const fs::path& path, const std::string& bytes) {
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) throw sdk::Error(fmt::format("cannot write checkpoint file {} (disk full or no permission?)", path.string()));
+constexpr const char* kFailed = "failed: ";  // a rank's report of a failure, followed by why
+
+// Throws, on every rank alike, when any rank's report is a failure.
+void throw_if_failed(const std::vector<std::string>& reports, const std::string& stage, int64_t step) {
+  std::string failures;
+  for (size_t r = 0; r < reports.size(); ++r) {
+    if (reports[r].rfind(kFailed, 0) == 0) {
+      failures += fmt::format("{}rank {}: {}", failures.empty() ? "" : "; ", r, reports[r].substr(strlen(kFailed)));
+    }
   }
-  fsync_path(path, false);
+  if (!failures.empty()) {
+    throw sdk::Error(
+        fmt::format("checkpoint of step {} failed ({}): {}. `latest` still points at the previous "
+                    "complete checkpoint",
+                    step, stage, failures));
+  }
 }
 
 std::string shard_name(int rank, int world_size) {
@@ -87,9 +102,29 @@ void place(at::Tensor& whole, const at::Tensor& piece, const nlohmann::json& ent
   target.copy_(piece);
 }
 
+// `bytes` (of `path`) have the size and XXH3 `entry` (in `recorded_in`) records.
+void verify_bytes(std::string_view bytes, const nlohmann::json& entry, const fs::path& path,
+                  const fs::path& recorded_in) {
+  const auto expected = entry.at("bytes").get<size_t>();
+  if (bytes.size() != expected) {
+    throw sdk::Error(fmt::format("{}: truncated or overwritten ({} bytes, {} records {})", path.string(), bytes.size(),
+                                 recorded_in.filename().string(), expected));
+  }
+  const std::string sum = checksum_hex(checksum(bytes.data(), bytes.size()));
+  if (sum != entry.at("xxh3").get<std::string>()) {
+    throw sdk::Error(fmt::format("{}: checksum mismatch (XXH3 {}, {} records {}): the file is corrupted", path.string(),
+                                 sum, recorded_in.filename().string(), entry.at("xxh3").get<std::string>()));
+  }
+}
+
 // Refuses metadata of any schema but kSchemaVersion, naming the checkpoint and what to do.
 void check_schema(const nlohmann::json& meta, const fs::path& step_dir) {
-  const int version = meta.value("schema_version", 0);
+  const nlohmann::json& field = meta.value("schema_version", nlohmann::json(0));
+  if (!field.is_number_integer()) {
+    throw sdk::Error(fmt::format("{}: 'schema_version' is {}, not an integer; the checkpoint is damaged",
+                                 (step_dir / kMetadata).string(), field.dump()));
+  }
+  const int version = field.get<int>();
   if (version > kSchemaVersion) {
     throw IncompatibleCheckpoint(fmt::format(
         "checkpoint {} was written by a newer kforge (checkpoint schema {}; this kforge reads schema {}): upgrade "
@@ -119,79 +154,102 @@ CheckpointManager::CheckpointManager(fs::path dir, int64_t keep_last_n, std::fun
                                      SaveGroup group)
     : dir_(std::move(dir)), keep_last_n_(keep_last_n), is_milestone_(std::move(is_milestone)), group_(std::move(group)) {}
 
+std::vector<std::string> CheckpointManager::gather_reports(const std::string& failure, const std::string& done) const {
+  const std::string report = failure.empty() ? done : kFailed + failure;
+  return group_.world_size > 1 ? group_.all_gather(report) : std::vector<std::string>{report};
+}
+
+void CheckpointManager::agree(const std::string& stage, int64_t step, const std::string& failure) const {
+  throw_if_failed(gather_reports(failure, "ok"), stage, step);
+}
+
 fs::path CheckpointManager::save(const Snapshot& s) {
   const bool leader = group_.rank == 0;
-  const bool many = group_.world_size > 1;
   const std::string name = fmt::format("step_{}", s.step);
   // One temporary name all ranks agree on (a single process adds its pid, as before).
-  const fs::path tmp = dir_ / (many ? fmt::format("{}.tmp-ranks{}", name, group_.world_size)
-                                    : fmt::format("{}.tmp-{}", name, ::getpid()));
-  if (leader) {
-    fs::create_directories(dir_);
-    // Leftovers of an interrupted save are never loaded; clear them.
-    for (const auto& entry : fs::directory_iterator(dir_)) {
-      if (entry.path().filename().string().find(".tmp-") != std::string::npos) fs::remove_all(entry.path());
-    }
-    fs::create_directories(tmp);
-  }
-  if (many) group_.barrier();
+  const fs::path tmp = dir_ / (group_.world_size > 1 ? fmt::format("{}.tmp-ranks{}", name, group_.world_size)
+                                                     : fmt::format("{}.tmp-{}", name, ::getpid()));
+  const fs::path final_dir = dir_ / name;
+  const fs::path replaced = dir_ / fmt::format("{}.tmp-replaced", name);
+  agree("preparing the directory", s.step, !leader ? "" : failure_of([&] {
+          make_directories(dir_);
+          // Leftovers of an interrupted save are never loaded; clear them.
+          for (const auto& entry : fs::directory_iterator(dir_)) {
+            if (entry.path().filename().string().find(".tmp-") != std::string::npos) remove_tree(entry.path());
+          }
+          make_directories(tmp);
+        }));
 
+  // Every rank streams and fsyncs its shard, then reports it (or why it could not).
   TensorMap tensors;
   for (const auto& [k, t] : s.model) tensors.emplace("model/" + k, t);
   for (const auto& [k, t] : s.optimizer) tensors.emplace("optimizer/" + k, t);
   if (s.rng.defined()) tensors.emplace("rng/torch_cpu", s.rng);
   const std::string shard = shard_name(group_.rank, group_.world_size);
-  const WrittenFile shard_file = write_safetensors(tmp / shard, tensors, {{"format", kFormat}});
-  const nlohmann::json mine = {{"file", shard},
-                               {"entry", file_entry(shard_file.bytes, shard_file.checksum)},
-                               {"data", s.train_state.at("data").at(0)},
-                               {"tensors", rank_tensor_index(tensors, s.placements)}};
-  const std::vector<std::string> all =
-      many ? group_.all_gather(fmt::format("checkpoint/{}", s.step), mine.dump()) : std::vector<std::string>{mine.dump()};
-
-  const fs::path final_dir = dir_ / name;
-  if (leader) {
-    nlohmann::json train_state = s.train_state;
-    train_state["data"] = nlohmann::json::array();
-    nlohmann::json meta = {{"format", kFormat},
-                           {"schema_version", kSchemaVersion},
-                           {"step", s.step},
-                           {"tokens_seen", s.tokens_seen},
-                           {"world_size", group_.world_size},
-                           {"plugins", s.plugins},
-                           {"tensors", nlohmann::json::object()},
-                           {"files", nlohmann::json::object()}};
-    for (size_t r = 0; r < all.size(); ++r) {
-      const nlohmann::json rank_part = nlohmann::json::parse(all[r]);
-      const std::string file = rank_part.at("file").get<std::string>();
-      meta["files"][file] = rank_part.at("entry");
-      train_state["data"].push_back(rank_part.at("data"));
-      for (const auto& [key, entry] : rank_part.at("tensors").items()) {
-        nlohmann::json& tensor = meta["tensors"][key];
-        tensor["global_shape"] = entry.at("global_shape");
-        tensor["shards"].push_back({{"file", file}, {"rank", r}, {"offsets", entry.at("offsets")}});
-      }
-    }
-    const std::map<std::string, std::string> files = {{kTrainState, train_state.dump(2)}, {kConfig, s.config_toml}};
-    for (const auto& [file, bytes] : files) {
-      write_file(tmp / file, bytes);
-      meta["files"][file] = file_entry(bytes);
-    }
-    write_file(tmp / kMetadata, meta.dump(2));  // last: a directory without it is incomplete
-    fsync_path(tmp, true);
-
-    if (fs::exists(final_dir)) fs::remove_all(final_dir);
-    fs::rename(tmp, final_dir);
-    fsync_path(dir_, true);
-
-    const fs::path link_tmp = dir_ / "latest.tmp";
-    fs::remove(link_tmp);
-    fs::create_directory_symlink(name, link_tmp);
-    fs::rename(link_tmp, dir_ / "latest");
-    fsync_path(dir_, true);
-    prune();
+  nlohmann::json mine;
+  std::string failure = failure_of([&] {
+    const WrittenFile shard_file = write_safetensors(tmp / shard, tensors, {{"format", kFormat}});
+    mine = {{"file", shard},
+            {"entry", file_entry(shard_file.bytes, shard_file.checksum)},
+            {"data", s.train_state.at("data").at(0)},
+            {"tensors", rank_tensor_index(tensors, s.placements)}};
+  });
+  const std::vector<std::string> all = gather_reports(failure, mine.dump());
+  try {
+    throw_if_failed(all, "writing the shards", s.step);
+  } catch (const sdk::Error&) {
+    if (leader) failure_of([&] { remove_tree(tmp); });  // best effort: the next save clears it anyway
+    throw;
   }
-  if (many) group_.barrier();  // every rank returns only once `latest` points at the new checkpoint
+
+  // Rank 0 commits once every shard is durable: the files, the rename, then `latest`.
+  agree(
+      "committing", s.step, !leader ? "" : failure_of([&] {
+        nlohmann::json train_state = s.train_state;
+        train_state["step"] = s.step;
+        train_state["tokens_seen"] = s.tokens_seen;
+        train_state["data"] = nlohmann::json::array();
+        nlohmann::json meta = {{"format", kFormat},
+                               {"schema_version", kSchemaVersion},
+                               {"step", s.step},
+                               {"tokens_seen", s.tokens_seen},
+                               {"world_size", group_.world_size},
+                               {"plugins", s.plugins.is_null() ? nlohmann::json::array() : s.plugins},
+                               {"tensors", nlohmann::json::object()},
+                               {"files", nlohmann::json::object()}};
+        for (size_t r = 0; r < all.size(); ++r) {
+          const nlohmann::json rank_part = nlohmann::json::parse(all[r]);
+          const std::string file = rank_part.at("file").get<std::string>();
+          meta["files"][file] = rank_part.at("entry");
+          train_state["data"].push_back(rank_part.at("data"));
+          for (const auto& [key, entry] : rank_part.at("tensors").items()) {
+            nlohmann::json& tensor = meta["tensors"][key];
+            tensor["global_shape"] = entry.at("global_shape");
+            tensor["shards"].push_back({{"file", file}, {"rank", r}, {"offsets", entry.at("offsets")}});
+          }
+        }
+        const std::map<std::string, std::string> files = {{kTrainState, train_state.dump(2)}, {kConfig, s.config_toml}};
+        for (const auto& [file, bytes] : files) {
+          write_durable(tmp / file, bytes);
+          meta["files"][file] = file_entry(bytes);
+        }
+        const std::string meta_bytes = meta.dump(2);
+        write_durable(tmp / kMetadata, meta_bytes);
+        write_durable(tmp / kCommit, nlohmann::json{{kMetadata, file_entry(meta_bytes)}}.dump(2));  // last: seals it
+        sync_directory(tmp);
+        resilience::fault_point(kFaultPointFsynced);
+
+        const bool replacing = fs::exists(final_dir);  // a complete step_N is moved aside, removed once replaced
+        if (replacing) rename_path(final_dir, replaced);
+        rename_path(tmp, final_dir);
+        sync_directory(dir_);
+        resilience::fault_point(kFaultPointRenamed);
+        replace_symlink(dir_ / "latest", name);
+        sync_directory(dir_);
+        resilience::fault_point(kFaultPointLatestMoved);
+        if (replacing) remove_tree(replaced);
+        prune();
+      }));
   return final_dir;
 }
 
@@ -200,7 +258,8 @@ std::vector<std::pair<int64_t, fs::path>> CheckpointManager::list() const {
   std::error_code ec;
   if (!fs::is_directory(dir_, ec)) return out;
   for (const auto& entry : fs::directory_iterator(dir_)) {
-    if (!entry.is_directory() || entry.is_symlink()) continue;
+    // Symlinks (`latest`, possibly dangling or a loop) are skipped before anything follows them.
+    if (entry.is_symlink(ec) || !entry.is_directory(ec)) continue;
     if (auto step = step_of(entry.path())) out.emplace_back(*step, entry.path());
   }
   std::sort(out.begin(), out.end());
@@ -217,38 +276,47 @@ void CheckpointManager::prune() const {
     const auto& [step, path] = all[static_cast<size_t>(k)];
     if (is_milestone_ && is_milestone_(step)) continue;
     if (!latest.empty() && fs::equivalent(path, latest, ec)) continue;
-    fs::remove_all(path);
+    remove_tree(path);
   }
 }
 
 Snapshot CheckpointManager::load(const fs::path& step_dir, int rank, const TensorFilter& wanted) {
-  const fs::path meta_path = step_dir / kMetadata;
-  nlohmann::json meta;
   try {
-    meta = nlohmann::json::parse(MappedFile(meta_path).bytes());
-  } catch (const nlohmann::json::exception& e) {
-    throw sdk::Error(fmt::format("{}: not valid JSON ({}); the checkpoint is damaged", meta_path.string(), e.what()));
+    return load_checked(step_dir, rank, wanted);
+  } catch (const nlohmann::json::exception& e) {  // a defect the schema checks missed: still a damaged checkpoint
+    throw sdk::Error(
+        fmt::format("{}: unreadable checkpoint ({}); the checkpoint is damaged", step_dir.string(), e.what()));
   }
-  if (meta.value("format", "") != kFormat) {
-    throw sdk::Error(fmt::format("{}: not a kforge checkpoint (format '{}')", meta_path.string(), meta.value("format", "")));
+}
+
+Snapshot CheckpointManager::load_checked(const fs::path& step_dir, int rank, const TensorFilter& wanted) {
+  const fs::path meta_path = step_dir / kMetadata;
+  const MappedFile meta_file(meta_path);
+  const nlohmann::json meta = parse_json_object(meta_file.bytes(), meta_path);
+  if (meta.value("format", nlohmann::json()) != kFormat) {
+    throw sdk::Error(fmt::format("{}: not a kforge checkpoint (format {})", meta_path.string(),
+                                 meta.value("format", nlohmann::json()).dump()));
   }
   check_schema(meta, step_dir);
+  // metadata.json is sealed by commit.json's size and checksum of it; then every field is checked.
+  const fs::path commit_path = step_dir / kCommit;
+  const nlohmann::json commit = parse_json_object(MappedFile(commit_path).bytes(), commit_path);
+  if (!commit.contains(kMetadata)) {
+    throw sdk::Error(fmt::format("{}: no entry for {}; the checkpoint is damaged", commit_path.string(), kMetadata));
+  }
+  check_file_entry(commit.at(kMetadata), kMetadata, commit_path);
+  verify_bytes(meta_file.bytes(), commit.at(kMetadata), meta_path, commit_path);
+  check_metadata(meta, meta_path);
+  if (const auto named = step_of(step_dir); named && *named != meta.at("step").get<int64_t>()) {
+    throw sdk::Error(fmt::format("{}: 'step' is {} in directory {}; the checkpoint is damaged", meta_path.string(),
+                                 meta.at("step").get<int64_t>(), step_dir.filename().string()));
+  }
   std::map<std::string, MappedFile> contents;
   for (const auto& [file, info] : meta.at("files").items()) {
     const fs::path path = step_dir / file;
-    const std::string_view bytes = contents.try_emplace(file, path).first->second.bytes();
-    const size_t expected = info.at("bytes").get<size_t>();
-    if (bytes.size() != expected) {
-      throw sdk::Error(fmt::format("{}: truncated or overwritten ({} bytes, expected {})", path.string(), bytes.size(),
-                                   expected));
-    }
-    const std::string sum = checksum_hex(checksum(bytes.data(), bytes.size()));
-    if (sum != info.at("xxh3").get<std::string>()) {
-      throw sdk::Error(fmt::format("{}: checksum mismatch (XXH3 {}, metadata.json records {}): the file is corrupted",
-                                   path.string(), sum, info.at("xxh3").get<std::string>()));
-    }
+    verify_bytes(contents.try_emplace(file, path).first->second.bytes(), info, path, meta_path);
   }
-  const int world_size = meta.value("world_size", 1);
+  const int world_size = meta.at("world_size").get<int>();
   const std::string own_shard = shard_name(rank < world_size ? rank : 0, world_size);
   std::vector<std::string> required = {kTrainState, kConfig};
   for (int r = 0; r < world_size; ++r) required.push_back(shard_name(r, world_size));
@@ -258,9 +326,10 @@ Snapshot CheckpointManager::load(const fs::path& step_dir, int rank, const Tenso
   Snapshot s;
   s.step = meta.at("step").get<int64_t>();
   s.tokens_seen = meta.at("tokens_seen").get<int64_t>();
-  s.plugins = meta.value("plugins", nlohmann::json::array());
+  s.plugins = meta.at("plugins");
   s.config_toml = contents.at(kConfig).bytes();
-  s.train_state = nlohmann::json::parse(contents.at(kTrainState).bytes());
+  s.train_state = parse_json_object(contents.at(kTrainState).bytes(), step_dir / kTrainState);
+  check_train_state(s.train_state, meta, step_dir / kTrainState);
   // Every model and optimizer tensor whole again: the slices of all ranks placed by the index.
   const nlohmann::json& index = meta.at("tensors");
   std::map<std::string, int64_t> covered;  // elements placed, per sliced tensor
@@ -310,8 +379,14 @@ std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(
                                                        const TensorFilter& wanted) const {
   std::vector<fs::path> candidates;
   std::error_code ec;
-  const fs::path latest = fs::canonical(dir_ / "latest", ec);
-  if (!ec && fs::is_directory(latest)) candidates.push_back(latest);
+  std::error_code unresolved;
+  const fs::path latest = fs::canonical(dir_ / "latest", unresolved);
+  if (!unresolved && fs::is_directory(latest, ec)) {
+    candidates.push_back(latest);
+  } else if (fs::is_symlink(fs::symlink_status(dir_ / "latest", ec))) {  // dangling, a loop, or not a directory
+    warn(fmt::format("{} does not lead to a checkpoint directory ({}); looking at the step_* directories instead",
+                     (dir_ / "latest").string(), unresolved ? unresolved.message() : "not a directory"));
+  }
   auto all = list();
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     if (candidates.empty() || !fs::equivalent(it->second, candidates.front(), ec)) candidates.push_back(it->second);

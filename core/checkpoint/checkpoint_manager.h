@@ -1,7 +1,8 @@
 // CheckpointManager: step_N/ directories written atomically, `latest` moved last, retention,
 // and resume from the newest complete checkpoint (a damaged one is refused, naming the file).
 //
-// Layout of checkpoint.dir/step_N/ (schema 2), written by W ranks together:
+// Layout of checkpoint.dir/step_N/ (schema 3), written by W ranks together:
+//   commit.json                          written last: metadata.json's size and XXH3 (seals it)
 //   metadata.json                        format, schema version, step, world size, every file's size
 //                                        and XXH3-64 ("xxh3": the hex `xxhsum -H3 FILE` prints), each
 //                                        tensor's global shape and shard placement, plugin set
@@ -25,9 +26,9 @@ namespace kforge::checkpoint {
 /// The ranks that write one checkpoint together (defaults: a single process).
 struct SaveGroup {
   int rank = 0, world_size = 1;
-  std::function<void()> barrier;  ///< all ranks of the job
-  /// Every rank's string under a tag used once, in rank order.
-  std::function<std::vector<std::string>(const std::string& tag, const std::string& value)> all_gather;
+  /// Every rank's string, in rank order: a collective over a process group, which fails at once
+  /// when a rank's process dies (a store wait would sit out the whole timeout).
+  std::function<std::vector<std::string>(const std::string& value)> all_gather;
 };
 
 class CheckpointManager {
@@ -36,27 +37,31 @@ class CheckpointManager {
   CheckpointManager(std::filesystem::path dir, int64_t keep_last_n, std::function<bool(int64_t)> is_milestone,
                     SaveGroup group = {});
 
-  /// Collective over the group. Every rank writes its shard of step_<snapshot.step> (its own
-  /// snapshot: tensors it owns, its RNG, its data position in train_state["data"][0]) under a
-  /// temporary name; after a barrier rank 0 writes train_state.json (every rank's position),
-  /// metadata.json, renames the directory into place, points `latest` at it and prunes; a last
-  /// barrier returns only once the checkpoint is committed. Returns the checkpoint directory.
+  /// Collective over the group. Every rank writes and fsyncs its shard of step_<snapshot.step>
+  /// (its own snapshot: tensors it owns, its RNG, its data position in train_state["data"][0])
+  /// under a temporary name and reports it; once every rank's shard is durable, rank 0 writes
+  /// train_state.json (every rank's position), metadata.json and commit.json, fsyncs them, renames
+  /// the directory into place, points `latest` at it and prunes (passing the kFaultPoint* points of
+  /// fault_points.h). Every rank returns once the checkpoint is committed, or throws sdk::Error
+  /// (naming the rank, the path and strerror) when any rank failed: `latest` then still points at
+  /// the previous complete checkpoint, and no complete checkpoint was removed. Returns the directory.
   std::filesystem::path save(const Snapshot& snapshot);
 
   /// Loads the newest complete checkpoint (the tensors `wanted` accepts, as load): `latest` first,
-  /// then step_* from newest to oldest. Each damaged candidate is reported through `warn` (naming
-  /// the file) and skipped; one of another schema version ends the search with its
+  /// then step_* from newest to oldest. Each damaged candidate (and a `latest` that leads nowhere)
+  /// is reported through `warn` (naming the file) and skipped; one of another schema version ends the search with its
   /// IncompatibleCheckpoint. Returns nullopt when the directory holds no checkpoint; throws
   /// sdk::Error when checkpoints exist but none is complete (never silently starts from scratch).
   std::optional<Snapshot> load_newest(const std::function<void(const std::string&)>& warn,
                                       const TensorFilter& wanted = {}) const;
 
-  /// Loads one checkpoint directory: maps its files, verifies every size and checksum, then copies
+  /// Loads one checkpoint directory: maps its files, verifies metadata.json against commit.json and
+  /// every other file against metadata.json (sizes, checksums, every field's type), then copies
   /// out the model and optimizer tensors `wanted` accepts by stored name ("model/<fqn>",
   /// "optimizer/<key>"; all when empty), whole (slices assembled whatever the number of ranks that
   /// wrote them), and `rank`'s RNG (rank 0's when the checkpoint has fewer ranks). Throws
-  /// IncompatibleCheckpoint for another schema version, sdk::Error naming the missing, truncated
-  /// or corrupted file.
+  /// IncompatibleCheckpoint for another schema version, sdk::Error naming the missing, truncated,
+  /// corrupted or malformed file.
   static Snapshot load(const std::filesystem::path& step_dir, int rank = 0, const TensorFilter& wanted = {});
 
   /// step_<N> directories present, sorted by N ascending.
@@ -68,6 +73,11 @@ class CheckpointManager {
   static bool model_tensor(const std::string& name) { return name.rfind("model/", 0) == 0; }
 
  private:
+  static Snapshot load_checked(const std::filesystem::path& step_dir, int rank, const TensorFilter& wanted);
+  /// Every rank's report: `done` when `failure` is empty, else the failure.
+  std::vector<std::string> gather_reports(const std::string& failure, const std::string& done) const;
+  /// Collective: throws on every rank when any rank's `failure` is not empty.
+  void agree(const std::string& stage, int64_t step, const std::string& failure) const;
   void prune() const;
   std::filesystem::path dir_;
   int64_t keep_last_n_;

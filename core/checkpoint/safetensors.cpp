@@ -4,19 +4,17 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 #include <vector>
-#include <nlohmann/json.hpp>
 
-#include "checkpoint/checksum.h"
+#include "checkpoint/durable_file.h"
+#include "checkpoint/fault_points.h"
 #include "kforge/sdk/error.h"
+#include "resilience/fault_point.h"
 
 namespace kforge::checkpoint {
 namespace {
@@ -71,33 +69,31 @@ WrittenFile write_safetensors(const std::filesystem::path& path, const TensorMap
                               const std::map<std::string, std::string>& metadata) {
   std::vector<at::Tensor> contiguous;
   const std::string header = header_of(tensors, metadata, contiguous);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw sdk::Error(fmt::format("cannot create checkpoint file {}: {}", path.string(), std::strerror(errno)));
-  WrittenFile written;
-  Checksum sum;
-  auto put = [&](const void* data, size_t size) {
-    sum.update(data, size);
-    written.bytes += size;
-    const auto* p = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t n = ::write(fd, p, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const std::string why = std::strerror(errno);
-        ::close(fd);
-        throw sdk::Error(fmt::format("cannot write checkpoint file {} (disk full or no permission?): {}", path.string(), why));
-      }
-      p += n;
-      size -= static_cast<size_t>(n);
+  size_t data_bytes = 0;
+  for (const at::Tensor& t : contiguous) data_bytes += t.nbytes();
+  DurableFile file(path);
+  file.write(header.data(), header.size());
+  // The fault point halfway through the tensor bytes (a tensor may be split around it).
+  size_t left_before_half = data_bytes / 2;
+  bool passed_half = false;
+  for (const at::Tensor& t : contiguous) {
+    const auto* data = static_cast<const char*>(t.data_ptr());
+    size_t size = t.nbytes();
+    if (!passed_half && size >= left_before_half) {
+      file.write(data, left_before_half);
+      data += left_before_half;
+      size -= left_before_half;
+      passed_half = true;
+      resilience::fault_point(kFaultPointShardPartial);
+    } else if (!passed_half) {
+      left_before_half -= size;
     }
-  };
-  put(header.data(), header.size());
-  for (const at::Tensor& t : contiguous) put(t.data_ptr(), t.nbytes());
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced) throw sdk::Error(fmt::format("cannot sync checkpoint file {}: {}", path.string(), std::strerror(errno)));
-  written.checksum = sum.value();
-  return written;
+    file.write(data, size);
+  }
+  if (!passed_half) resilience::fault_point(kFaultPointShardPartial);  // no tensor bytes at all
+  resilience::fault_point(kFaultPointShardWritten);
+  file.sync_and_close();
+  return {file.bytes(), file.checksum()};
 }
 
 TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, const TensorFilter& wanted,

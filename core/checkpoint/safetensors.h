@@ -27,7 +27,9 @@ struct WrittenFile {
 };
 
 /// The same bytes as encode_safetensors, streamed to `path` tensor by tensor (never the whole file
-/// in memory) and fsynced; throws sdk::Error naming the path when it cannot be written.
+/// in memory) and fsynced, passing the fault points kFaultPointShardPartial (halfway through the tensor
+/// bytes) and kFaultPointShardWritten (before the fsync); throws sdk::Error naming the path and
+/// strerror(errno) when it cannot be written.
 WrittenFile write_safetensors(const std::filesystem::path& path, const TensorMap& tensors,
                               const std::map<std::string, std::string>& metadata = {});
 

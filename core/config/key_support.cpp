@@ -37,7 +37,7 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
       {"eval", {"enabled", "interval", "steps", "dataset_path", "file_pattern"}},
       {"distributed", {"dp_shard", "dp_replicate", "nccl_timeout_sec"}},
       {"checkpoint",
-       {"dir", "interval", "dyn_ckpt_window", "keep_last_n", "load_path", "exclude_from_loading",
+       {"dir", "interval", "dyn_ckpt_window", "async_mode", "keep_last_n", "load_path", "exclude_from_loading",
         "ignore_freeze_mismatch"}},
       {"checkpoint.dyn_ckpt_window", {"start", "stop", "strategy"}},
       {"metrics", {"log_interval", "backends", "run_dir", "peak_tflops"}},
@@ -81,7 +81,6 @@ const Table& not_implemented() {
                 "dp_shard)"));
     add("distributed", {"pp_schedule"}, refused("pipeline parallelism"));
     add("distributed", {"backend"}, no_effect("kforge uses Gloo for CPU tensors and NCCL for CUDA tensors"));
-    add("checkpoint", {"async_mode"}, refused("asynchronous checkpoint saving"));
     add("checkpoint", {"export_dtype"}, no_effect("there is no weight export yet (checkpoints keep fp32 weights)"));
     add("metrics", {"enable_wandb"}, no_effect("there is no W&B backend", Value::boolean(false)));
     add("metrics", {"wandb_project", "wandb_run_name", "wandb_run_id"}, no_effect("there is no W&B backend"));

@@ -1,11 +1,16 @@
 #include "dist/group.h"
 
+#include <ATen/ATen.h>
 #include <fmt/format.h>
+
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #ifdef KFORGE_WITH_CUDA
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
+
+#include <algorithm>
+#include <cstring>
 
 #include "kforge/sdk/error.h"
 
@@ -139,6 +144,24 @@ at::Tensor Group::reduce_scatter(at::Tensor tensor) const {
 void Group::barrier() const {
   if (size_ == 1) return;
   run("barrier", [&] { pg_->barrier()->wait(); });
+}
+
+std::vector<std::string> Group::all_gather_strings(const std::string& value) const {
+  if (size_ == 1) return {value};
+  const at::Tensor length = at::full({1}, static_cast<int64_t>(value.size()), at::kLong);
+  const std::vector<at::Tensor> lengths = all_gather(length);
+  int64_t longest = 0;
+  for (const at::Tensor& l : lengths) longest = std::max(longest, l.item<int64_t>());
+  at::Tensor bytes = at::zeros({std::max<int64_t>(longest, 1)}, at::kByte);  // Gloo wants a non-empty buffer
+  std::memcpy(bytes.data_ptr(), value.data(), value.size());
+  std::vector<std::string> out;
+  const std::vector<at::Tensor> all = all_gather(bytes);
+  for (int r = 0; r < size_; ++r) {
+    const at::Tensor& b = all[static_cast<size_t>(r)];
+    const auto size = static_cast<size_t>(lengths[static_cast<size_t>(r)].item<int64_t>());
+    out.emplace_back(static_cast<const char*>(b.data_ptr()), size);
+  }
+  return out;
 }
 
 }  // namespace kforge::dist

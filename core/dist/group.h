@@ -58,6 +58,9 @@ class Group {
   /// reducing in place when `tensor` is contiguous (pass a buffer you no longer need).
   at::Tensor reduce_scatter(at::Tensor tensor) const;
   void barrier() const;
+  /// Every member's `value`, in group-rank order (two all_gathers: lengths, then padded bytes).
+  /// Unlike a gather through the store, it fails at once when a member's process dies.
+  std::vector<std::string> all_gather_strings(const std::string& value) const;
 
  private:
   friend class PendingCollective;

@@ -31,6 +31,8 @@ Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config)
   const bool loopback = info_.single_node();
   world_ = std::make_unique<Group>(store_, "world", info_.rank, info_.world_size, info_.rank, timeout_, loopback);
   checkpoint_ = std::make_unique<Group>(store_, "checkpoint", info_.rank, info_.world_size, info_.rank, timeout_, loopback);
+  checkpoint_writer_ = std::make_unique<Group>(store_, "checkpoint_writer", info_.rank, info_.world_size, info_.rank,
+                                               timeout_, loopback);
   mesh_ = std::make_unique<DeviceMesh>(shape, info_.rank, store_, timeout_, loopback);
   world_->barrier();  // fail fast: every rank reached the same point with the same groups
 }

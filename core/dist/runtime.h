@@ -1,5 +1,6 @@
-// Runtime: the process groups of one job: rendezvous over c10d's TCPStore, the world group, a
-// dedicated checkpoint group and the device mesh. A single process gets groups of one.
+// Runtime: the process groups of one job: rendezvous over c10d's TCPStore, the world group, the
+// checkpoint groups (step loop and asynchronous writer) and the device mesh. A single process gets
+// groups of one.
 #pragma once
 
 #include <chrono>
@@ -30,6 +31,9 @@ class Runtime {
   const Group& world() const { return *world_; }
   /// Used only around checkpoint commits, so a barrier there never queues behind other traffic.
   const Group& checkpoint_group() const { return *checkpoint_; }
+  /// Used only by the asynchronous checkpoint writer thread: its collectives never interleave
+  /// with the step loop's (two threads on one group could order them differently on each rank).
+  const Group& checkpoint_writer_group() const { return *checkpoint_writer_; }
   const DeviceMesh& mesh() const { return *mesh_; }
   /// The data-parallel group (dp_replicate x dp_shard).
   const Group& dp() const { return mesh_->group("dp"); }
@@ -43,6 +47,7 @@ class Runtime {
   c10::intrusive_ptr<c10d::Store> store_;
   std::unique_ptr<Group> world_ = std::make_unique<Group>();
   std::unique_ptr<Group> checkpoint_ = std::make_unique<Group>();
+  std::unique_ptr<Group> checkpoint_writer_ = std::make_unique<Group>();
   std::unique_ptr<DeviceMesh> mesh_ = std::make_unique<DeviceMesh>();
 };
 

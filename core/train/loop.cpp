@@ -5,11 +5,13 @@
 
 #include <cmath>
 
+#include "checkpoint/fault_points.h"
 #include "log/log.h"
 #include "metrics/memory.h"
 #include "metrics/status_line.h"
 #include "profiling/step_profiler.h"
 #include "profiling/user_scope.h"
+#include "resilience/fault_point.h"
 #include "resilience/shutdown.h"
 #include "train/evaluator.h"
 #include "train/trainer.h"
@@ -61,6 +63,7 @@ TrainingResult Trainer::train() {
     }
     zero_grad();
     ++step_;
+    resilience::fault_point(checkpoint::kFaultPointStepEnd);
     if (const auto trace = profiler.after_step(step_)) log.info("profiling: wrote {}", trace->string());
     if (freeze_.changes_at(step_)) apply_freeze();
     tokens_seen_ += tokens_per_step;
@@ -104,6 +107,7 @@ TrainingResult Trainer::train() {
       for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);
     }
     if (job_.checkpoint.should_save(step_)) save_checkpoint();
+    if (writer_) report_saves(writer_->committed());   // and fails the run if a background save failed
     if (any_rank(resilience::shutdown_requested())) {  // a signal may reach the ranks a step apart
       log.warn("step {}: shutdown requested (signal {}): saving and exiting; rerun the same command to resume", step_,
                resilience::shutdown_signal());
@@ -117,6 +121,10 @@ TrainingResult Trainer::train() {
   }
   status.clear();
   if (outcome != Outcome::TooManyNans && last_saved_step_ != step_) save_checkpoint();
+  if (writer_) {  // SIGTERM, a hook's stop and the end of training all wait for the last write
+    writer_->drain();
+    report_saves(writer_->committed());
+  }
   for (auto& hook : hooks_) hook->on_train_end(step_, tokens_seen_);
   tracker_->flush();
   log.info("peak resident memory of this rank: {:.3f} GiB", metrics::peak_rss_gib());

@@ -102,14 +102,23 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   for (auto& hook : components_.hooks()) hooks_.push_back(std::move(hook));
   for (auto& hook : options_.hooks) hooks_.push_back(hook);
   if (!options_.step_fn) options_.step_fn = standard_step;
-  checkpoint::SaveGroup save_group{runtime_->rank(), runtime_->world_size(),
-                                   [this] { runtime_->checkpoint_group().barrier(); },
-                                   [this](const std::string& tag, const std::string& value) {
-                                     return runtime_->all_gather_strings(tag, value);
-                                   }};
+  // Asynchronous saves run on the writer thread, with a process group of their own.
+  const std::string async_mode = job_.view("checkpoint").get_string("async_mode");
+  const bool async = async_mode != "disabled";
+  const dist::Group& save_group = async ? runtime_->checkpoint_writer_group() : runtime_->checkpoint_group();
   checkpoints_ = std::make_unique<checkpoint::CheckpointManager>(
       job_.checkpoint.dir, job_.checkpoint.keep_last_n,
-      [this](int64_t step) { return job_.checkpoint.is_milestone(step); }, std::move(save_group));
+      [this](int64_t step) { return job_.checkpoint.is_milestone(step); },
+      checkpoint::SaveGroup{runtime_->rank(), runtime_->world_size(),
+                            [&save_group](const std::string& value) { return save_group.all_gather_strings(value); }});
+  if (async) {
+    if (async_mode == "async_with_pinned_mem" && leader()) {
+      log.warn(
+          "[checkpoint] async_mode = \"async_with_pinned_mem\": pinned memory only speeds up copies from a GPU; "
+          "on this CPU build it behaves as \"async\"");
+    }
+    writer_ = std::make_unique<checkpoint::AsyncWriter>(*checkpoints_);
+  }
   resume();
   // Metrics after resume(): the backends learn the step the run continues from.
   double peak_tflops = 0;  // only rank 0 reports metrics

@@ -6,14 +6,15 @@
 #include <optional>
 #include <vector>
 
+#include "checkpoint/async_writer.h"
 #include "checkpoint/checkpoint_manager.h"
 #include "config/job_config.h"
 #include "data/sampler.h"
 #include "dist/runtime.h"
 #include "kforge/sdk/hook.h"
 #include "metrics/tracker.h"
-#include "plugins/registry.h"
 #include "plugins/components.h"
+#include "plugins/registry.h"
 #include "train/freeze.h"
 #include "train/fully_sharded.h"
 #include "train/replicated_model.h"
@@ -87,7 +88,11 @@ class Trainer {
   checkpoint::Snapshot snapshot() const;
   /// Checksum of parameters() (this rank's shards under FSDP): equal on every replica.
   std::string replica_checksum() const;
+  /// Saves step_ (checkpoint.async_mode "disabled": here and now; otherwise staged and handed to
+  /// the writer thread, reported by report_saves() once committed).
   void save_checkpoint();
+  /// Logs and tells the hooks about committed saves (the writer's, when asynchronous).
+  void report_saves(const std::vector<std::pair<int64_t, std::filesystem::path>>& saves);
   std::vector<data::Batch> next_micro_batches();
   void zero_grad();
   void apply_freeze();
@@ -115,6 +120,7 @@ class Trainer {
   std::vector<std::shared_ptr<sdk::Hook>> hooks_;
   std::unique_ptr<metrics::MetricsTracker> tracker_;
   std::unique_ptr<checkpoint::CheckpointManager> checkpoints_;
+  std::unique_ptr<checkpoint::AsyncWriter> writer_;  ///< checkpoint.async_mode != "disabled"; drained first
 
   int64_t step_ = 0;
   int64_t tokens_seen_ = 0;

@@ -1,8 +1,9 @@
 // Trainer <-> checkpoint: what a snapshot holds and how a run is restored from one.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-
 #include <fmt/format.h>
+
+#include <chrono>
 
 #include "checkpoint/checksum.h"
 #include "checkpoint/model_loading.h"
@@ -128,12 +129,27 @@ void Trainer::restore(const checkpoint::Snapshot& s) {
 }
 
 void Trainer::save_checkpoint() {
+  const auto start = std::chrono::steady_clock::now();
   optimizer_->use_eval_weights();  // checkpoints hold the evaluation weights
-  const auto dir = checkpoints_->save(snapshot());
+  std::filesystem::path dir;
+  if (writer_) {
+    writer_->save(snapshot());
+  } else {
+    dir = checkpoints_->save(snapshot());
+  }
   optimizer_->use_train_weights();
   last_saved_step_ = step_;
-  log::get().info("checkpoint saved: {}", dir.string());
-  for (auto& hook : hooks_) hook->on_checkpoint_save(step_, job_.checkpoint.dir);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  log::get().info("checkpoint of step {}: the step loop stalled {:.1f} ms ({})", step_, ms,
+                  writer_ ? "staging copy; written in the background" : "written and committed");
+  if (!writer_) report_saves({{step_, dir}});
+}
+
+void Trainer::report_saves(const std::vector<std::pair<int64_t, std::filesystem::path>>& saves) {
+  for (const auto& [step, dir] : saves) {
+    log::get().info("checkpoint saved: {}", dir.string());
+    for (auto& hook : hooks_) hook->on_checkpoint_save(step, job_.checkpoint.dir);
+  }
 }
 
 }  // namespace kforge::train

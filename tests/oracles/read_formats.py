@@ -1,8 +1,8 @@
 """Reads the files kforge writes with readers that are not kforge's: json, struct and numpy.
 
   read_formats.py safetensors [--out DIR] FILE...   checkpoint shards (the safetensors format)
-  read_formats.py checkpoint DIR                    a step directory: metadata.json, train_state.json,
-                                                    config.toml (tomllib) and every shard
+  read_formats.py checkpoint DIR                    a step directory: commit.json, metadata.json,
+                                                    train_state.json, config.toml (tomllib), every shard
   read_formats.py jsonl FILE                        metrics.jsonl
   read_formats.py trace FILE                        a Chrome trace (profiling)
   read_formats.py prepared DIR                      `kforge prepare-data` output: metadata.json and
@@ -156,6 +156,12 @@ def read_checkpoint(step_dir):
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, Fault) as e:
             raise Fault(f"{name}: not readable JSON: {e}")
     meta = load_json("metadata.json")
+    commit = load_json("commit.json")
+    sealed = commit.get("metadata.json")
+    meta_bytes = os.path.getsize(os.path.join(step_dir, "metadata.json"))
+    if (not isinstance(sealed, dict) or sealed.get("bytes") != meta_bytes or not isinstance(sealed.get("xxh3"), str)
+            or len(sealed["xxh3"]) != 16):
+        raise Fault(f"commit.json: the entry of metadata.json ({meta_bytes} bytes) is {sealed!r}")
     for key, ok in (("format", lambda v: v == "kforge-checkpoint"), ("schema_version", is_int), ("step", is_int),
                     ("tokens_seen", is_int), ("world_size", lambda v: is_int(v) and v > 0),
                     ("files", lambda v: isinstance(v, dict)), ("tensors", lambda v: isinstance(v, dict))):
@@ -170,6 +176,9 @@ def read_checkpoint(step_dir):
     state = load_json("train_state.json")
     if not isinstance(state.get("data"), list) or len(state["data"]) != meta["world_size"]:
         raise Fault(f"train_state.json: 'data' is not a list of one entry per rank: {state.get('data')!r}")
+    for key in ("step", "tokens_seen"):
+        if state.get(key) != meta[key]:
+            raise Fault(f"train_state.json: '{key}' is {state.get(key)!r}, metadata.json says {meta[key]!r}")
     try:
         with open(os.path.join(step_dir, "config.toml"), "rb") as f:
             config = tomllib.load(f)
