@@ -16,7 +16,9 @@
 #include <cxxopts.hpp>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -186,6 +188,33 @@ bool drain(Worker& w) {
   return true;
 }
 
+// True when the process is stopped (SIGSTOP, SIGTSTP, a debugger): it cannot act on SIGTERM and
+// is what its peers' collectives were waiting for.
+bool process_stopped(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t name_end = text.rfind(')');  // the state follows "pid (command) "
+  return name_end != std::string::npos && name_end + 2 < text.size() &&
+         (text[name_end + 2] == 'T' || text[name_end + 2] == 't');
+}
+
+// Stops the workers still running after `failed` ended: SIGTERM, and SIGKILL at once for a stopped
+// one, named as the rank that hung the job.
+void stop_others(std::vector<Worker>& workers, const Worker& failed) {
+  for (auto& other : workers) {
+    if (other.exited) continue;
+    if (process_stopped(other.pid)) {
+      std::cerr << fmt::format(
+          "kforge launch: rank {} (pid {}) is stopped (SIGSTOP or a debugger): it hung the job's "
+          "collectives, so rank {} timed out; killing it\n",
+          other.rank, other.pid, failed.rank);
+      ::kill(other.pid, SIGKILL);
+    } else {
+      ::kill(other.pid, SIGTERM);
+    }
+  }
+}
+
 int supervise(std::vector<Worker>& workers, double grace_sec) {
   bool forwarded = false;
   Worker* failed = nullptr;
@@ -231,9 +260,7 @@ int supervise(std::vector<Worker>& workers, double grace_sec) {
       failed = first_failure;
       std::cerr << fmt::format("kforge launch: rank {} (pid {}) exited with code {}; stopping the other workers\n",
                                failed->rank, failed->pid, failed->code);
-      for (auto& other : workers) {
-        if (!other.exited) ::kill(other.pid, SIGTERM);
-      }
+      stop_others(workers, *failed);
       kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_sec));
     }
     if (failed && Clock::now() >= kill_at) {
