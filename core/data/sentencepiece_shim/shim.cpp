@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -36,35 +37,45 @@ KFORGE_SHIM_EXPORT char* kforge_spm_train(const char* const* keys, const char* c
   }
 }
 
+// SentencePiece (and Darts inside it) throws on some damaged models: no exception crosses the C interface.
 KFORGE_SHIM_EXPORT void* kforge_spm_load(const char* path, char** error) {
-  auto* sp = new sentencepiece::SentencePieceProcessor();
-  const auto status = sp->Load(path);
-  if (!status.ok()) {
+  try {
+    auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
+    const auto status = sp->Load(path);
+    if (status.ok()) return sp.release();
     *error = copy(status.ToString());
-    delete sp;
-    return nullptr;
+  } catch (const std::exception& e) {
+    *error = copy(std::string("damaged model: ") + e.what());
   }
-  return sp;
+  return nullptr;
 }
 
 KFORGE_SHIM_EXPORT void kforge_spm_unload(void* processor) { delete as_processor(processor); }
 
 KFORGE_SHIM_EXPORT char* kforge_spm_encode(void* processor, const char* text, size_t length, int** ids, size_t* n_ids) {
-  std::vector<int> out;
-  const auto status = as_processor(processor)->Encode(std::string_view(text, length), &out);
-  if (!status.ok()) return copy(status.ToString());
-  *n_ids = out.size();
-  *ids = static_cast<int*>(std::malloc(sizeof(int) * (out.empty() ? 1 : out.size())));
-  std::memcpy(*ids, out.data(), sizeof(int) * out.size());
-  return nullptr;
+  try {
+    std::vector<int> out;
+    const auto status = as_processor(processor)->Encode(std::string_view(text, length), &out);
+    if (!status.ok()) return copy(status.ToString());
+    *n_ids = out.size();
+    *ids = static_cast<int*>(std::malloc(sizeof(int) * (out.empty() ? 1 : out.size())));
+    std::memcpy(*ids, out.data(), sizeof(int) * out.size());
+    return nullptr;
+  } catch (const std::exception& e) {
+    return copy(e.what());
+  }
 }
 
 KFORGE_SHIM_EXPORT char* kforge_spm_decode(void* processor, const int* ids, size_t n_ids, char** text) {
-  std::string out;
-  const auto status = as_processor(processor)->Decode(std::vector<int>(ids, ids + n_ids), &out);
-  if (!status.ok()) return copy(status.ToString());
-  *text = copy(out);
-  return nullptr;
+  try {
+    std::string out;
+    const auto status = as_processor(processor)->Decode(std::vector<int>(ids, ids + n_ids), &out);
+    if (!status.ok()) return copy(status.ToString());
+    *text = copy(out);
+    return nullptr;
+  } catch (const std::exception& e) {
+    return copy(e.what());
+  }
 }
 
 KFORGE_SHIM_EXPORT int kforge_spm_query(void* processor, const char* what) {

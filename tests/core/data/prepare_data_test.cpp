@@ -292,6 +292,19 @@ TEST_F(PrepareData, ErrorsAreClear) {
   EXPECT_HAS(log, "--vocab-size");
 }
 
+// Found by the tokenizer_model fuzz target: SentencePiece's Darts throws on a model with an empty
+// piece, and the exception crossed the shim's C interface (the process aborted).
+TEST(TokenizerModel, AModelWithAnEmptyPieceIsAnErrorNamingTheFileNotAnAbort) {
+  const fs::path model =
+      fs::path(KFORGE_SOURCE_DIR) / "fuzz/regressions/tokenizer_model/empty_piece_darts_exception.model";
+  try {
+    data::Tokenizer tok(model);
+    ADD_FAILURE() << "a damaged model loaded";
+  } catch (const sdk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(model.string()), std::string::npos) << e.what();
+  }
+}
+
 TEST(NpyTokenWriter, DtypeFollowsTheVocabularyAndNumpyReadsUint32) {
   EXPECT_EQ(data::dtype_for_vocab(300), data::TokenDtype::uint16);
   EXPECT_EQ(data::dtype_for_vocab(65536), data::TokenDtype::uint16);
