@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <regex>
 
@@ -377,20 +378,23 @@ Snapshot CheckpointManager::load_checked(const fs::path& step_dir, int rank, con
 
 std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(const std::string&)>& warn,
                                                        const TensorFilter& wanted) const {
+  // Newest step first: a step directory is renamed into place only once complete, so one newer than
+  // `latest` (a run stopped between the rename and moving `latest`) is the last complete step.
   std::vector<fs::path> candidates;
   std::error_code ec;
   std::error_code unresolved;
   const fs::path latest = fs::canonical(dir_ / "latest", unresolved);
-  if (!unresolved && fs::is_directory(latest, ec)) {
-    candidates.push_back(latest);
-  } else if (fs::is_symlink(fs::symlink_status(dir_ / "latest", ec))) {  // dangling, a loop, or not a directory
-    warn(fmt::format("{} does not lead to a checkpoint directory ({}); looking at the step_* directories instead",
-                     (dir_ / "latest").string(), unresolved ? unresolved.message() : "not a directory"));
+  if (unresolved || !fs::is_directory(latest, ec)) {
+    if (fs::is_symlink(fs::symlink_status(dir_ / "latest", ec))) {  // dangling, a loop, or not a directory
+      warn(fmt::format("{} does not lead to a checkpoint directory ({}); looking at the step_* directories instead",
+                       (dir_ / "latest").string(), unresolved ? unresolved.message() : "not a directory"));
+    }
   }
-  auto all = list();
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    if (candidates.empty() || !fs::equivalent(it->second, candidates.front(), ec)) candidates.push_back(it->second);
-  }
+  const auto all = list();
+  const bool latest_is_a_step =
+      std::any_of(all.begin(), all.end(), [&](const auto& step) { return fs::equivalent(step.second, latest, ec); });
+  if (!unresolved && fs::is_directory(latest, ec) && !latest_is_a_step) candidates.push_back(latest);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) candidates.push_back(it->second);
   if (candidates.empty()) return std::nullopt;
   std::string failures;
   for (const fs::path& dir : candidates) {

@@ -116,33 +116,41 @@ TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, 
   const std::string_view data = bytes.substr(8 + length);
   TensorMap out;
   std::vector<std::tuple<size_t, size_t, std::string>> spans;  // [begin, end) of every tensor, and its name
-  for (const auto& [name, info] : header.items()) {
-    if (name == "__metadata__") {
-      if (metadata != nullptr) *metadata = info.get<std::map<std::string, std::string>>();
-      continue;
+  if (!header.is_object()) throw bad("header is not a JSON object");
+  try {
+    for (const auto& [name, info] : header.items()) {
+      if (name == "__metadata__") {
+        if (metadata != nullptr) *metadata = info.get<std::map<std::string, std::string>>();
+        continue;
+      }
+      const std::string dtype = info.at("dtype").get<std::string>();
+      const auto* type =
+          std::find_if(std::begin(kTypes), std::end(kTypes), [&](const DType& d) { return dtype == d.name; });
+      if (type == std::end(kTypes)) throw bad(fmt::format("tensor '{}' has unsupported dtype {}", name, dtype));
+      const auto shape = info.at("shape").get<std::vector<int64_t>>();
+      const auto offsets = info.at("data_offsets").get<std::vector<size_t>>();
+      size_t nbytes = c10::elementSize(type->type);
+      for (const int64_t size : shape) {
+        if (size < 0) throw bad(fmt::format("tensor '{}' has a negative dimension", name));
+        if (__builtin_mul_overflow(nbytes, static_cast<size_t>(size), &nbytes)) {
+          throw bad(fmt::format("tensor '{}' has a shape whose byte count overflows", name));
+        }
+      }
+      if (offsets.size() != 2 || offsets[1] < offsets[0] || offsets[1] - offsets[0] != nbytes) {
+        throw bad(fmt::format("tensor '{}' offsets do not match its shape and dtype", name));
+      }
+      if (offsets[1] > data.size()) {
+        throw bad(fmt::format("tensor '{}' ends at byte {} but the data section has {} (truncated?)", name, offsets[1],
+                              data.size()));
+      }
+      spans.emplace_back(offsets[0], offsets[1], name);
+      if (wanted && !wanted(name)) continue;
+      at::Tensor t = at::empty(shape, at::TensorOptions().dtype(type->type));
+      if (nbytes > 0) std::memcpy(t.data_ptr(), data.data() + offsets[0], nbytes);  // an empty tensor has no storage
+      out.emplace(name, std::move(t));
     }
-    const std::string dtype = info.at("dtype").get<std::string>();
-    const auto* type = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const DType& d) { return dtype == d.name; });
-    if (type == std::end(kTypes)) throw bad(fmt::format("tensor '{}' has unsupported dtype {}", name, dtype));
-    const auto shape = info.at("shape").get<std::vector<int64_t>>();
-    const auto offsets = info.at("data_offsets").get<std::vector<size_t>>();
-    size_t nbytes = c10::elementSize(type->type);
-    for (const int64_t size : shape) {
-      if (size < 0) throw bad(fmt::format("tensor '{}' has a negative dimension", name));
-      nbytes *= static_cast<size_t>(size);
-    }
-    if (offsets.size() != 2 || offsets[1] < offsets[0] || offsets[1] - offsets[0] != nbytes) {
-      throw bad(fmt::format("tensor '{}' offsets do not match its shape and dtype", name));
-    }
-    if (offsets[1] > data.size()) {
-      throw bad(fmt::format("tensor '{}' ends at byte {} but the data section has {} (truncated?)", name, offsets[1],
-                            data.size()));
-    }
-    spans.emplace_back(offsets[0], offsets[1], name);
-    if (wanted && !wanted(name)) continue;
-    at::Tensor t = at::empty(shape, at::TensorOptions().dtype(type->type));
-    std::memcpy(t.data_ptr(), data.data() + offsets[0], nbytes);
-    out.emplace(name, std::move(t));
+  } catch (const nlohmann::json::exception& e) {  // a missing field, or a field of the wrong type
+    throw bad(std::string("malformed header entry: ") + e.what());
   }
   // The tensors tile the data section: no hole, no overlap, nothing after the last one.
   std::sort(spans.begin(), spans.end());

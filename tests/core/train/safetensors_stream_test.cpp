@@ -1,15 +1,15 @@
 // The checkpoint writer streams safetensors files: the checksum is XXH3-64 as xxhsum computes it
 // (streamed or in one piece), the file equals the in-memory encoding byte for byte, and decoding
 // copies out only the tensors asked for.
-#include <gtest/gtest.h>
-
 #include <ATen/ATen.h>
+#include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "checkpoint/checksum.h"
 #include "checkpoint/safetensors.h"
+#include "kforge/sdk/error.h"
 #include "support/test_host.h"
 #include "support/xxhsum.h"
 
@@ -128,6 +128,26 @@ TEST(Safetensors, OverlappingTensorsAreRefusedEvenWhenTheLastEndsAtTheEnd) {
                                          "the data section, but the tensors before it end at 8 (overlap)"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// Found by the safetensors fuzz target: a header entry without a field, or with a field of the wrong
+// type, escaped as a raw nlohmann exception instead of an error naming the file.
+TEST(Safetensors, AHeaderEntryMissingAFieldOrMistypedIsAnErrorNamingTheFile) {
+  const std::string encoded = checkpoint::encode_safetensors({{"a", at::ones({2})}});
+  ASSERT_NE(encoded.find("\"dtype\""), std::string::npos) << encoded.substr(0, 100);
+  for (const auto& [field, replacement] : {std::pair<std::string, std::string>{"\"dtype\"", "\"dtypx\""},
+                                           {"\"shape\"", "\"shapx\""},
+                                           {"\"data_offsets\"", "\"data_offsetx\""}}) {
+    std::string damaged = encoded;
+    damaged.replace(damaged.find(field), field.size(), replacement);  // same length: the header length holds
+    try {
+      checkpoint::decode_safetensors(damaged, "x.safetensors");
+      ADD_FAILURE() << "a header entry without " << field << " must be refused";
+    } catch (const sdk::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("x.safetensors: not a valid safetensors file"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
