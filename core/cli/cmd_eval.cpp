@@ -60,7 +60,8 @@ int cmd_eval(int argc, char** argv) {
   }
   sdk::MetricList metrics;
   try {
-    metrics = train::evaluate(*ckpt.model, *loss, *data, job.train.batch_size, job.eval.steps);
+    metrics = train::evaluate(*ckpt.model, *loss, *data, job.train.batch_size, job.eval.steps,
+                              job.view("model").get_int("vocab_size"));
   } catch (const std::exception& e) {
     std::cerr << kEvalCommand << ": evaluation failed: " << e.what() << "\n";
     return kExitFailure;

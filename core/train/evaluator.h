@@ -16,9 +16,10 @@ namespace kforge::train {
 /// windows taken in order (wrapping around), without gradients, in eval mode; the model's
 /// training mode is restored afterwards. Collective over `group`: each member evaluates its
 /// rank-strided share of the windows and the loss is the mean over all members. `forward`
-/// replaces model.forward (the trainer's, which gathers FSDP shards) when given.
+/// replaces model.forward (the trainer's, which gathers FSDP shards) when given. A token id at or past
+/// `vocab_size` is refused naming where it is (data::make_batch).
 sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
-                         int64_t steps, const dist::Group& group = dist::Group(),
+                         int64_t steps, int64_t vocab_size, const dist::Group& group = dist::Group(),
                          const std::function<at::Tensor(const at::Tensor&)>& forward = nullptr);
 
 }  // namespace kforge::train

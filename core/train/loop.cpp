@@ -20,8 +20,9 @@ namespace kforge::train {
 
 std::vector<data::Batch> Trainer::next_micro_batches() {
   std::vector<data::Batch> batches;
+  const int64_t vocab_size = job_.view("model").get_int("vocab_size");
   for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) {
-    batches.push_back(data::make_batch(*train_data_, sampler_->next_batch()));
+    batches.push_back(data::make_batch(*train_data_, sampler_->next_batch(), vocab_size));
   }
   return batches;
 }
@@ -38,6 +39,11 @@ TrainingResult Trainer::train() {
   const auto& train = job_.train;
   const int64_t tokens_per_step = train.batch_size * train.seq_len * train.grad_accum_steps * runtime_->dp().size();
   const resilience::ShutdownHandlers shutdown_handlers(train.shutdown_timeout_sec);
+  if (any_rank(resilience::shutdown_requested())) {  // a signal while plugins, data or the checkpoint loaded
+    log.warn("shutdown requested (signal {}) before step {}: nothing trained, nothing to save; exiting",
+             resilience::shutdown_signal(), step_ + 1);
+    return {Outcome::Preempted, step_, tokens_seen_, resumed_from_};
+  }
   for (auto& hook : hooks_) hook->on_train_begin(step_);
   if (resumed_from_ < 0 && job_.checkpoint.window && job_.checkpoint.should_save(0)) save_checkpoint();
 
@@ -99,9 +105,9 @@ TrainingResult Trainer::train() {
     }
     if (eval_data_ && step_ % job_.eval.interval == 0) {
       optimizer_->use_eval_weights();
-      const sdk::MetricList metrics =
-          evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps, runtime_->dp(),
-                   [this](const at::Tensor& tokens) { return forward(tokens); });
+      const sdk::MetricList metrics = evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps,
+                                               job_.view("model").get_int("vocab_size"), runtime_->dp(),
+                                               [this](const at::Tensor& tokens) { return forward(tokens); });
       optimizer_->use_train_weights();
       tracker_->log(step_, metrics);
       for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);

@@ -101,7 +101,6 @@ const Case kRefused[] = {
      {"cfg.toml:2:18: [data] pack_sequences = true", "document packing", "set false"}},
     {"activation_checkpointing", "[train]\nactivation_checkpointing = \"full\"\n", {},
      {"[train] activation_checkpointing = \"full\"", "activation checkpointing", "set \"none\""}},
-    {"async_save", "", {"--checkpoint.async_mode=async"}, {"[checkpoint] async_mode = \"async\""}},
     {"hf_dataset", "[data]\nhf_dataset_name = \"wikitext\"\n", {}, {"[data] hf_dataset_name = \"wikitext\"", "set None"}},
     {"hf_streaming", "", {"--data.hf_streaming=true"}, {"[data] hf_streaming = true", "Hugging Face"}},
     {"hf_eval", "", {"--eval.hf_dataset_name=wikitext"}, {"[eval] hf_dataset_name = \"wikitext\""}},

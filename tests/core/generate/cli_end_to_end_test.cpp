@@ -106,7 +106,8 @@ TEST_F(GenerateEvalCli, EvalMatchesTrainEvaluateOnTheSameWeights) {
   const plugins::Components components(fixture_->plugins->registry, ckpt.job);
   auto loss = components.loss();
   auto data = components.dataset(ckpt.job.eval.dataset_path, ckpt.job.eval.file_pattern);
-  const auto metrics = train::evaluate(*ckpt.model, *loss, *data, ckpt.job.train.batch_size, ckpt.job.eval.steps);
+  const auto metrics = train::evaluate(*ckpt.model, *loss, *data, ckpt.job.train.batch_size, ckpt.job.eval.steps,
+                                       ckpt.job.view("model").get_int("vocab_size"));
   EXPECT_NEAR(json["eval/loss"].get<double>(), metrics[0].second, 1e-6);
   EXPECT_NEAR(json["eval/perplexity"].get<double>(), metrics[1].second, 1e-4);
   EXPECT_NE(out.find("eval/loss"), std::string::npos);

@@ -179,7 +179,7 @@ struct ConfigHost {
 
 TEST(FreezeConfig, TrainKeysDefaultEmptyAndReadWithKeysAndSources) {
   ConfigHost h;
-  EXPECT_TRUE(train::read_freeze_plan(h.job("")).base.empty());
+  EXPECT_TRUE(train::read_freeze_plan(h.job("[train]\n")).base.empty());
   const auto plan = train::read_freeze_plan(h.job(
       "[[train.freeze]]\nmodule = \"embedding.*\"\n"
       "[[train.freeze]]\nmodule = \"layers.0.*\"\nfrozen = true\n"
