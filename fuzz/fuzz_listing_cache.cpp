@@ -18,15 +18,6 @@ constexpr const char* kListingMagic = "kforge-listing-cache 1 ";
 // The host and arguments the corpus's entries are keyed for (their key field).
 constexpr const char* kListingHost = "/kforge-fuzz/bin/kforge-host";
 
-// FNV-1a 64 of the body as lowercase hex: the entry format's checksum (listing_cache.cpp).
-std::string listing_checksum(const std::string& body) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : body) h = (h ^ c) * 0x100000001b3ULL;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -45,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   }();
   std::string text(reinterpret_cast<const char*>(data), size);
-  if (text.rfind(kListingMagic, 0) != 0) text = kListingMagic + listing_checksum(text) + '\n' + text;
+  if (text.rfind(kListingMagic, 0) != 0) text = kforge::listing::sealed_entry(text);
   kforge::fuzz::write_bytes(entry, reinterpret_cast<const uint8_t*>(text.data()), text.size());
   kforge::listing::lookup(kListingHost, args);  // documented never to throw: any exception is a finding
   return 0;

@@ -14,8 +14,6 @@ namespace kforge::listing {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kMagic = "kforge-listing-cache 1 ";
-
 // FNV-1a, 64 bits: the entry's file name (from its key) and its checksum (of its body).
 std::string fnv1a_hex(const std::string& bytes) {
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -24,6 +22,8 @@ std::string fnv1a_hex(const std::string& bytes) {
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   return hex;
 }
+
+constexpr const char* kMagic = "kforge-listing-cache 1 ";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -101,7 +101,7 @@ std::string serialize(const Entry& entry) {
   put(body, entry.libraries);
   put(body, entry.fingerprint);
   put(body, entry.output);
-  return kMagic + fnv1a_hex(body) + '\n' + body;
+  return sealed_entry(body);
 }
 
 // The entry in `text`, or nullopt when it is truncated, altered or of another format.
@@ -124,6 +124,8 @@ std::optional<Entry> parse(const std::string& text) {
 }
 
 }  // namespace
+
+std::string sealed_entry(const std::string& body) { return kMagic + fnv1a_hex(body) + '\n' + body; }
 
 std::string fingerprint(const fs::path& host_exe, const std::vector<fs::path>& dirs) {
   std::string out = stat_line("host", host_exe);

@@ -38,6 +38,9 @@ struct Entry {
   std::string output;  ///< the exact stdout bytes
 };
 
+/// An entry file's text for `body`: the magic line with the body's checksum, then the body.
+std::string sealed_entry(const std::string& body);
+
 /// Stores `entry` atomically (temporary file + rename). Never throws: a cache that cannot be
 /// written is simply not written.
 void store(const Entry& entry);
