@@ -10,6 +10,7 @@
 
 #include "checkpoint/checkpoint_manager.h"
 #include "support/test_host.h"
+#include "support/tiny_job_toml.h"
 #include "support/token_corpus.h"
 
 namespace kforge::test {
@@ -23,29 +24,8 @@ FaultJob::FaultJob(const std::string& label, int world_size, int64_t steps)
       max_steps(steps) {
   constexpr int kVocab = 64;
   const fs::path data = write_token_corpus(root / "data", kVocab, 6000);
-  std::ofstream(root / "job.toml") << fmt::format(R"([model]
-dim = 32
-n_layers = 2
-n_heads = 4
-n_kv_heads = 2
-vocab_size = {}
-max_seq_len = 32
-
-[train]
-batch_size = 4
-seq_len = 16
-max_steps = {}
-seed = 1234
-mixed_precision = "fp32"
-num_threads = 1
-
-[optimizer]
-lr = 1e-2
-
-[scheduler]
-name = "cosine"
-warmup_steps = 4
-
+  std::ofstream(root / "job.toml") << tiny_job_toml(kVocab, max_steps)
+                                   << fmt::format(R"(
 [data]
 dataset_path = "{}"
 
@@ -65,8 +45,7 @@ run_dir = "{}"
 dp_shard = {}
 nccl_timeout_sec = 60
 )",
-                                                  kVocab, max_steps, data.string(), checkpoints.string(),
-                                                  metrics.string(), world);
+                                                  data.string(), checkpoints.string(), metrics.string(), world);
 }
 
 std::vector<std::string> FaultJob::command(const std::vector<std::string>& overrides) const {

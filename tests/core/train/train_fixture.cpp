@@ -6,6 +6,7 @@
 
 #include "data/npy_writer.h"
 #include "support/test_host.h"
+#include "support/tiny_job_toml.h"
 
 namespace kforge::test {
 
@@ -43,29 +44,8 @@ TrainFixture::TrainFixture() {
   for (size_t i = 0; i < eval.size(); ++i) eval[i] = static_cast<int>((i * 7 + 3) % kVocab);
   data::write_npy_tokens(data_dir / "eval" / "eval_0.npy", data::TokenDtype::uint16, eval);
   plugins = load_builtin_plugins();
-  toml = fmt::format(R"([model]
-dim = 32
-n_layers = 2
-n_heads = 4
-n_kv_heads = 2
-vocab_size = {}
-max_seq_len = 32
-
-[train]
-batch_size = 4
-seq_len = 16
-max_steps = 20
-seed = 1234
-mixed_precision = "fp32"
-num_threads = 1
-
-[optimizer]
-lr = 1e-2
-
-[scheduler]
-name = "cosine"
-warmup_steps = 4
-
+  toml =
+      tiny_job_toml(kVocab, 20) + fmt::format(R"(
 [data]
 dataset_path = "{}"
 
@@ -83,7 +63,7 @@ log_interval = 1
 backends = ["jsonl"]
 peak_tflops = 1.0
 )",
-                     kVocab, data_dir.string(), (data_dir / "eval").string(), checkpoint_dir.string());
+                                              data_dir.string(), (data_dir / "eval").string(), checkpoint_dir.string());
 }
 
 config::JobConfig TrainFixture::job(const std::vector<std::string>& overrides) const {
