@@ -1,4 +1,4 @@
-// Tokenizer: a client of libkforge-sentencepiece.so (loaded with RTLD_DEEPBIND; see shim_api.h).
+// Tokenizer: a client of libkforge-sentencepiece.so (loaded into its own link namespace; see shim_api.h).
 #include "data/tokenizer.h"
 
 #include <dlfcn.h>
@@ -44,7 +44,7 @@ const Shim& shim() {
         tried += "\n  " + path.string() + ": not found";
         continue;
       }
-      handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);  // never closed
+      handle = ::dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed
       if (handle != nullptr) break;
       tried += "\n  " + path.string() + ": " + ::dlerror();
     }

@@ -1,8 +1,10 @@
 /* C interface of libkforge-sentencepiece.so. Debian's libsentencepiece embeds its own protobuf
  * (3.14) and exports those symbols, which clash with LibTorch's libprotobuf (3.21) in one process.
- * The host therefore never links it: it dlopen()s this shim with RTLD_LOCAL | RTLD_DEEPBIND, so
- * SentencePiece binds to its own protobuf and nothing leaks into the global symbol scope.
- * Strings and arrays returned by the shim are malloc()ed; free them with kforge_spm_free. */
+ * The host therefore never links it: it dlmopen()s this shim into a new link namespace, where
+ * SentencePiece binds to its own protobuf (and its own libc and libstdc++) and nothing leaks into the
+ * host's symbol scope. Unlike RTLD_DEEPBIND this also works under ASan and TSan, whose runtimes
+ * refuse DEEPBIND; the shim is built uninstrumented for that reason (core/CMakeLists.txt).
+ * Strings and arrays returned by the shim are malloc()ed in its namespace; free them with kforge_spm_free. */
 #ifndef KFORGE_SENTENCEPIECE_SHIM_API_H
 #define KFORGE_SENTENCEPIECE_SHIM_API_H
 
