@@ -6,8 +6,10 @@
 
 namespace kforge::config {
 
-/// Largest config file read (a real config is a few KB; this keeps a hostile one from exhausting memory).
-inline constexpr size_t kMaxConfigBytes = size_t{16} << 20;
+/// Largest config file read. A real config is a few KB (a mixture of 10,000 datasets, about 1 MB). The bound
+/// keeps a hostile file from exhausting memory and caps its load at about half a second: the TOML parser
+/// alone reads 6-10 MB/s (benchmarks/config_load.sh).
+inline constexpr size_t kMaxConfigBytes = size_t{2} << 20;
 
 /// Deepest nesting of tables, arrays and dotted-key parts. A kforge config nests a few levels
 /// ([[train.freeze_schedule.specs]] is 5); the TOML parser and the conversion recurse once per level.

@@ -22,7 +22,7 @@ std::string join(const std::vector<std::string>& items) {
 
 [[noreturn]] void fail(const Value& v, const std::string& where, const std::string& message) {
   throw sdk::ConfigError(
-      fmt::format("{}: {} = {}: {}", v.source.describe(), where, v.is_null() ? "None" : v.to_toml(), message));
+      fmt::format("{}: {} = {}: {}", v.source.describe(), where, v.is_null() ? "None" : v.to_toml_brief(), message));
 }
 
 std::string expected(const KeySpec& spec) {

@@ -27,7 +27,8 @@ struct Section {
     if (ok) return;
     const Value& v = at(key);
     const Source& where = v.source.origin.empty() ? table.source : v.source;
-    throw sdk::ConfigError(fmt::format("{}: [{}] {} = {}: {}", where.describe(), name, key, v.to_toml(), message));
+    throw sdk::ConfigError(
+        fmt::format("{}: [{}] {} = {}: {}", where.describe(), name, key, v.to_toml_brief(), message));
   }
   void positive(const char* key) const { require(at(key).as_number() > 0, key, "must be > 0"); }
   void non_negative(const char* key) const { require(at(key).as_number() >= 0, key, "must be >= 0"); }

@@ -22,8 +22,8 @@ const Value& SectionView::get(std::string_view key, Value::Type type, const char
   }
   const bool number_ok = type == Value::Type::Float && v->type == Value::Type::Int;
   if (v->type != type && !number_ok) {
-    throw sdk::ConfigError(fmt::format("[{}] {} = {} is a {}, read as {}", name_, key, v->to_toml(),
-                                       type_name(v->type), wanted));
+    throw sdk::ConfigError(
+        fmt::format("[{}] {} = {} is a {}, read as {}", name_, key, v->to_toml_brief(), type_name(v->type), wanted));
   }
   return *v;
 }

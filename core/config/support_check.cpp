@@ -24,8 +24,8 @@ void check_table(const Value& table, const SectionSpec& spec, const std::string&
     const KeySupport s = key_support(spec.name, key);
     const Value& inert = s.inert.is_null() ? k->default_value : s.inert;
     const bool asks = value.to_toml() != inert.to_toml();
-    const std::string where =
-        fmt::format("{}: [{}] {} = {}", value.source.describe(), path, key, value.is_null() ? "None" : value.to_toml());
+    const std::string where = fmt::format("{}: [{}] {} = {}", value.source.describe(), path, key,
+                                          value.is_null() ? "None" : value.to_toml_brief());
     if (s.support == Support::Refused && asks) {
       out.refusals.push_back(fmt::format("{}: not implemented in this kforge: {}. Remove it or set {}", where, s.why,
                                          inert.is_null() ? "None" : inert.to_toml()));

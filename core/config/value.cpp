@@ -131,6 +131,18 @@ std::string Value::to_toml() const {
   return "";
 }
 
+std::string Value::to_toml_brief(size_t max_chars) const {
+  std::string out = to_toml();
+  if (out.size() <= max_chars) return out;
+  const size_t size = out.size();
+  while (max_chars > 0 && (static_cast<unsigned char>(out[max_chars]) & 0xC0) == 0x80) --max_chars;  // UTF-8
+  out.resize(max_chars);
+  if (type == Type::List || type == Type::Table) {
+    return fmt::format("{}... ({} entries in all)", out, type == Type::List ? list.size() : table.size());
+  }
+  return fmt::format("{}... ({} characters in all)", out, size);
+}
+
 const char* type_name(Value::Type type) {
   switch (type) {
     case Value::Type::Null: return "null";

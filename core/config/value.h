@@ -50,6 +50,8 @@ struct Value {
 
   /// Inline TOML literal of this value (tables as inline tables).
   std::string to_toml() const;
+  /// to_toml() for a message: past `max_chars` it is cut and says how much is left out.
+  std::string to_toml_brief(size_t max_chars = 160) const;
 };
 
 /// "bool", "int", "float", "string", "list", "table" or "null".

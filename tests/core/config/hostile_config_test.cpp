@@ -2,7 +2,6 @@
 // symlink loops, oversized files, and a 10 MB config that must parse in linear time.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -255,24 +254,33 @@ TEST(HostileConfig, FileLargerThanTheLimitIsRefused) {
   std::string text = "[train]\n";
   while (text.size() <= config::kMaxConfigBytes) text += line;
   const auto path = write_file("huge", text);
-  expect_has(file_error(path), {"cannot read config file '" + path.string() + "': it is larger than 16 MiB"});
+  expect_has(file_error(path), {"cannot read config file '" + path.string() + "': it is larger than " +
+                                std::to_string(config::kMaxConfigBytes >> 20) + " MiB"});
 }
 
 // ---- size ----------------------------------------------------------------------------------
 
-TEST(HostileConfig, TenMegabyteConfigOf700kKeysLoadsInLinearTime) {
+TEST(HostileConfig, AConfigJustUnderTheSizeLimitLoadsEveryKey) {
+  // The largest config accepted, as one huge dict (the shape that once made parsing quadratic: 46 s for
+  // 100k keys). Its load time is measured by benchmarks/config_load.sh, not here.
   std::string text = "[data.anneal_weights]\n";
-  for (int k = 0; k < 700000; ++k) text += "w" + std::to_string(1000000 + k) + " = 0.5\n";
-  ASSERT_GT(text.size(), size_t{10} << 20);
-  const auto path = write_file("big", text);
-  const auto start = std::chrono::steady_clock::now();
+  size_t keys = 0;
+  for (; text.size() + 16 < config::kMaxConfigBytes; ++keys)
+    text.append("w").append(std::to_string(1000000 + keys)).append(" = 0.5\n");
+  const auto path = write_file("at_limit", text);
   const config::JobConfig job = config::load_job_config(path, {}, base_catalog());
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(at(job, "data", "anneal_weights").table.size(), 700000u);
-  std::cout << "[ timing ] " << text.size() << " bytes, 700000 keys loaded in " << seconds << " s\n";
-  // Linear: a few seconds at most even on a loaded machine; the quadratic lookups it replaces took
-  // 46 s for a seventh of these keys and did not finish in 120 s for all of them.
-  EXPECT_LT(seconds, 30.0);
+  EXPECT_EQ(at(job, "data", "anneal_weights").table.size(), keys);
+  EXPECT_GT(keys, size_t{100000});
+}
+
+TEST(HostileConfig, AHugeValueInAnErrorIsCutToAFewLinesSayingHowBigItIs) {
+  std::string list = "[1";
+  for (int k = 2; k <= 10000; ++k) list += ", " + std::to_string(k);
+  const std::string message = load_error("[train]\nmax_steps = " + list + "]\n");
+  expect_has(message, {"cfg.toml:2:13: [train] max_steps = [1, 2, 3, ", "... (10000 entries in all)"});
+  EXPECT_LT(message.size(), 1000u) << message;
+  const std::string text(5000, 'x');
+  expect_has(load_error("[train]\nmax_steps = \"" + text + "\"\n"), {"... (5002 characters in all)"});
 }
 
 }  // namespace
