@@ -24,8 +24,11 @@ namespace kforge::train {
 class FullyShardedModel final : public BlockBackwardHooks {
  public:
   /// Shards every parameter of `model` over `shard` (the model must be identical on every rank,
-  /// as after seeding) and installs the block runner; `replicate` is the HSDP replica group.
+  /// as after seeding) and installs the block runner; `replicate` is the HSDP replica group. Both groups
+  /// are held by reference and must outlive this object (a temporary group does not compile).
   FullyShardedModel(sdk::Model& model, const dist::Group& shard, const dist::Group& replicate);
+  FullyShardedModel(sdk::Model&, const dist::Group&, dist::Group&&) = delete;
+  FullyShardedModel(sdk::Model&, dist::Group&&, const dist::Group&) = delete;
   ~FullyShardedModel();
   FullyShardedModel(const FullyShardedModel&) = delete;
   FullyShardedModel& operator=(const FullyShardedModel&) = delete;

@@ -19,9 +19,11 @@ namespace kforge::train {
 
 class ReplicatedModel final : public BlockBackwardHooks {
  public:
-  /// `params`: the model's trainable parameters; a step runs `micro_batches` forwards.
+  /// `params`: the model's trainable parameters; a step runs `micro_batches` forwards. `group` is held by
+  /// reference and must outlive this object (a temporary group does not compile).
   ReplicatedModel(sdk::Model& model, const dist::Group& group, std::vector<sdk::NamedParameter> params,
                   int64_t micro_batches);
+  ReplicatedModel(sdk::Model&, dist::Group&&, std::vector<sdk::NamedParameter>, int64_t) = delete;
   ~ReplicatedModel() override;
   ReplicatedModel(const ReplicatedModel&) = delete;
   ReplicatedModel& operator=(const ReplicatedModel&) = delete;

@@ -28,7 +28,8 @@ std::vector<RankResult> run_fsdp(const std::string& frozen, int micro_batches, d
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     TinyModel model;
     if (!frozen.empty()) model.named_parameters()[frozen].requires_grad_(false);
-    train::FullyShardedModel fsdp(model, rt.dp(), dist::Group());
+    const dist::Group no_replicas;  // held by reference for the model's life
+    train::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
     RankResult& r = results[static_cast<size_t>(rt.rank())];
     for (int k = 0; k < micro_batches; ++k) {
       (tiny_loss(fsdp.forward(tiny_tokens(rt.rank())), rt.rank()) / micro_batches).backward();
@@ -150,7 +151,8 @@ TEST(FullyShardedModel, InPlaceChangesTheModelMakesInItsForwardReachTheShards) {
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     TinyModel model;
     model.mutate_in_forward = true;
-    train::FullyShardedModel fsdp(model, rt.dp(), dist::Group());
+    const dist::Group no_replicas;  // held by reference for the model's life
+    train::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
     at::NoGradGuard no_grad;
     for (int k = 0; k < 2; ++k) fsdp.forward(tiny_tokens(rt.rank()));
     for (const auto& p : fsdp.shards()) {
@@ -165,7 +167,8 @@ TEST(FullyShardedModel, InPlaceChangesTheModelMakesInItsForwardReachTheShards) {
 TEST(FullyShardedModel, ModelBypassingTheBlockRunnerIsAnErrorNamingRunBlock) {
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     TinyModel model(/*bypass=*/true);
-    train::FullyShardedModel fsdp(model, rt.dp(), dist::Group());
+    const dist::Group no_replicas;  // held by reference for the model's life
+    train::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
     fsdp.forward(tiny_tokens(rt.rank()));
   });
   for (const std::string& e : errors) {
