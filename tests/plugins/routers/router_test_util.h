@@ -10,8 +10,11 @@ namespace kforge::test::routers {
 
 /// The parameter or buffer `name` of `m` (fails the test's expectations with an undefined tensor if absent).
 inline at::Tensor named(const torch::nn::Module& m, const std::string& name) {
-  if (const auto* p = m.named_parameters().find(name)) return *p;
-  if (const auto* b = m.named_buffers().find(name)) return *b;
+  // The dicts are returned by value: keep them alive while `find`'s pointer is read.
+  const auto parameters = m.named_parameters();
+  if (const auto* p = parameters.find(name)) return *p;
+  const auto buffers = m.named_buffers();
+  if (const auto* b = buffers.find(name)) return *b;
   return {};
 }
 
