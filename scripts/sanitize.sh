@@ -26,9 +26,9 @@ case "$kind" in
   tsan)
     flags="-fsanitize=thread"
     # The host's own threads: the launcher (kforge launch and its ranks) and the asynchronous checkpoint writer.
-    targets=(kforge test_distributed test_train)
-    ctest_args=(-R "^test_(distributed|train)")
-    export GTEST_FILTER=${KFORGE_TSAN_FILTER:-Launch.*:LaunchNan.*:AsyncCheckpoint.*}
+    targets=(kforge test_distributed test_train test_cli_processes)
+    ctest_args=(-R "^test_(distributed|train|cli_processes)")
+    export GTEST_FILTER=${KFORGE_TSAN_FILTER:-Launch.*:LaunchNan.*:LaunchDurability.*:StartUpSignal.*:AsyncCheckpoint.*}
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp:print_suppressions=0"
     ;;
   *)
