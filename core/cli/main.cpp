@@ -24,6 +24,9 @@ Usage:
   kforge generate --checkpoint DIR [--prompt TEXT]... [--prompts-file FILE] [--max-new-tokens N]
                   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--tokenizer MODEL]
   kforge eval --checkpoint DIR [--plugin-dir DIR]... [--section.key=value]...
+  kforge convert (--to hf CHECKPOINT OUT | --from hf DIR OUT) [--plugin-dir DIR]...
+  kforge report RUN_DIR [--out FILE]
+  kforge extract --checkpoint DIR (--input TEXT | --tokens IDS) --layers L,.. --what POINT,.. OUT.npz
   kforge check-env [--json] [--strict]
   kforge --version
   kforge COMMAND --help
@@ -35,6 +38,9 @@ Commands:
   prepare-data   tokenise text files into .npy shards with a SentencePiece tokenizer
   generate       continue prompts with a checkpoint (KV-cache sampling)
   eval           eval loss and perplexity of a checkpoint on its eval dataset
+  convert        export a checkpoint to Hugging Face safetensors, or import one
+  report         write a self-contained report.html with plots of a run directory
+  extract        capture activations (and attention) of a checkpoint's forward into a .npz
   check-env      report the BLAS, threads, ISA and GEMM speed this machine gives kforge
 
 Plugins are the libkforge_*.so files in each --plugin-dir and in the directory that ships with
@@ -61,6 +67,9 @@ int dispatch(const std::string& command, int argc, char** argv) {
   if (command == "check-env") return cmd_check_env(argc, argv);
   if (command == "generate") return cmd_generate(argc, argv);
   if (command == "eval") return cmd_eval(argc, argv);
+  if (command == "convert") return cmd_convert(argc, argv);
+  if (command == "report") return cmd_report(argc, argv);
+  if (command == "extract") return cmd_extract(argc, argv);
   std::fprintf(stderr, "kforge: unknown command '%s'.\n\n%s", command.c_str(), kUsage);
   return kExitUsage;
 }
