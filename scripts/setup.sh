@@ -11,6 +11,7 @@ packages=(
   libsentencepiece-dev sentencepiece libgtest-dev
   libxxhash-dev xxhash                      # checkpoint checksums (XXH3-64), and xxhsum to check them by hand
   python3-torch python3-numpy               # the independent oracle of the numerical tests
+  libarchive-dev                            # .npz archives (kforge extract)
   python3-protobuf chromium                 # independent readers in the tests: TensorBoard event files, the HTML report
 )
 

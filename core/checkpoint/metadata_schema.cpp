@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "kforge/sdk/error.h"
@@ -128,6 +129,14 @@ void check_train_state(const nlohmann::json& state, const nlohmann::json& meta, 
   if (state.contains("nan")) {
     integer(state.at("nan"), "consecutive", "nan.", path);
     integer(state.at("nan"), "total", "nan.", path);
+  }
+  if (state.contains("metric_runs")) {  // metric backend name -> the backend's run id
+    const nlohmann::json& runs = state.at("metric_runs");
+    const bool all_strings =
+        runs.is_object() && std::all_of(runs.begin(), runs.end(), [](const nlohmann::json& id) { return id.is_string(); });
+    if (!all_strings) {
+      throw schema_error(path, "metric_runs", fmt::format("is {}, not a table of backend names to run ids", runs.dump()));
+    }
   }
 }
 

@@ -75,7 +75,9 @@ nlohmann::json to_json(const plugins::PluginSet& set) {
                                     {"section", section_of(c.kind)},
                                     {"config_keys", keys_json(plugin_keys(c))},
                                     {"core_keys", keys_json(core_keys(c))},
-                                    {"capabilities", plugins::capability_names(c.capabilities)}});
+                                    {"capabilities", plugins::capability_names(c.capabilities)},
+                                    {"enabled_by", c.enabled_by},
+                                    {"hook_points", c.hook_points}});
     }
     out.push_back(file);
   }
@@ -92,6 +94,12 @@ void print_table(std::ostream& out, const plugins::PluginSet& set, bool verbose)
       if (!verbose) continue;
       if (c.capabilities != 0) {
         out << fmt::format("{:>17}capabilities: {}\n", "", fmt::join(plugins::capability_names(c.capabilities), ", "));
+      }
+      if (!c.enabled_by.empty()) {
+        out << fmt::format("{:>17}enabled by: [{}] {} = true\n", "", section_of(c.kind), c.enabled_by);
+      }
+      if (!c.hook_points.empty()) {
+        out << fmt::format("{:>17}hook points (kforge extract): {}\n", "", fmt::join(c.hook_points, ", "));
       }
       std::vector<KeyDoc> keys = core_keys(c);
       for (KeyDoc& k : plugin_keys(c)) keys.push_back(std::move(k));
@@ -125,7 +133,7 @@ int cmd_list_plugins(int argc, char** argv) {
                            "and every refused plugin file with the reason.");
   add_plugin_dir_option(options);
   add_allow_unsafe_plugin_dir_option(options);
-  options.add_options()("json", "machine-readable output")("v,verbose", "also list each component's config keys")(
+  options.add_options()("json", "machine-readable output")("v,verbose", "also list each component's config keys, enabling key and hook points")(
       "h,help", "this help");
   const std::vector<std::string> arguments(argv + 1, argv + argc);  // the cache key
   const ParsedOptions parsed = parse_options(options, argc, argv);

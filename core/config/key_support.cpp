@@ -38,9 +38,9 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
       {"distributed", {"dp_shard", "dp_replicate", "nccl_timeout_sec"}},
       {"checkpoint",
        {"dir", "interval", "dyn_ckpt_window", "async_mode", "keep_last_n", "load_path", "exclude_from_loading",
-        "ignore_freeze_mismatch"}},
+        "ignore_freeze_mismatch", "export_dtype"}},
       {"checkpoint.dyn_ckpt_window", {"start", "stop", "strategy"}},
-      {"metrics", {"log_interval", "backends", "run_dir", "peak_tflops"}},
+      {"metrics", {"log_interval", "backends", "run_dir", "peak_tflops", "enable_tensorboard", "tensorboard_dir"}},
       {"profiling", {"enable", "start_step", "end_step", "trace_dir"}},
   };
   return keys;
@@ -81,11 +81,11 @@ const Table& not_implemented() {
                 "dp_shard)"));
     add("distributed", {"pp_schedule"}, refused("pipeline parallelism"));
     add("distributed", {"backend"}, no_effect("kforge uses Gloo for CPU tensors and NCCL for CUDA tensors"));
-    add("checkpoint", {"export_dtype"}, no_effect("there is no weight export yet (checkpoints keep fp32 weights)"));
-    add("metrics", {"enable_wandb"}, no_effect("there is no W&B backend", Value::boolean(false)));
-    add("metrics", {"wandb_project", "wandb_run_name", "wandb_run_id"}, no_effect("there is no W&B backend"));
-    add("metrics", {"enable_tensorboard"}, no_effect("there is no TensorBoard backend", Value::boolean(false)));
-    add("metrics", {"tensorboard_dir"}, no_effect("there is no TensorBoard backend"));
+    const std::string wandb =
+        "there is no W&B backend; set enable_tensorboard = true and upload the event files with "
+        "`wandb sync --sync-tensorboard <tensorboard_dir>`";
+    add("metrics", {"enable_wandb"}, no_effect(wandb, Value::boolean(false)));
+    add("metrics", {"wandb_project", "wandb_run_name", "wandb_run_id"}, no_effect(wandb));
     return t;
   }();
   return table;

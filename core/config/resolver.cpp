@@ -1,3 +1,4 @@
+// Resolving a raw config against the core schema and the keys of the components it selects (resolver.h).
 #include "config/resolver.h"
 
 #include <fmt/format.h>
@@ -243,8 +244,21 @@ Value resolve_table(const Value* raw, const SectionSpec& spec, const std::string
   return ordered;
 }
 
+// The components of `slot`'s kind that `section_value` (a raw or resolved table of the slot's
+// section, or null) enables through their enabled_by key, in catalog order.
+std::vector<std::string> enabled_names(const Value* section_value, const sdk::KindInfo& slot, const Catalog& catalog) {
+  std::vector<std::string> names;
+  if (!slot.multiple || section_value == nullptr || !section_value->is_table()) return names;
+  for (const ComponentKeys& c : catalog) {
+    if (c.kind != slot.name || c.enabled_by.empty()) continue;
+    const Value* on = section_value->find(c.enabled_by);
+    if (on != nullptr && on->type == Value::Type::Bool && on->b) names.push_back(c.name);
+  }
+  return names;
+}
+
 std::vector<std::string> selected_names(const Value& raw, const sdk::KindInfo& slot, const SectionSpec& section,
-                                        const Value** where_value) {
+                                        const Catalog& catalog, const Value** where_value) {
   const Value* sec = raw.find(slot.section);
   const Value* v = sec != nullptr ? sec->find(slot.selector) : nullptr;
   const KeySpec* spec = section.find(slot.selector);
@@ -255,7 +269,42 @@ std::vector<std::string> selected_names(const Value& raw, const sdk::KindInfo& s
   for (const Value& item : chosen.list) {
     if (item.type == Value::Type::String) names.push_back(item.s);
   }
+  for (std::string& name : enabled_names(sec, slot, catalog)) names.push_back(std::move(name));
   return names;
+}
+
+// Adds the components that their enabled_by keys select to the resolved selector lists, so the
+// resolved config names every component that runs; an enabling key set true that no loaded
+// component answers is an error.
+void add_enabled_components(Value& resolved, const std::vector<SectionSpec>& schema, const Catalog& catalog) {
+  for (const SectionSpec& spec : schema) {
+    Value* section = resolved.find(spec.name);
+    if (section == nullptr) continue;
+    for (const KeySpec& key : spec.keys) {
+      const Value* on = section->find(key.name);
+      if (!key.selects_component || on == nullptr || on->type != Value::Type::Bool || !on->b) continue;
+      const bool answered = std::any_of(catalog.begin(), catalog.end(), [&](const ComponentKeys& c) {
+        const sdk::KindInfo* slot = sdk::find_kind(c.kind);
+        return c.enabled_by == key.name && slot != nullptr && slot->section == spec.name;
+      });
+      if (!answered) {
+        throw sdk::ConfigError(fmt::format(
+            "{}: [{}] {} = true, but no loaded plugin component is enabled by it (a component declares "
+            "enabled_by(\"{}\")); check --plugin-dir, or set it to false",
+            on->source.describe(), spec.name, key.name, key.name));
+      }
+    }
+  }
+  for (const sdk::KindInfo& slot : sdk::kKinds) {
+    Value* section = resolved.find(slot.section);
+    Value* list = section != nullptr ? section->find(slot.selector) : nullptr;
+    if (list == nullptr || list->type != Value::Type::List) continue;
+    for (const std::string& name : enabled_names(section, slot, catalog)) {
+      const bool listed = std::any_of(list->list.begin(), list->list.end(),
+                                      [&](const Value& item) { return item.type == Value::Type::String && item.s == name; });
+      if (!listed) list->list.push_back(Value::string(name));
+    }
+  }
 }
 
 const SectionSpec* core_section(const std::string& name) {
@@ -340,7 +389,7 @@ std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catal
     auto section = std::find_if(schema.begin(), schema.end(), [&](const SectionSpec& s) { return s.name == slot.section; });
     const Value* where_value = nullptr;
     std::vector<std::string> done;
-    for (const std::string& name : selected_names(raw, slot, *section, &where_value)) {
+    for (const std::string& name : selected_names(raw, slot, *section, catalog, &where_value)) {
       if (std::find(done.begin(), done.end(), name) != done.end()) continue;  // listed twice
       done.push_back(name);
       const ComponentKeys* found = nullptr;
@@ -394,6 +443,7 @@ Value resolve(const Value& raw, const std::vector<SectionSpec>& schema, const Ca
     if (spec.optional && given == nullptr && !implied) continue;
     out.set(spec.name, resolve_table(given, spec, spec.name, catalog));
   }
+  add_enabled_components(out, schema, catalog);
   return out;
 }
 

@@ -15,6 +15,7 @@ namespace kforge::config {
 struct ComponentKeys {
   std::string kind, name, version, file;
   std::vector<KeySpec> keys;
+  std::string enabled_by;  ///< a bool core key of the kind's section that selects it ("": none)
 };
 using Catalog = std::vector<ComponentKeys>;
 

@@ -28,6 +28,9 @@ struct KeySpec {
   /// Int and Float keys, the items of their lists and the values of their dicts: the largest
   /// magnitude accepted (Float values must also be finite), so that no conversion of them overflows.
   double max_magnitude = kMaxConfigNumber;
+  /// A Bool whose true value selects the components that declare enabled_by(name), as if they were
+  /// listed in the section's selector list (e.g. [metrics] enable_tensorboard).
+  bool selects_component = false;
 
   /// A key that must be given: no default and not nullable (e.g. a freeze stage's start_step).
   bool required() const { return default_value.is_null() && !nullable && type != KeyType::Table; }

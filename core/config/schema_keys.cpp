@@ -9,6 +9,12 @@ KeySpec bool_key(const char* name, bool def, const char* doc) {
   return {name, KeyType::Bool, Value::boolean(def), false, {}, doc};
 }
 
+KeySpec enabler_key(const char* name, const char* doc) {
+  KeySpec k = bool_key(name, false, doc);
+  k.selects_component = true;
+  return k;
+}
+
 KeySpec int_key(const char* name, int64_t def, const char* doc) {
   return {name, KeyType::Int, Value::integer(def), false, {}, doc};
 }

@@ -11,6 +11,8 @@
 namespace kforge::config::schema_parts {
 
 KeySpec bool_key(const char* name, bool def, const char* doc);
+/// A bool (default false) whose true value selects the components declaring enabled_by(name).
+KeySpec enabler_key(const char* name, const char* doc);
 KeySpec int_key(const char* name, int64_t def, const char* doc);
 KeySpec float_key(const char* name, double def, const char* doc);
 KeySpec string_key(const char* name, const char* def, const char* doc, std::vector<std::string> choices = {});

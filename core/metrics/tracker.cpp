@@ -59,4 +59,22 @@ void MetricsTracker::flush() {
   for (auto& backend : backends_) backend->flush();
 }
 
+std::vector<std::string> MetricsTracker::run_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& backend : backends_) ids.push_back(backend->run_id());
+  return ids;
+}
+
+void MetricsTracker::end(sdk::RunEnd how) noexcept {
+  if (ended_) return;
+  ended_ = true;
+  for (auto& backend : backends_) {
+    try {
+      backend->end(how);
+    } catch (const std::exception& e) {
+      log::get().warn("a metric backend failed to record the end of the run: {}", e.what());
+    }
+  }
+}
+
 }  // namespace kforge::metrics

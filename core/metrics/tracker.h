@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kforge/sdk/metric_backend.h"
@@ -33,6 +34,10 @@ class MetricsTracker {
   /// Logs arbitrary metrics now (eval results, ...).
   void log(int64_t step, const sdk::MetricList& metrics);
   void flush();
+  /// Each backend's run_id(), in the order of the backends given.
+  std::vector<std::string> run_ids() const;
+  /// Tells every backend the run ended (once; a backend that throws is logged, not propagated).
+  void end(sdk::RunEnd how) noexcept;
 
  private:
   std::vector<std::unique_ptr<sdk::MetricBackend>> backends_;
@@ -41,6 +46,7 @@ class MetricsTracker {
   std::chrono::steady_clock::time_point step_start_;
   bool smoothed_seeded_ = false;
   bool warned_mfu_above_peak_ = false;
+  bool ended_ = false;
   double ema_loss_ = 0, ema_tokens_per_sec_ = 0, ema_mfu_ = 0, ema_step_time_ = 0;
 };
 

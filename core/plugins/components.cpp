@@ -103,8 +103,17 @@ std::vector<std::unique_ptr<sdk::Hook>> Components::hooks() const {
   return build_each_selected<sdk::HookFactory>(sdk::kind::hook);
 }
 
-std::vector<std::unique_ptr<sdk::MetricBackend>> Components::metric_backends(const sdk::RunInfo& run) const {
-  return build_each_selected<sdk::MetricBackendFactory>(sdk::kind::metric_backend, run);
+std::vector<std::unique_ptr<sdk::MetricBackend>> Components::metric_backends(
+    const sdk::RunInfo& run, const std::map<std::string, std::string>& resumed_run_ids) const {
+  const sdk::KindInfo& info = kind_info(sdk::kind::metric_backend);
+  std::vector<std::unique_ptr<sdk::MetricBackend>> out;
+  for (const std::string& name : job_.view(info.section).get_string_list(info.selector)) {
+    sdk::RunInfo mine = run;
+    const auto id = resumed_run_ids.find(name);
+    mine.resumed_run_id = id != resumed_run_ids.end() ? id->second : "";
+    out.push_back(build<sdk::MetricBackendFactory>(info, name, mine));
+  }
+  return out;
 }
 
 std::shared_ptr<sdk::Router> Components::make_router(const std::string& name, const sdk::RouterSpec& spec) const {

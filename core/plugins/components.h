@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,7 +32,10 @@ class Components final : public sdk::ComponentSource {
   /// The configured dataset plugin over `path` (train or eval data).
   std::unique_ptr<sdk::Dataset> dataset(const std::string& path, const std::string& file_pattern) const;
   std::vector<std::unique_ptr<sdk::Hook>> hooks() const;
-  std::vector<std::unique_ptr<sdk::MetricBackend>> metric_backends(const sdk::RunInfo& run) const;
+  /// The backends of [metrics] backends, in that order; each gets `run` with resumed_run_id set to
+  /// its entry in `resumed_run_ids` (by backend name; absent: "").
+  std::vector<std::unique_ptr<sdk::MetricBackend>> metric_backends(
+      const sdk::RunInfo& run, const std::map<std::string, std::string>& resumed_run_ids = {}) const;
   std::shared_ptr<sdk::Router> make_router(const std::string& name, const sdk::RouterSpec& spec) const override;
 
   /// The KFORGE_CAP_* flags the configured optimizer declares (e.g. KFORGE_CAP_NEEDS_WHOLE_MATRICES),

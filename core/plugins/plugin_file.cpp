@@ -172,6 +172,8 @@ PluginFile open_plugin(const std::filesystem::path& path) {
       meta.keys.push_back({str(key.name), str(key.type), str(key.default_value), str(key.doc)});
     }
     for (uint32_t k = 0; k < c.n_core_keys; ++k) meta.core_keys.push_back(str(c.core_keys[k]));
+    meta.enabled_by = str(c.enabled_by);
+    for (uint32_t k = 0; k < c.n_hook_points; ++k) meta.hook_points.push_back(str(c.hook_points[k]));
     plugin.components.push_back(std::move(meta));
   }
 
@@ -233,6 +235,17 @@ PluginFile open_plugin(const std::filesystem::path& path) {
       declared_core_keys(c);
     } catch (const std::exception& e) {
       plugin.refuse(fmt::format("{}: {} Fix the component's core_keys(...) list.", file, e.what()));
+      return plugin;
+    }
+    try {
+      check_enabled_by(c);
+    } catch (const std::exception& e) {
+      plugin.refuse(fmt::format("{}: {} Fix the component's enabled_by(...).", file, e.what()));
+      return plugin;
+    }
+    if (!c.hook_points.empty() && c.kind != sdk::kind::model) {
+      plugin.refuse(fmt::format("{}: {} '{}' declares hook points, which only a model has. Remove its hook_points(...).",
+                                file, c.kind, c.name));
       return plugin;
     }
   }

@@ -24,6 +24,8 @@ struct ComponentMeta {
   std::vector<ConfigKeyMeta> keys;     ///< the component's own keys in its kind's section
   uint32_t capabilities = 0;           ///< KFORGE_CAP_* flags
   std::vector<std::string> core_keys;  ///< the core schema keys of its kind's section it reads
+  std::string enabled_by;              ///< a bool core key of its kind's section that selects it ("": none)
+  std::vector<std::string> hook_points;  ///< a model's capturable tensors, "{layer}" for a block index
 };
 
 struct PluginFile {

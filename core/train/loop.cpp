@@ -39,9 +39,16 @@ TrainingResult Trainer::train() {
   const auto& train = job_.train;
   const int64_t tokens_per_step = train.batch_size * train.seq_len * train.grad_accum_steps * runtime_->dp().size();
   const resilience::ShutdownHandlers shutdown_handlers(train.shutdown_timeout_sec);
+  // The metric backends learn how the run ended; an exception out of here is a failed run.
+  struct EndMetricRuns {
+    metrics::MetricsTracker& tracker;
+    sdk::RunEnd how = sdk::RunEnd::failed;
+    ~EndMetricRuns() { tracker.end(how); }
+  } end_metric_runs{*tracker_};
   if (any_rank(resilience::shutdown_requested())) {  // a signal while plugins, data or the checkpoint loaded
     log.warn("shutdown requested (signal {}) before step {}: nothing trained, nothing to save; exiting",
              resilience::shutdown_signal(), step_ + 1);
+    end_metric_runs.how = sdk::RunEnd::killed;
     return {Outcome::Preempted, step_, tokens_seen_, resumed_from_};
   }
   for (auto& hook : hooks_) hook->on_train_begin(step_);
@@ -133,6 +140,9 @@ TrainingResult Trainer::train() {
   }
   for (auto& hook : hooks_) hook->on_train_end(step_, tokens_seen_);
   tracker_->flush();
+  end_metric_runs.how = outcome == Outcome::Preempted     ? sdk::RunEnd::killed
+                        : outcome == Outcome::TooManyNans ? sdk::RunEnd::failed
+                                                          : sdk::RunEnd::finished;
   log.info("peak resident memory of this rank: {:.3f} GiB", metrics::peak_rss_gib());
   return {outcome, step_, tokens_seen_, resumed_from_};
 }

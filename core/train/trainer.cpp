@@ -127,9 +127,11 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
     log.info("MFU peak per rank: {}", peak.derivation);
     peak_tflops = peak.tflops;
   }
-  const sdk::RunInfo run{job_.metrics.run_dir, runtime_->rank(), static_cast<bool>(::isatty(STDOUT_FILENO)), step_};
+  const sdk::RunInfo run{job_.metrics.run_dir, runtime_->rank(), static_cast<bool>(::isatty(STDOUT_FILENO)), step_,
+                         "", job_.to_toml()};
   tracker_ = std::make_unique<metrics::MetricsTracker>(
-      leader() ? components_.metric_backends(run) : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
+      leader() ? components_.metric_backends(run, resumed_metric_runs_)
+               : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
       job_.metrics.log_interval, model_->flops_per_token(train.seq_len), peak_tflops * runtime_->world_size());
   apply_freeze();
 }
@@ -179,6 +181,7 @@ void Trainer::resume() {
   auto& log = log::get();
   std::optional<checkpoint::Snapshot> snapshot =
       checkpoints_->load_newest([&](const std::string& message) { log.error("{}", message); });
+  const bool own_run = snapshot.has_value();  // load_path starts another run's weights: new metric runs
   if (!snapshot && job_.checkpoint.load_path) {
     log.info("no checkpoint in {}; starting from checkpoint.load_path {}", job_.checkpoint.dir, *job_.checkpoint.load_path);
     snapshot = checkpoint::CheckpointManager::load(*job_.checkpoint.load_path);
@@ -188,6 +191,7 @@ void Trainer::resume() {
     return;
   }
   restore(*snapshot);
+  if (!own_run) resumed_metric_runs_.clear();
   resumed_from_ = step_;
   log.info("resumed from step {} ({} tokens seen)", step_, tokens_seen_);
 }

@@ -2,6 +2,7 @@
 // loop -> checkpoints/metrics) and then driven step by step by train().
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -128,6 +129,7 @@ class Trainer {
   int64_t total_nans_ = 0;
   int64_t last_saved_step_ = -1;
   int64_t resumed_from_ = -1;
+  std::map<std::string, std::string> resumed_metric_runs_;  ///< metric backend name -> its run id, on a resume
 };
 
 /// The library entry point (KempnerForge's run_training(config, step_fn, hooks)).

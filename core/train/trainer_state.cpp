@@ -92,6 +92,11 @@ checkpoint::Snapshot Trainer::snapshot() const {
                    {"nan", {{"consecutive", consecutive_nans_}, {"total", total_nans_}}},
                    {"freeze", canonical_freeze_meta(effective_freeze(step_, freeze_))},
                    {"scheduler", {{"name", job_.view("scheduler").get_string("name")}, {"next_step", step_}}}};
+  const std::vector<std::string> backends = job_.view("metrics").get_string_list("backends");
+  const std::vector<std::string> run_ids = tracker_->run_ids();  // rank 0's are the ones committed
+  for (size_t i = 0; i < run_ids.size() && i < backends.size(); ++i) {
+    if (!run_ids[i].empty()) s.train_state["metric_runs"][backends[i]] = run_ids[i];
+  }
   s.config_toml = job_.to_toml();
   s.plugins = plugin_manifest(registry_, /*hashes=*/false);
   return s;
@@ -119,6 +124,7 @@ void Trainer::restore(const checkpoint::Snapshot& s) {
     const auto& ts = s.train_state;
     consecutive_nans_ = ts.at("nan").at("consecutive").get<int64_t>();
     total_nans_ = ts.at("nan").at("total").get<int64_t>();
+    resumed_metric_runs_ = ts.value("metric_runs", std::map<std::string, std::string>{});
     sampler_->restore(data_position(ts));
     if (s.rng.defined()) {
       at::Generator generator = at::detail::getDefaultCPUGenerator();

@@ -9,7 +9,7 @@
 
 /* Bump on any change to these structs, to the component interfaces or to their meaning, and record
  * the headers' new fingerprint (tests/sdk's abi fingerprint test says how). */
-#define KFORGE_PLUGIN_ABI_VERSION 5u
+#define KFORGE_PLUGIN_ABI_VERSION 6u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 
@@ -56,6 +56,11 @@ typedef struct kforge_component_info {
   uint32_t capabilities; /* KFORGE_CAP_* flags */
   uint32_t n_core_keys;  /* core schema keys of its kind's section it reads, e.g. "lr" */
   const char* const* core_keys;
+  /* A bool core key of its kind's section whose true value adds this component to the kind's selection
+   * (kinds that select a list only), e.g. "enable_tensorboard"; NULL: selected by name only. */
+  const char* enabled_by;
+  uint32_t n_hook_points; /* a model's capturable tensors, e.g. "layers.{layer}.residual" (kforge extract) */
+  const char* const* hook_points;
 } kforge_component_info;
 
 /* What kforge_plugin_entry() returns. `build` must stay the first member. */

@@ -71,15 +71,39 @@ class Model : public torch::nn::Module {
   /// Set by the host (an empty runner restores the default, which calls the block directly).
   void set_block_runner(BlockRunner runner) { block_runner_ = std::move(runner); }
 
+  /// Receives captured tensors (kforge extract): the point's name, e.g. "layers.3.attn_out", and its value.
+  using CaptureSink = std::function<void(const std::string& point, const torch::Tensor& value)>;
+  /// Set by the host: deliver the values of `points` (hook points of the component's metadata, {layer}
+  /// expanded) to `sink` during forward(); an empty sink stops capturing.
+  void set_capture(std::vector<std::string> points, CaptureSink sink) {
+    capture_points_ = sink ? std::move(points) : std::vector<std::string>{};
+    capture_sink_ = std::move(sink);
+  }
+
  protected:
   /// forward() must run each of blocks() through this, in order, with only that block's
   /// parameters used inside `block`.
   torch::Tensor run_block(size_t index, const torch::Tensor& input, const BlockFn& block) {
     return block_runner_ ? block_runner_(index, input, block) : block(input);
   }
+  /// Whether any point is wanted (a cheap test before a model builds point names in its forward).
+  bool capture_active() const { return static_cast<bool>(capture_sink_); }
+  /// Whether `point` is wanted (lets a model skip work nobody asked for, e.g. attention probabilities).
+  bool capturing(const std::string& point) const {
+    for (const std::string& p : capture_points_) {
+      if (p == point) return true;
+    }
+    return false;
+  }
+  /// Hands `value` (detached) to the sink when `point` is wanted.
+  void capture(const std::string& point, const torch::Tensor& value) const {
+    if (capture_sink_ && capturing(point)) capture_sink_(point, value.detach());
+  }
 
  private:
   BlockRunner block_runner_;
+  std::vector<std::string> capture_points_;
+  CaptureSink capture_sink_;
 };
 
 }  // namespace kforge::sdk

@@ -55,6 +55,24 @@ struct Capabilities {
 };
 constexpr Capabilities capabilities(uint32_t flags) { return {flags}; }
 
+/// Trait: a bool core key of its kind's section that, when true, selects the component as if its
+/// name were in the kind's list, e.g. enabled_by("enable_tensorboard") for a metric backend.
+struct EnabledBy {
+  const char* key;
+};
+constexpr EnabledBy enabled_by(const char* key) { return {key}; }
+
+/// Trait: the tensors a model can hand out during forward() (Model::capture), as patterns with
+/// {layer} for a block index, e.g. {"layers.{layer}.residual", "layers.{layer}.attention"}.
+struct HookPoints {
+  const char* const* points;
+  uint32_t count;
+};
+template <size_t N>
+constexpr HookPoints hook_points(const char* const (&points)[N]) {
+  return {points, static_cast<uint32_t>(N)};
+}
+
 }  // namespace kforge::sdk
 
 namespace kforge::sdk::detail {
@@ -68,12 +86,17 @@ constexpr void apply(kforge_component_info& c, CoreKeys keys) {
   c.core_keys = keys.names;
 }
 constexpr void apply(kforge_component_info& c, Capabilities caps) { c.capabilities |= caps.flags; }
+constexpr void apply(kforge_component_info& c, EnabledBy e) { c.enabled_by = e.key; }
+constexpr void apply(kforge_component_info& c, HookPoints h) {
+  c.n_hook_points = h.count;
+  c.hook_points = h.points;
+}
 
 /// What KFORGE_COMPONENT expands to.
 template <class... Traits>
 constexpr kforge_component_info component(const char* kind, const char* name, const char* version,
                                           const char* summary, Traits... traits) {
-  kforge_component_info c{kind, name, version, summary, 0u, nullptr, 0u, 0u, nullptr};
+  kforge_component_info c{kind, name, version, summary, 0u, nullptr, 0u, 0u, nullptr, nullptr, 0u, nullptr};
   (apply(c, traits), ...);
   return c;
 }
@@ -103,7 +126,8 @@ int run_register(void* registrar, char* err, size_t err_len, Fn&& fn) noexcept {
 }  // namespace kforge::sdk::detail
 
 /// Component metadata: KFORGE_COMPONENT(KIND, NAME, VERSION, SUMMARY, traits...), where each trait
-/// is kforge::sdk::config_keys(...), core_keys(...) or capabilities(...), in any order.
+/// is kforge::sdk::config_keys(...), core_keys(...), capabilities(...), enabled_by(...) or hook_points(...),
+/// in any order.
 #define KFORGE_COMPONENT(KIND, NAME, VERSION, SUMMARY, ...) \
   ::kforge::sdk::detail::component(KIND, NAME, VERSION, SUMMARY __VA_OPT__(, ) __VA_ARGS__)
 
