@@ -1,9 +1,148 @@
-// kforge convert: Hugging Face export and import (being built; owned by its issue-20 helper, replaced whole).
+// kforge convert: a checkpoint to a Hugging Face Llama/Mixtral directory (--to hf), and back (--from hf).
+#include <fmt/format.h>
+
+#include <cxxopts.hpp>
+#include <iostream>
+
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/parse_options.h"
+#include "generate/checkpoint_session.h"
+#include "interop/hf_export.h"
+#include "interop/hf_import.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::cli {
+namespace {
 
-int cmd_convert(int, char**) { throw sdk::Error("kforge convert is not built yet"); }
+constexpr const char* kConvertCommand = "kforge convert";
+
+void convert_progress(const std::string& line) { std::cerr << "[convert] " << line << "\n"; }
+
+// The exit code of a conversion that threw: 2 for what the user can fix in the arguments or files
+// given (config, format, names), 1 for a failure while writing.
+int convert_failed(const std::exception& e) {
+  std::cerr << kConvertCommand << ": " << e.what() << "\n";
+  return dynamic_cast<const sdk::ConfigError*>(&e) != nullptr ? kExitUsage : kExitFailure;
+}
+
+int convert_to_hf(const cxxopts::ParseResult& args, const std::string& checkpoint, const std::string& out,
+                  const std::vector<std::string>& overrides) {
+  interop::ExportOptions options;
+  options.progress = convert_progress;
+  try {
+    if (args.count("dtype")) options.dtype = args["dtype"].as<std::string>();
+    if (args.count("max-shard-size"))
+      options.max_shard_bytes = interop::parse_shard_size(args["max-shard-size"].as<std::string>());
+  } catch (const sdk::ConfigError& e) {
+    std::cerr << kConvertCommand << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  convert_progress(fmt::format("loading {}", checkpoint));
+  const auto session = generate::open_checkpoint_session(kConvertCommand, checkpoint, plugin_dirs_given(args),
+                                                         unsafe_plugins_allowed(args), overrides);
+  if (!session) return kExitUsage;
+  try {
+    interop::export_hf(session->checkpoint.job, session->checkpoint.snapshot.model, out, options);
+  } catch (const std::exception& e) {
+    return convert_failed(e);
+  }
+  std::cout << fmt::format("exported {} (step {}) to {}\n", session->checkpoint.step_dir.string(),
+                           session->checkpoint.snapshot.step, out);
+  return kExitOk;
+}
+
+int convert_from_hf(const cxxopts::ParseResult& args, const std::string& dir, const std::string& out,
+                    const std::vector<std::string>& overrides) {
+  std::unique_ptr<plugins::PluginHost> host;
+  try {
+    host = plugins::load_plugins(plugin_dirs_given(args), unsafe_plugins_allowed(args));
+  } catch (const std::exception& e) {
+    std::cerr << kConvertCommand << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (!host->set.all_ok()) {
+    std::cerr << host->set.errors() << kConvertCommand
+              << ": refusing to start: a plugin file failed its checks (see above). Fix or remove it; "
+                 "`kforge list-plugins` shows every file's status.\n";
+    return kExitUsage;
+  }
+  interop::ImportOptions options;
+  options.overrides = overrides;
+  options.progress = convert_progress;
+  std::filesystem::path step_dir;
+  try {
+    step_dir = interop::import_hf(dir, out, host->registry, options);
+  } catch (const std::exception& e) {
+    return convert_failed(e);
+  }
+  std::cout << fmt::format(
+      "imported {} to {}\n"
+      "sample from it: kforge generate --checkpoint {}\n"
+      "train from it:  kforge run CONFIG --checkpoint.load_path={} "
+      "--checkpoint.exclude_from_loading='[\"optimizer\"]'\n"
+      "                (it holds weights only: no optimizer state to load)\n",
+      dir, step_dir.string(), out, step_dir.string());
+  return kExitOk;
+}
+
+}  // namespace
+
+int cmd_convert(int argc, char** argv) {
+  cxxopts::Options options(
+      kConvertCommand,
+      "Convert between kforge checkpoints and Hugging Face model directories.\n"
+      "  --to hf CHECKPOINT OUT   CHECKPOINT (a step_N directory, or a checkpoint.dir: its newest\n"
+      "                           checkpoint, of any world size) to OUT: config.json\n"
+      "                           (LlamaForCausalLM, or MixtralForCausalLM for MoE),\n"
+      "                           generation_config.json, model.safetensors (or shards and\n"
+      "                           model.safetensors.index.json above --max-shard-size), and\n"
+      "                           tokenizer.model + tokenizer_config.json when the checkpoint's\n"
+      "                           config has data.tokenizer_path. Weights in --dtype, default\n"
+      "                           checkpoint.export_dtype. A model Llama/Mixtral cannot express\n"
+      "                           (qk_norm, layernorm, GELU/ReLU, shared experts, sigmoid router,\n"
+      "                           moe_frequency > 1, token dropping) is refused.\n"
+      "  --from hf DIR OUT        a Hugging Face Llama/Mixtral directory (config.json and\n"
+      "                           safetensors) to the kforge checkpoint OUT/step_0: weights only,\n"
+      "                           for `kforge generate --checkpoint OUT` and `kforge run` with\n"
+      "                           checkpoint.load_path=OUT/step_0 and\n"
+      "                           checkpoint.exclude_from_loading=[\"optimizer\"].\n"
+      "--section.key=value overrides apply to the checkpoint's config (export) or to the\n"
+      "config written (import).\n"
+      "Exit codes: 0 done, 1 failed while writing, 2 bad arguments, checkpoint, config or files.");
+  options.custom_help("(--to hf CHECKPOINT OUT | --from hf DIR OUT) [options]");
+  options.positional_help("");
+  options.add_options("positional")("paths", "", cxxopts::value<std::vector<std::string>>());
+  options.add_options()("to", "export to this format (hf)", cxxopts::value<std::string>())(
+      "from", "import from this format (hf)", cxxopts::value<std::string>())(
+      "dtype", "exported weights' dtype: float32, bfloat16 or float16 (default: checkpoint.export_dtype)",
+      cxxopts::value<std::string>())("max-shard-size",
+                                     "largest safetensors file of an export, e.g. 5GB (the default), 500MB, 2GiB",
+                                     cxxopts::value<std::string>());
+  add_plugin_dir_option(options);
+  add_allow_unsafe_plugin_dir_option(options);
+  options.add_options()("h,help", "this help");
+  options.parse_positional({"paths"});
+  const ParsedOptions parsed = parse_options_and_overrides(options, argc, argv);
+  if (!parsed.args) return parsed.exit_code;
+  const cxxopts::ParseResult& args = *parsed.args;
+  const bool to = args.count("to") > 0, from = args.count("from") > 0;
+  if (to == from) return usage_error(options, "give exactly one of --to hf or --from hf");
+  const std::string format = args[to ? "to" : "from"].as<std::string>();
+  if (format != "hf") {
+    return usage_error(options,
+                       fmt::format("--{} {}: the only format is hf (Hugging Face)", to ? "to" : "from", format));
+  }
+  const auto paths = args.count("paths") ? args["paths"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (paths.size() != 2) {
+    return usage_error(options,
+                       fmt::format("expected two paths ({} OUT), got {}", to ? "CHECKPOINT" : "DIR", paths.size()));
+  }
+  if (from && (args.count("dtype") || args.count("max-shard-size"))) {
+    return usage_error(options, "--dtype and --max-shard-size apply to --to hf only (an import keeps float32 weights)");
+  }
+  return to ? convert_to_hf(args, paths[0], paths[1], parsed.overrides)
+            : convert_from_hf(args, paths[0], paths[1], parsed.overrides);
+}
 
 }  // namespace kforge::cli

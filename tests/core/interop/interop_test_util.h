@@ -1,0 +1,39 @@
+// Shared pieces of the interop tests: tiny trained checkpoints, the CLI, and logits from kforge and the HF oracle.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/train/train_fixture.h"
+
+namespace kforge::test::interop {
+
+/// fp32 logits of the same weights, kforge (fp32) vs the oracle (float64): the bound of the issue.
+constexpr double kLogitTolerance = 1e-5;
+
+/// A tiny model trained for 10 steps (fp32) once per test process: dense (with a SentencePiece
+/// tokenizer in its config) or MoE (4 experts, top 2, no tokenizer). Returns its step_10 directory.
+const std::filesystem::path& trained_dense();
+const std::filesystem::path& trained_moe();
+/// The fixture that trained the dense model (its plugins, data and config).
+const TrainFixture& dense_fixture();
+
+/// `kforge <args>` with stderr merged into the returned output.
+std::string kforge_cli(const std::string& args, int* rc);
+
+/// [2, 12] token ids below 64.
+at::Tensor test_tokens();
+
+/// The logits kforge computes for `tokens` with the checkpoint in `dir` (step_N or checkpoint.dir).
+at::Tensor kforge_logits(const std::filesystem::path& dir, const at::Tensor& tokens);
+
+/// The logits tests/oracles/hf_llama.py computes (float64) from the Hugging Face directory `hf_dir`.
+at::Tensor oracle_logits(const std::filesystem::path& hf_dir, const at::Tensor& tokens);
+
+/// The bytes of a file ("" when it cannot be read).
+std::string file_bytes(const std::filesystem::path& path);
+
+}  // namespace kforge::test::interop
