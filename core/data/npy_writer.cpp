@@ -10,7 +10,6 @@
 
 namespace kforge::data {
 namespace {
-constexpr size_t kHeaderBytes = 128;
 constexpr size_t kBufferBytes = 1 << 20;
 }  // namespace
 
@@ -20,17 +19,26 @@ TokenDtype dtype_for_vocab(int64_t vocab_size) {
   return vocab_size <= 65536 ? TokenDtype::uint16 : TokenDtype::uint32;
 }
 
-std::string npy_header(TokenDtype dtype, int64_t length) {
-  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({},), }}",
-                                 dtype == TokenDtype::uint16 ? "<u2" : "<u4", length);
+std::string npy_header(const std::string& descr, const std::vector<int64_t>& shape) {
+  // A 1-tuple needs its trailing comma: "(5,)".
+  const std::string dims = fmt::format("{}{}", fmt::join(shape, ", "), shape.size() == 1 ? "," : "");
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, dims);
+  // magic (6), version (2), length (2), dict, '\n'; v1.0 lengths are 16-bit.
+  const size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
+  const size_t header_len = total - 10;
+  if (header_len > 0xffff) throw sdk::Error(fmt::format("npy header of shape ({}) is too long", dims));
   std::string out("\x93NUMPY\x01\x00", 8);
-  const size_t header_len = kHeaderBytes - 10;
   out += static_cast<char>(header_len & 0xff);
   out += static_cast<char>(header_len >> 8);
   dict.resize(header_len - 1, ' ');
   out += dict;
   out += '\n';
   return out;
+}
+
+std::string npy_header(TokenDtype dtype, int64_t length) {
+  // 128 bytes for every length (a 1-D dict is under 118), so NpyTokenWriter::close rewrites it in place.
+  return npy_header(dtype == TokenDtype::uint16 ? "<u2" : "<u4", {length});
 }
 
 NpyTokenWriter::NpyTokenWriter(const std::filesystem::path& path, TokenDtype dtype) : path_(path), dtype_(dtype) {

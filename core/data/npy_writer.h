@@ -15,6 +15,9 @@ enum class TokenDtype { uint16, uint32 };
 std::string dtype_name(TokenDtype dtype);
 /// uint16 when every id of a `vocab_size` vocabulary fits (vocab_size <= 65536), else uint32.
 TokenDtype dtype_for_vocab(int64_t vocab_size);
+/// The NumPy 1.0 header of a C-order array of NumPy dtype `descr` (e.g. "<f4") and `shape`, padded
+/// with spaces to a multiple of 64 bytes.
+std::string npy_header(const std::string& descr, const std::vector<int64_t>& shape);
 /// The 128-byte NumPy 1.0 header of a C-order 1-D array of `length` tokens.
 std::string npy_header(TokenDtype dtype, int64_t length);
 
