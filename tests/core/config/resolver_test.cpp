@@ -133,6 +133,46 @@ TEST(PluginKeys, SelectedComponentMustBeLoaded) {
                                       "(none; check --plugin-dir)"});
 }
 
+// ---- components selected by an enabling key (enabled_by) --------------------------------------
+
+config::Catalog enabled_catalog() {
+  config::ComponentKeys tb{"metric_backend", "tensorboard", "1.0.0", "libkforge_metrics.so",
+                           {config::plugin_key_spec("tb_flush_secs", "int", "5", "test key", "metric_backend 'tensorboard'")},
+                           "enable_tensorboard"};
+  return base_catalog({tb});
+}
+
+std::vector<std::string> backends_of(const config::JobConfig& job) {
+  std::vector<std::string> names;
+  for (const config::Value& v : at(job, "metrics", "backends").list) names.push_back(v.s);
+  return names;
+}
+
+TEST(EnablingKeys, TrueAddsTheComponentToTheResolvedListWithItsKeys) {
+  const auto job = load("[metrics]\nenable_tensorboard = true\ntb_flush_secs = 9\n", {}, enabled_catalog());
+  EXPECT_EQ(backends_of(job), (std::vector<std::string>{"console", "jsonl", "tensorboard"}));
+  EXPECT_EQ(at(job, "metrics", "tb_flush_secs").i, 9);
+  // Listed by name as well: once in the list.
+  const auto both = load("[metrics]\nenable_tensorboard = true\nbackends = [\"tensorboard\"]\n", {}, enabled_catalog());
+  EXPECT_EQ(backends_of(both), (std::vector<std::string>{"tensorboard"}));
+  // On the command line too.
+  const auto cli = load("", {"--metrics.enable_tensorboard=true"}, enabled_catalog());
+  EXPECT_EQ(backends_of(cli), (std::vector<std::string>{"console", "jsonl", "tensorboard"}));
+}
+
+TEST(EnablingKeys, FalseOrAbsentSelectsNothingAndItsKeysAreUnknown) {
+  const auto job = load("[metrics]\nenable_tensorboard = false\n", {}, enabled_catalog());
+  EXPECT_EQ(backends_of(job), (std::vector<std::string>{"console", "jsonl"}));
+  expect_has(load_error("[metrics]\ntb_flush_secs = 9\n", {}, enabled_catalog()),
+             {"unknown key 'tb_flush_secs' in [metrics]", "metric_backend 'tensorboard'"});
+}
+
+TEST(EnablingKeys, TrueWithNoComponentAnsweringIsAnErrorNamingTheKey) {
+  expect_has(load_error("[metrics]\nenable_tensorboard = true\n"),
+             {"cfg.toml:2:", "[metrics] enable_tensorboard = true, but no loaded plugin component is enabled by it",
+              "check --plugin-dir"});
+}
+
 TEST(PluginKeys, ClashWithACoreKeyIsRefused) {
   const config::Catalog clash = base_catalog(
       {{"optimizer", "bad", "1.0.0", "libbad.so", {config::plugin_key_spec("lr", "float", "1.0", "", "optimizer 'bad'")}}});

@@ -133,13 +133,12 @@ std::vector<std::string> warnings(const std::string& toml, const std::vector<std
 TEST(NoEffect, WarnsOncePerKeySetToAValueThatAsksForSomething) {
   const auto w = warnings(
       "[train]\ncompile_model = true\nnccl_health_check_interval = 100\n[data]\nnum_workers = 4\npin_memory = true\n"
-      "prefetch_factor = 4\n[metrics]\nenable_wandb = true\nwandb_project = \"p\"\nenable_tensorboard = true\n",
-      {"--checkpoint.export_dtype=float32", "--distributed.backend=cpu:gloo"});
-  const std::vector<std::string> keys = {"[train] compile_model = true",        "[train] nccl_health_check_interval = 100",
-                                         "[data] num_workers = 4",              "[data] pin_memory = true",
-                                         "[data] prefetch_factor = 4",          "[metrics] enable_wandb = true",
-                                         "[metrics] wandb_project = \"p\"",     "[metrics] enable_tensorboard = true",
-                                         "[checkpoint] export_dtype = \"float32\"", "[distributed] backend = \"cpu:gloo\""};
+      "prefetch_factor = 4\n[metrics]\nenable_wandb = true\nwandb_project = \"p\"\n",
+      {"--distributed.backend=cpu:gloo"});
+  const std::vector<std::string> keys = {"[train] compile_model = true",    "[train] nccl_health_check_interval = 100",
+                                         "[data] num_workers = 4",          "[data] pin_memory = true",
+                                         "[data] prefetch_factor = 4",      "[metrics] enable_wandb = true",
+                                         "[metrics] wandb_project = \"p\"", "[distributed] backend = \"cpu:gloo\""};
   ASSERT_EQ(w.size(), keys.size());
   for (const std::string& key : keys) {
     size_t found = 0;
@@ -150,6 +149,11 @@ TEST(NoEffect, WarnsOncePerKeySetToAValueThatAsksForSomething) {
       }
     }
     EXPECT_EQ(found, 1u) << key;
+  }
+  for (const std::string& line : w) {  // W&B users are pointed at TensorBoard and wandb sync
+    if (line.find("enable_wandb") != std::string::npos) {
+      EXPECT_NE(line.find("wandb sync --sync-tensorboard"), std::string::npos) << line;
+    }
   }
   EXPECT_NE(w.front().find("cfg.toml:2:17: [train] compile_model = true"), std::string::npos) << w.front();
 }

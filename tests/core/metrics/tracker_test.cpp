@@ -1,12 +1,14 @@
 // MetricsTracker: it logs at step 1 and every log_interval-th step, smooths with KempnerForge's EMA
 // (weight 0.1 on the newest step), fans logs and flushes out to every backend, and logs MFU as a
-// fraction of the peak (never clamped), warning once about a value above 1.
+// fraction of the peak (never clamped), warning once about a value above 1; it hands out the backends'
+// run ids in order and tells each backend once how the run ended.
 #include "metrics/tracker.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
+#include "kforge/sdk/error.h"
 #include "log/log.h"
 
 namespace kforge::metrics {
@@ -113,6 +115,41 @@ TEST(Tracker, MfuAboveOneIsLoggedUnclampedAndWarnedAboutOnce) {
   ASSERT_NE(first, std::string::npos) << err;
   EXPECT_EQ(err.find(warning, first + 1), std::string::npos) << err;
   EXPECT_NE(err.find("[metrics] peak_tflops"), std::string::npos) << err;
+}
+
+// A backend with a run id that records how the run ended, or throws from end().
+class EndingBackend final : public sdk::MetricBackend {
+ public:
+  EndingBackend(std::string id, std::vector<sdk::RunEnd>& ends, bool throws) : id_(std::move(id)), ends_(ends), throws_(throws) {}
+  void log(int64_t, const sdk::MetricList&) override {}
+  std::string run_id() const override { return id_; }
+  void end(sdk::RunEnd how) override {
+    ends_.push_back(how);
+    if (throws_) throw sdk::Error("the store is gone");
+  }
+
+ private:
+  std::string id_;
+  std::vector<sdk::RunEnd>& ends_;
+  bool throws_;
+};
+
+TEST(Tracker, RunIdsInBackendOrderAndEachBackendToldOnceHowTheRunEnded) {
+  std::vector<sdk::RunEnd> first_ends, second_ends;
+  Recorded out;
+  std::vector<std::unique_ptr<sdk::MetricBackend>> backends;
+  backends.push_back(std::make_unique<EndingBackend>("run-a", first_ends, /*throws=*/true));
+  backends.push_back(std::make_unique<RecordingBackend>(out));  // no run id: ""
+  backends.push_back(std::make_unique<EndingBackend>("run-c", second_ends, /*throws=*/false));
+  MetricsTracker t(std::move(backends), 1, 0, 0);
+  EXPECT_EQ(t.run_ids(), (std::vector<std::string>{"run-a", "", "run-c"}));
+  testing::internal::CaptureStderr();
+  t.end(sdk::RunEnd::killed);  // the first backend throws: logged, and the others are still told
+  t.end(sdk::RunEnd::finished);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(first_ends, std::vector<sdk::RunEnd>{sdk::RunEnd::killed});
+  EXPECT_EQ(second_ends, std::vector<sdk::RunEnd>{sdk::RunEnd::killed});
+  EXPECT_NE(err.find("failed to record the end of the run: the store is gone"), std::string::npos) << err;
 }
 
 }  // namespace

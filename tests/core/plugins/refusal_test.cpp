@@ -124,6 +124,27 @@ TEST(PluginRefusal, UnknownKindNamesTheKindAndEveryKindOfTheTable) {
                        "router, optimizer, scheduler, loss, dataset, hook, metric_backend."});
 }
 
+TEST(PluginRefusal, EnabledByOnAKindThatSelectsOneNamesTheSelector) {
+  const auto f = refused_file("enabled_single_kind");
+  expect_has(f.error, {fixture_file("enabled_single_kind", "libkforge_enabled_single_kind.so") + ": ",
+                       "optimizer 'bad_traits_optimizer' declares enabled_by(\"enable_tensorboard\"), but a config "
+                       "selects exactly one optimizer ([optimizer] name)",
+                       "Fix the component's enabled_by(...)."});
+}
+
+TEST(PluginRefusal, EnabledByAKeyThatIsNotAnEnablingKeyNamesTheEnablingKeys) {
+  const auto f = refused_file("enabled_by_plain_key");
+  expect_has(f.error, {fixture_file("enabled_by_plain_key", "libkforge_enabled_by_plain_key.so") + ": ",
+                       "metric_backend 'bad_traits_optimizer' declares enabled_by(\"enable_wandb\"), which is not an "
+                       "enabling key of [metrics] (those are: enable_tensorboard)."});
+}
+
+TEST(PluginRefusal, HookPointsOnAComponentThatIsNotAModel) {
+  const auto f = refused_file("hook_points_not_model");
+  expect_has(f.error, {fixture_file("hook_points_not_model", "libkforge_hook_points_not_model.so") + ": ",
+                       "optimizer 'bad_traits_optimizer' declares hook points, which only a model has."});
+}
+
 TEST(PluginRefusal, DuplicateKindAndNameNamesBothFiles) {
   auto set = discover_fixtures({"duplicate"});
   ASSERT_EQ(set.files().size(), 2u);
