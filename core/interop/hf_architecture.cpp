@@ -3,9 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "interop/json_file.h"
 #include "kforge/sdk/config_view.h"
 #include "kforge/sdk/error.h"
 
@@ -111,19 +109,7 @@ nlohmann::json hf_config_json(const HfArchitecture& a, const std::string& torch_
 }
 
 HfArchitecture read_hf_config(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in)
-    throw sdk::ConfigError(
-        fmt::format("{}: cannot be read (a Hugging Face model directory holds config.json)", file.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json c;
-  try {
-    c = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw sdk::ConfigError(fmt::format("{}: not valid JSON ({})", file.string(), e.what()));
-  }
-  if (!c.is_object()) throw sdk::ConfigError(fmt::format("{}: not a JSON object", file.string()));
+  const nlohmann::json c = read_json_object(file);
   auto bad = [&](const std::string& key, const std::string& what) {
     return sdk::ConfigError(fmt::format("{}: '{}' {}", file.string(), key, what));
   };

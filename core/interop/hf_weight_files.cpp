@@ -4,14 +4,13 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "checkpoint/durable_file.h"
 #include "checkpoint/mapped_file.h"
 #include "checkpoint/safetensors.h"
+#include "interop/json_file.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::interop {
@@ -82,16 +81,8 @@ std::map<std::string, HfTensor> read_hf_weights(const fs::path& dir,
   std::map<std::string, std::set<std::string>> wanted;  // file -> the tensors the index puts in it
   if (fs::exists(dir / kIndexFile)) {
     const fs::path index_path = dir / kIndexFile;
-    std::ifstream in(index_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    nlohmann::json index;
-    try {
-      index = nlohmann::json::parse(text.str());
-    } catch (const nlohmann::json::exception& e) {
-      throw sdk::ConfigError(fmt::format("{}: not valid JSON ({})", index_path.string(), e.what()));
-    }
-    if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
+    const nlohmann::json index = read_json_object(index_path);
+    if (!index.contains("weight_map") || !index["weight_map"].is_object()) {
       throw sdk::ConfigError(fmt::format("{}: has no 'weight_map' object", index_path.string()));
     }
     for (const auto& [name, file] : index["weight_map"].items()) {
