@@ -34,7 +34,7 @@ Attention::Attention(const ModelConfig& c)
 }
 
 at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache,
-                              size_t layer) {
+                              size_t layer, const BlockCapture* capture) {
   const int64_t batch = x.size(0);
   const int64_t seq = x.size(1);
   at::Tensor q = q_proj_->forward(x).view({batch, seq, n_heads_, head_dim_});
@@ -52,6 +52,9 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
   k = apply_rope(k.transpose(1, 2), c, s);
   v = v.transpose(1, 2).contiguous();
   if (cache) std::tie(k, v) = cache->update(layer, k, v);
+  if (capture && capture->wants(BlockPoint::attention)) {
+    capture->take(BlockPoint::attention, attention_probabilities(q, k));
+  }
   const bool tiled = use_tiled_attention(backend_, q, k.size(2));
   const at::Tensor out = tiled ? flash_attention(q, k, v) : causal_attention(q, k, v, fused_);  // (B, H, S, hd)
   return o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
@@ -64,6 +67,16 @@ bool use_tiled_attention(const std::string& backend, const at::Tensor& q, int64_
   // faster up to kAutoMathMaxKeys keys (measured: 12% shorter debug-shape steps at 512); beyond,
   // its S x S scores cost too much memory.
   return q.scalar_type() != at::kBFloat16 || keys > kAutoMathMaxKeys;
+}
+
+at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k) {
+  const int64_t seq = q.size(2), keys = k.size(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  const at::Tensor k_heads = k.to(at::kFloat).repeat_interleave(q.size(1) / k.size(1), /*dim=*/1);
+  const at::Tensor scores = at::matmul(q.to(at::kFloat), k_heads.transpose(-2, -1)) * scale;  // (B, H, Sq, Sk)
+  // Query i sits at position keys - seq + i and sees the keys up to it.
+  const at::Tensor visible = at::ones({seq, keys}, q.options().dtype(at::kBool)).tril(keys - seq);
+  return scores.masked_fill(visible.logical_not(), -std::numeric_limits<float>::infinity()).softmax(-1);
 }
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool fused) {

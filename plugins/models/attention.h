@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "block_capture.h"
 #include "kv_cache.h"
 #include "linear.h"
 #include "model_config.h"
@@ -23,9 +24,10 @@ class Attention : public torch::nn::Module {
   explicit Attention(const ModelConfig& config);
   /// x: (B, S, dim); cos/sin: (S, hd/2) in x's dtype, for x's positions. Returns (B, S, dim).
   /// With a cache, x holds positions [fill, fill + S): its K/V are appended to `layer`'s cache and
-  /// the queries attend to every cached position up to their own.
+  /// the queries attend to every cached position up to their own. With a `capture` that wants
+  /// BlockPoint::attention, also delivers attention_probabilities of the rotated q and k.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
-                     size_t layer = 0);
+                     size_t layer = 0, const BlockCapture* capture = nullptr);
 
  private:
   int64_t n_heads_, n_kv_heads_, head_dim_;
@@ -41,6 +43,11 @@ class Attention : public torch::nn::Module {
 /// Computed in blocks of kQueryBlock queries, each against only the keys it can see; `fused` takes
 /// the fused causal_softmax, else mask + softmax.
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool fused = true);
+
+/// The attention probabilities behind causal_attention, by the math path: softmax(q k^T / sqrt(hd)
+/// + causal mask) in float32 (q, k and the mask as there; query head h reads key head h / (H/KV)).
+/// Returns (B, H, Sq, Sk); each row sums to 1 and is 0 past the query's position. For capture only.
+at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k);
 
 /// Queries per block of causal_attention.
 inline constexpr int64_t kQueryBlock = 128;

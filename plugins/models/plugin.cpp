@@ -42,11 +42,19 @@ constexpr const char* kTransformerCoreKeys[] = {"dim",
                                                 "moe_packed_experts",
                                                 "moe_expert_ffn_multiplier"};
 
+// What the transformer hands out to kforge extract (Transformer::run, block_capture.h).
+constexpr const char* kTransformerHookPoints[] = {"embed",
+                                                  "layers.{layer}.attention",
+                                                  "layers.{layer}.attn_out",
+                                                  "layers.{layer}.mlp_out",
+                                                  "layers.{layer}.residual",
+                                                  "final_norm"};
+
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::model, "transformer", "1.0.0",
                      "Llama-style decoder: GQA attention with RoPE, SwiGLU/GELU/ReLU MLP or mixture-of-experts "
                      "layers (num_experts > 0, router plugin moe_router), RMSNorm/LayerNorm",
-                     kforge::sdk::core_keys(kTransformerCoreKeys)),
+                     kforge::sdk::core_keys(kTransformerCoreKeys), kforge::sdk::hook_points(kTransformerHookPoints)),
 };
 
 void register_all(kforge::sdk::Registrar& r) { r.add_model("transformer", make_transformer); }

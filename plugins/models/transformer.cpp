@@ -5,6 +5,7 @@
 #include <kforge/sdk/error.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 namespace kforge::builtin::models {
@@ -57,15 +58,29 @@ at::Tensor Transformer::run(const at::Tensor& tokens, KVCache* cache) {
   }
   const int64_t start = cache ? cache->fill() : 0;
   const int64_t seq = tokens.size(1);
+  const bool capturing = capture_active();  // the one test of the training path
   at::Tensor x = token_embedding_->forward(tokens);
+  if (capturing) capture("embed", x);
   auto [cos, sin] = rope_.slice(start + seq, x);
   cos = cos.narrow(0, start, seq);
   sin = sin.narrow(0, start, seq);
   for (size_t i = 0; i < layers_.size(); ++i) {
-    x = run_block(i, x, [&](const at::Tensor& in) { return layers_[i]->forward(in, cos, sin, cache, i); });
+    const std::optional<BlockCapture> block_capture = capturing ? std::optional(capture_of_block(i)) : std::nullopt;
+    const BlockCapture* c = block_capture ? &*block_capture : nullptr;
+    x = run_block(i, x, [&](const at::Tensor& in) { return layers_[i]->forward(in, cos, sin, cache, i, c); });
   }
   if (cache) cache->advance(seq);
-  return output_head_->forward(norm_->forward(x));
+  x = norm_->forward(x);
+  if (capturing) capture("final_norm", x);
+  return output_head_->forward(x);
+}
+
+BlockCapture Transformer::capture_of_block(size_t index) const {
+  BlockCapture c{"layers." + std::to_string(index) + ".",
+                 {},
+                 [this](const std::string& point, const at::Tensor& value) { capture(point, value); }};
+  for (size_t p = 0; p < kBlockPointNames.size(); ++p) c.wanted[p] = capturing(c.prefix + kBlockPointNames[p]);
+  return c;
 }
 
 std::vector<std::pair<std::string, at::Tensor>> Transformer::auxiliary_losses() {

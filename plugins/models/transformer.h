@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "block_capture.h"
 #include "kv_cache.h"
 #include "model_config.h"
 #include "norm.h"
@@ -54,8 +55,12 @@ class Transformer : public sdk::Model {
   void init_weights();
 
  private:
-  /// forward() without a cache; decode() with one (positions start at its fill).
+  /// forward() without a cache; decode() with one (positions start at its fill). While the host
+  /// captures (sdk::Model::set_capture), hands out the points of hook_points in plugin.cpp: "embed"
+  /// (token embeddings), per block (block_capture.h) and "final_norm" (the head's input).
   at::Tensor run(const at::Tensor& tokens, KVCache* cache);
+  /// Block `index`'s view of the active capture.
+  BlockCapture capture_of_block(size_t index) const;
 
   ModelConfig config_;
   std::shared_ptr<TokenEmbedding> token_embedding_;

@@ -25,10 +25,13 @@ TransformerBlock::TransformerBlock(const ModelConfig& c, int64_t layer, const sd
 }
 
 at::Tensor TransformerBlock::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache,
-                                     size_t layer) {
-  const at::Tensor h = x + attention_->forward(attention_norm_->forward(x), cos, sin, cache, layer);
+                                     size_t layer, const BlockCapture* capture) {
+  const at::Tensor h = x + tap(capture, BlockPoint::attn_out,
+                               attention_->forward(attention_norm_->forward(x), cos, sin, cache, layer, capture));
   const at::Tensor normed = mlp_norm_->forward(h);
-  return h + (moe_ ? moe_->forward(normed, /*decoding=*/cache != nullptr) : mlp_->forward(normed));
+  return tap(capture, BlockPoint::residual,
+             h + tap(capture, BlockPoint::mlp_out,
+                     moe_ ? moe_->forward(normed, /*decoding=*/cache != nullptr) : mlp_->forward(normed)));
 }
 
 }  // namespace kforge::builtin::models

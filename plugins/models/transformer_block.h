@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "attention.h"
+#include "block_capture.h"
 #include "mlp.h"
 #include "model_config.h"
 #include "moe.h"
@@ -21,9 +22,10 @@ class TransformerBlock : public torch::nn::Module {
   /// `components` ([model] moe_router), which must be given.
   TransformerBlock(const ModelConfig& config, int64_t layer, const sdk::ComponentSource* components);
   /// With a cache, attention appends this block's K/V as layer `layer` (see Attention::forward) and
-  /// an MoE layer routes without a capacity limit.
+  /// an MoE layer routes without a capacity limit. A non-null `capture` receives the block's
+  /// points (BlockPoint) that it wants.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
-                     size_t layer = 0);
+                     size_t layer = 0, const BlockCapture* capture = nullptr);
   /// The MoE layer, or nullptr on a dense layer.
   const std::shared_ptr<MoE>& moe() const { return moe_; }
 

@@ -7,9 +7,26 @@ DIR holds config.json (the [model] settings), tokens.npy / targets.npy (int64 [B
 <fqn>.npy per parameter (float32, KempnerForge names). The script rebuilds the architecture in
 plain torch, in float64, from the paper-level description (not from kforge's C++): embedding ->
 pre-norm blocks (GQA attention with repeat_interleave K/V, optional per-head QK RMSNorm before
-rotate-half RoPE, causal softmax attention; SwiGLU or GELU/ReLU MLP) -> final norm -> LM head
-(optionally the embedding matrix). It writes logits.npy [B, S, V], loss.npy (mean cross-entropy
-against targets) and grad.<fqn>.npy for every parameter, all float64.
+rotate-half RoPE, causal softmax attention; SwiGLU or GELU/ReLU MLP, or on MoE layers a
+softmax top-k router with renormalised weights over per-expert MLPs plus shared experts, no
+capacity limit) -> final norm -> LM head (optionally the embedding matrix). It writes logits.npy
+[B, S, V], loss.npy (mean cross-entropy against targets) and grad.<fqn>.npy for every parameter,
+all float64.
+
+Usage: llama_reference.py DIR --activations FILE.npz
+
+Checks a `kforge extract` archive instead: reads FILE.npz with numpy (tokens.npy and one float32
+array per hook point), runs the same forward on its tokens, recording every point (embed,
+layers.N.{attention, attn_out, mlp_out, residual}, final_norm), and compares each array of the
+archive with the recorded value: |kforge - reference| <= tol(depth) * (1 + |reference|), where
+depth is the number of blocks the value went through (embed 0, layer N's points N + 1, final_norm
+all of them) and tol(depth) = 2e-6 * (depth + 1): the model computes in float32 (eps 1.2e-7); a
+dot product over K <= 128 terms rounds at about sqrt(K) * eps <= 1.4e-6 relative, a block chains
+its matmuls, norms and softmax at about that size each time, and each block adds its rounding to
+the stream it receives (measured: <= 6e-7 relative at depth 3, dim 64). Attention arrays must also
+be causal (exactly 0 above the diagonal) and their rows sum to 1 within seq * eps (a float32 sum of
+seq terms). Prints one line per point with its max |diff|; exits 1 on a mismatch, an unknown point
+or no point at all.
 """
 import json
 import math
@@ -39,20 +56,46 @@ def rotate_half(x):
     return torch.cat([-x[..., h:], x[..., :h]], dim=-1)
 
 
-def main(d):
-    cfg = json.load(open(os.path.join(d, "config.json")))
+def load_parameters(d, requires_grad):
+    names = sorted(f[: -len(".npy")] for f in os.listdir(d)
+                   if f.endswith(".npy") and f not in ("tokens.npy", "targets.npy")
+                   and not f.startswith("grad.") and f not in ("logits.npy", "loss.npy"))
+    return {n: torch.tensor(np.load(os.path.join(d, n + ".npy")), dtype=torch.float64, requires_grad=requires_grad)
+            for n in names}
+
+
+def mlp(h, P, prefix, activation):
+    up = h @ P[prefix + "up_proj.weight"].T
+    if activation == "silu":
+        g = h @ P[prefix + "gate_proj.weight"].T
+        a = g * torch.sigmoid(g) * up
+    elif activation == "gelu":
+        a = 0.5 * up * (1.0 + torch.erf(up / math.sqrt(2.0)))
+    else:
+        a = torch.clamp(up, min=0.0)
+    return a @ P[prefix + "down_proj.weight"].T
+
+
+def moe(h, P, prefix, cfg):
+    # softmax_topk router: top-k of the softmax scores, renormalised to sum 1 per token.
+    probs = (h @ P[prefix + "router.gate.weight"].T).softmax(dim=-1)
+    weights, indices = probs.topk(cfg["moe_top_k"], dim=-1)
+    weights = weights / weights.sum(dim=-1, keepdim=True)
+    out = torch.zeros_like(h)
+    for e in range(cfg["num_experts"]):
+        chosen = (indices == e).to(h.dtype) * weights  # [B, S, K]: the weight of expert e, where chosen
+        out = out + chosen.sum(dim=-1, keepdim=True) * mlp(h, P, f"{prefix}experts.{e}.", cfg["activation"])
+    if prefix + "shared_expert.up_proj.weight" in P:
+        out = out + mlp(h, P, prefix + "shared_expert.", cfg["activation"])
+    return out
+
+
+def forward(cfg, P, tokens, record):
+    """Logits of tokens [B, S]; record(point, value) receives every hook point's value."""
     dim, n_layers, n_heads = cfg["dim"], cfg["n_layers"], cfg["n_heads"]
     n_kv = cfg["n_kv_heads"]
     hd = dim // n_heads
     eps = cfg["norm_eps"]
-
-    names = sorted(f[: -len(".npy")] for f in os.listdir(d)
-                   if f.endswith(".npy") and f not in ("tokens.npy", "targets.npy")
-                   and not f.startswith("grad.") and f not in ("logits.npy", "loss.npy"))
-    P = {n: torch.tensor(np.load(os.path.join(d, n + ".npy")), dtype=torch.float64, requires_grad=True)
-         for n in names}
-    tokens = torch.tensor(np.load(os.path.join(d, "tokens.npy")))
-    targets = torch.tensor(np.load(os.path.join(d, "targets.npy")))
     B, S = tokens.shape
 
     def norm(x, prefix):
@@ -67,6 +110,7 @@ def main(d):
 
     emb = P["token_embedding.embedding.weight"]
     x = emb[tokens]
+    record("embed", x)
     for i in range(n_layers):
         p = f"layers.{i}."
         h = norm(x, p + "attention_norm")
@@ -84,21 +128,30 @@ def main(d):
         v = v.repeat_interleave(rep, dim=1)
         att = (q @ k.transpose(-1, -2)) / math.sqrt(hd)
         att = att.masked_fill(~causal, float("-inf")).softmax(dim=-1)
+        record(p + "attention", att)
         o = (att @ v).transpose(1, 2).reshape(B, S, n_heads * hd)
-        x = x + o @ P[p + "attention.o_proj.weight"].T
+        attn_out = o @ P[p + "attention.o_proj.weight"].T
+        record(p + "attn_out", attn_out)
+        x = x + attn_out
         h = norm(x, p + "mlp_norm")
-        up = h @ P[p + "mlp.up_proj.weight"].T
-        if cfg["activation"] == "silu":
-            g = h @ P[p + "mlp.gate_proj.weight"].T
-            a = g * torch.sigmoid(g) * up
-        elif cfg["activation"] == "gelu":
-            a = 0.5 * up * (1.0 + torch.erf(up / math.sqrt(2.0)))
-        else:
-            a = torch.clamp(up, min=0.0)
-        x = x + a @ P[p + "mlp.down_proj.weight"].T
+        moe_layer = cfg.get("num_experts", 0) > 0 and (i + 1) % cfg.get("moe_frequency", 1) == 0
+        mlp_out = moe(h, P, p + "mlp.", cfg) if moe_layer else mlp(h, P, p + "mlp.", cfg["activation"])
+        record(p + "mlp_out", mlp_out)
+        x = x + mlp_out
+        record(p + "residual", x)
     x = norm(x, "norm")
+    record("final_norm", x)
     head = emb if cfg["tie_embeddings"] else P["output_head.proj.weight"]
-    logits = x @ head.T
+    return x @ head.T
+
+
+def main(d):
+    cfg = json.load(open(os.path.join(d, "config.json")))
+    P = load_parameters(d, requires_grad=True)
+    tokens = torch.tensor(np.load(os.path.join(d, "tokens.npy")))
+    targets = torch.tensor(np.load(os.path.join(d, "targets.npy")))
+    B, S = tokens.shape
+    logits = forward(cfg, P, tokens, lambda point, value: None)
     loss = F.cross_entropy(logits.reshape(B * S, -1), targets.reshape(-1))
     loss.backward()
 
@@ -110,5 +163,65 @@ def main(d):
     print(f"ok: {len(P)} parameters, loss {loss.item():.6f}")
 
 
+FLOAT32_EPS = float(np.finfo(np.float32).eps)
+
+
+def point_depth(point, n_layers):
+    """Blocks a point's value went through (see the tolerance in the module docstring)."""
+    if point == "embed":
+        return 0
+    if point.startswith("layers."):
+        return int(point.split(".")[1]) + 1
+    return n_layers
+
+
+def check_activations(d, npz_path):
+    cfg = json.load(open(os.path.join(d, "config.json")))
+    P = load_parameters(d, requires_grad=False)
+    archive = np.load(npz_path)
+    tokens = torch.tensor(archive["tokens"])
+    recorded = {}
+    forward(cfg, P, tokens, lambda point, value: recorded.__setitem__(point, value.detach()))
+    failures = []
+    points = [name for name in archive.files if name != "tokens"]
+    if not points:
+        failures.append("the archive holds no hook point")
+    for point in points:
+        value = archive[point]
+        if point not in recorded:
+            failures.append(f"{point}: not a point of the reference (it has {', '.join(sorted(recorded))})")
+            continue
+        ref = recorded[point].numpy()
+        if value.dtype != np.float32 or value.shape != ref.shape:
+            failures.append(f"{point}: {value.dtype} {value.shape}, expected float32 {ref.shape}")
+            continue
+        diff = np.abs(value.astype(np.float64) - ref)
+        tol = 2e-6 * (point_depth(point, cfg["n_layers"]) + 1)
+        worst = (diff / (1.0 + np.abs(ref))).max()
+        line = f"{point}: shape {value.shape}, max |diff| {diff.max():.3g}, max |ref| {np.abs(ref).max():.3g}, tol {tol:.0e}"
+        if worst > tol:
+            failures.append(line + f": |diff| / (1 + |ref|) reaches {worst:.3g}")
+        if point.endswith(".attention"):
+            seq = value.shape[-1]
+            above = np.triu(np.ones((seq, seq), dtype=bool), k=1)
+            if np.any(value[..., above] != 0):
+                failures.append(f"{point}: a probability above the diagonal is not 0 (not causal)")
+            row_error = np.abs(value.astype(np.float64).sum(axis=-1) - 1.0).max()
+            line += f", max |row sum - 1| {row_error:.3g}"
+            if row_error > seq * FLOAT32_EPS:
+                failures.append(f"{point}: rows sum to 1 only within {row_error:.3g}")
+        print(line)
+    for failure in failures:
+        print("MISMATCH " + failure)
+    if failures:
+        sys.exit(1)
+    print(f"ok: {len(points)} points match")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) == 4 and sys.argv[2] == "--activations":
+        check_activations(sys.argv[1], sys.argv[3])
+    elif len(sys.argv) == 2:
+        main(sys.argv[1])
+    else:
+        sys.exit("usage: llama_reference.py DIR [--activations FILE.npz]")
