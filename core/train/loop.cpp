@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "checkpoint/fault_points.h"
 #include "log/log.h"
@@ -14,6 +15,8 @@
 #include "resilience/fault_point.h"
 #include "resilience/shutdown.h"
 #include "train/evaluator.h"
+#include "train/plugin_manifest.h"
+#include "train/run_log.h"
 #include "train/trainer.h"
 
 namespace kforge::train {
@@ -39,16 +42,21 @@ TrainingResult Trainer::train() {
   const auto& train = job_.train;
   const int64_t tokens_per_step = train.batch_size * train.seq_len * train.grad_accum_steps * runtime_->dp().size();
   const resilience::ShutdownHandlers shutdown_handlers(train.shutdown_timeout_sec);
-  // The metric backends learn how the run ended; an exception out of here is a failed run.
-  struct EndMetricRuns {
-    metrics::MetricsTracker& tracker;
-    sdk::RunEnd how = sdk::RunEnd::failed;
-    ~EndMetricRuns() { tracker.end(how); }
-  } end_metric_runs{*tracker_};
+  if (leader()) {
+    append_run_event(job_.metrics.run_dir, run_start_event(step_, resumed_from_, runtime_->world_size(),
+                                                           plugin_manifest(registry_, /*hashes=*/false)));
+  }
+  // Every way out of here ends the run for the metric backends and the run log; an exception is a
+  // failed run.
+  struct EndOfRun {
+    Trainer& trainer;
+    std::optional<Outcome> outcome;
+    ~EndOfRun() { trainer.record_run_end(outcome); }
+  } end_of_run{*this, std::nullopt};
   if (any_rank(resilience::shutdown_requested())) {  // a signal while plugins, data or the checkpoint loaded
     log.warn("shutdown requested (signal {}) before step {}: nothing trained, nothing to save; exiting",
              resilience::shutdown_signal(), step_ + 1);
-    end_metric_runs.how = sdk::RunEnd::killed;
+    end_of_run.outcome = Outcome::Preempted;
     return {Outcome::Preempted, step_, tokens_seen_, resumed_from_};
   }
   for (auto& hook : hooks_) hook->on_train_begin(step_);
@@ -140,9 +148,7 @@ TrainingResult Trainer::train() {
   }
   for (auto& hook : hooks_) hook->on_train_end(step_, tokens_seen_);
   tracker_->flush();
-  end_metric_runs.how = outcome == Outcome::Preempted     ? sdk::RunEnd::killed
-                        : outcome == Outcome::TooManyNans ? sdk::RunEnd::failed
-                                                          : sdk::RunEnd::finished;
+  end_of_run.outcome = outcome;
   log.info("peak resident memory of this rank: {:.3f} GiB", metrics::peak_rss_gib());
   return {outcome, step_, tokens_seen_, resumed_from_};
 }

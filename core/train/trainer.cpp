@@ -9,15 +9,16 @@
 #include <thread>
 
 #include "dist/setup_check.h"
+#include "env/bf16_probe.h"
+#include "env/cpu_env.h"
 #include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
-#include "env/bf16_probe.h"
-#include "env/cpu_env.h"
 #include "metrics/mfu_peak.h"
 #include "train/plugin_manifest.h"
 #include "train/precision.h"
 #include "train/preflight.h"
+#include "train/run_log.h"
 #include "train/whole_matrix_optimizer.h"
 
 namespace kforge::train {
@@ -134,6 +135,25 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
                : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
       job_.metrics.log_interval, model_->flops_per_token(train.seq_len), peak_tflops * runtime_->world_size());
   apply_freeze();
+}
+
+void Trainer::record_run_end(std::optional<Outcome> outcome) noexcept {
+  const sdk::RunEnd how = !outcome                           ? sdk::RunEnd::failed
+                          : *outcome == Outcome::Preempted   ? sdk::RunEnd::killed
+                          : *outcome == Outcome::TooManyNans ? sdk::RunEnd::failed
+                                                             : sdk::RunEnd::finished;
+  tracker_->end(how);
+  if (!leader()) return;
+  const char* name = !outcome                             ? "failed"
+                     : *outcome == Outcome::Completed     ? "finished"
+                     : *outcome == Outcome::Preempted     ? "killed"
+                     : *outcome == Outcome::StoppedByHook ? "stopped"
+                                                          : "too_many_nans";
+  try {
+    append_run_event(job_.metrics.run_dir, run_end_event(step_, name));
+  } catch (const std::exception& e) {
+    log::get().warn("{}", e.what());
+  }
 }
 
 void Trainer::apply_freeze() {

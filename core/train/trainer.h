@@ -102,6 +102,9 @@ class Trainer {
   bool leader() const { return runtime_->rank() == 0; }
   /// Whether `flag` is true on any rank of the job (collective).
   bool any_rank(bool flag) const;
+  /// Tells the metric backends how the run ended and appends the end to the run log (rank 0);
+  /// no outcome: an error ended it. Never throws.
+  void record_run_end(std::optional<Outcome> outcome) noexcept;
 
   const config::JobConfig& job_;
   const plugins::Registry& registry_;

@@ -1,7 +1,9 @@
-// metrics.jsonl over a crash and a resume holds every step exactly once, and the MFU a run logs
-// against the derived CPU peak is a fraction in (0, 1].
+// metrics.jsonl over a crash and a resume holds every step exactly once, the MFU a run logs
+// against the derived CPU peak is a fraction in (0, 1], and the run log (runs.jsonl) has one start
+// and one end line per process, with where it started and how it ended.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -59,6 +61,52 @@ TEST(MetricsLog, MfuAgainstTheDerivedPeakIsAFraction) {
     EXPECT_GT(mfu, 0.0) << "step " << step;
     EXPECT_LE(mfu, 1.0) << "step " << step;
   }
+}
+
+std::vector<nlohmann::json> run_log(const TrainFixture& fx) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(fx.checkpoint_dir / "runs.jsonl");
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+TEST(RunLog, EachProcessLogsItsStartAndHowItEndedAFailureIncluded) {
+  TrainFixture fx;  // checkpoints every 5 steps
+  EXPECT_THROW(fx.run({"--train.max_steps=12"}, {std::make_shared<CrashingHook>(8)}), std::runtime_error);
+  fx.run({"--train.max_steps=12"}, {});
+  const auto log = run_log(fx);
+  ASSERT_EQ(log.size(), 4u);
+  EXPECT_EQ(log[0].at("event"), "start");
+  EXPECT_EQ(log[0].at("step"), 0);
+  EXPECT_TRUE(log[0].at("resumed_from").is_null());
+  EXPECT_EQ(log[1].at("event"), "end");
+  EXPECT_EQ(log[1].at("outcome"), "failed");
+  EXPECT_EQ(log[1].at("step"), 8);  // the hook threw at the end of step 8
+  EXPECT_EQ(log[2].at("event"), "start");
+  EXPECT_EQ(log[2].at("step"), 5);
+  EXPECT_EQ(log[2].at("resumed_from"), 5);
+  EXPECT_EQ(log[3].at("outcome"), "finished");
+  EXPECT_EQ(log[3].at("step"), 12);
+  for (const auto& start : {log[0], log[2]}) {
+    EXPECT_EQ(start.at("world_size"), 1);
+    EXPECT_FALSE(start.at("environment").at("cpu").get<std::string>().empty()) << start.dump();
+    EXPECT_GE(start.at("environment").at("intra_op_threads").get<int>(), 1) << start.dump();
+    EXPECT_FALSE(start.at("plugins").empty()) << start.dump();
+  }
+  EXPECT_LE(log[0].at("time").get<double>(), log[1].at("time").get<double>());
+}
+
+TEST(RunLog, APreemptedRunEndsKilledAtTheStepItSaved) {
+  TrainFixture fx;
+  auto hook = std::make_shared<RecordingHook>();
+  hook->signal_at = 3;
+  hook->signal = SIGTERM;
+  fx.run({"--checkpoint.interval=1000"}, {hook});
+  const auto log = run_log(fx);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[1].at("event"), "end");
+  EXPECT_EQ(log[1].at("outcome"), "killed");
+  EXPECT_EQ(log[1].at("step"), 3);
 }
 
 }  // namespace
