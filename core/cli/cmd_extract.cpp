@@ -1,9 +1,308 @@
-// kforge extract: activation capture (being built; owned by its issue-20 helper, replaced whole).
+// kforge extract: one forward of a checkpoint with the model's hook points captured into a NumPy .npz.
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/parse_options.h"
+#include "data/npz_writer.h"
+#include "data/tokenizer.h"
+#include "generate/checkpoint_session.h"
 #include "kforge/sdk/error.h"
+#include "kforge/sdk/kinds.h"
 
 namespace kforge::cli {
+namespace {
 
-int cmd_extract(int, char**) { throw sdk::Error("kforge extract is not built yet"); }
+constexpr const char* kExtractCommand = "kforge extract";
+constexpr const char* kLayerSlot = "{layer}";
+
+/// The comma-separated items of `text` (empty items refused, naming `option`).
+std::vector<std::string> extract_split_list(const std::string& option, const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty()) throw sdk::Error(fmt::format("{} '{}': an empty item (write e.g. 0,3)", option, text));
+    items.push_back(item);
+  }
+  if (items.empty()) throw sdk::Error(fmt::format("{} is empty", option));
+  return items;
+}
+
+/// A non-negative integer item of `option`, or an error naming both.
+int64_t extract_parse_index(const std::string& option, const std::string& text, const std::string& item) {
+  size_t used = 0;
+  int64_t value = -1;
+  try {
+    value = std::stoll(item, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != item.size() || value < 0) {
+    throw sdk::Error(fmt::format("{} '{}': '{}' is not a non-negative integer", option, text, item));
+  }
+  return value;
+}
+
+/// The model's hook points, as a sentence: the model-wide ones and the per-layer suffixes.
+std::string extract_describe_points(const std::vector<std::string>& patterns) {
+  std::vector<std::string> global, per_layer;
+  for (const std::string& p : patterns) {
+    const size_t slot = p.find(kLayerSlot);
+    if (slot == std::string::npos) {
+      global.push_back(p);
+    } else {
+      const size_t rest = slot + std::string(kLayerSlot).size();
+      per_layer.push_back(p.substr(rest < p.size() && p[rest] == '.' ? rest + 1 : rest));
+    }
+  }
+  const auto listed = [](const std::vector<std::string>& names) {
+    return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "));
+  };
+  return fmt::format("model-wide: {}; per layer (with --layers): {}", listed(global), listed(per_layer));
+}
+
+/// The points --what and --layers name, from the model's hook-point patterns: a --what item W is a
+/// per-layer point when a pattern ends in "{layer}.W" (expanded for each layer), else a model-wide
+/// point when a pattern is W. Throws sdk::Error naming the item and the valid ones.
+std::vector<std::string> extract_select_points(const std::vector<std::string>& patterns, const std::string& model,
+                                               const std::vector<std::string>& what,
+                                               const std::vector<int64_t>& layers) {
+  if (patterns.empty()) {
+    throw sdk::Error(
+        fmt::format("model '{}' declares no hook points: it cannot be captured (its plugin lists them "
+                    "with kforge::sdk::hook_points; `kforge list-plugins -v` shows them)",
+                    model));
+  }
+  std::vector<std::string> points;
+  for (const std::string& w : what) {
+    const std::string suffix = std::string(kLayerSlot) + "." + w;
+    bool found = false;
+    for (const std::string& p : patterns) {
+      if (p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        const std::string head = p.substr(0, p.size() - suffix.size());
+        for (const int64_t layer : layers) points.push_back(fmt::format("{}{}.{}", head, layer, w));
+        found = true;
+        break;
+      }
+      if (p == w) {
+        points.push_back(w);
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      throw sdk::Error(fmt::format("--what {}: model '{}' has no hook point '{}'. Its points are {}", w, model, w,
+                                   extract_describe_points(patterns)));
+    }
+  }
+  return points;
+}
+
+/// The --layers indices ("all": every block) of a model of `n_layers` blocks.
+std::vector<int64_t> extract_select_layers(const std::string& text, int64_t n_layers) {
+  std::vector<int64_t> layers;
+  if (text == "all") {
+    for (int64_t i = 0; i < n_layers; ++i) layers.push_back(i);
+    return layers;
+  }
+  for (const std::string& item : extract_split_list("--layers", text)) {
+    const int64_t layer = extract_parse_index("--layers", text, item);
+    if (layer >= n_layers) {
+      throw sdk::Error(fmt::format("--layers {}: layer {} is out of range: the model has {} layers, 0..{} (or 'all')",
+                                   text, layer, n_layers, n_layers - 1));
+    }
+    layers.push_back(layer);
+  }
+  return layers;
+}
+
+/// The token ids of --tokens, --input or --input-file (the latter two through the tokenizer).
+std::vector<int64_t> extract_read_tokens(const cxxopts::ParseResult& args, const config::JobConfig& job) {
+  if (args.count("tokens")) {
+    const std::string text = args["tokens"].as<std::string>();
+    std::vector<int64_t> ids;
+    for (const std::string& item : extract_split_list("--tokens", text)) {
+      ids.push_back(extract_parse_index("--tokens", text, item));
+    }
+    return ids;
+  }
+  std::string text;
+  if (args.count("input")) {
+    text = args["input"].as<std::string>();
+  } else {
+    const std::string file = args["input-file"].as<std::string>();
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw sdk::Error(fmt::format("--input-file {}: cannot open it", file));
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string path = args.count("tokenizer") ? args["tokenizer"].as<std::string>() : job.data.tokenizer_path;
+  if (path.empty()) {
+    throw sdk::Error("the checkpoint's config has no data.tokenizer_path: pass --tokenizer PATH, or --tokens IDS");
+  }
+  const data::Tokenizer tokenizer(path);
+  const std::vector<int> encoded = tokenizer.encode(text);
+  return {encoded.begin(), encoded.end()};
+}
+
+/// Refuses an empty input, ids outside the vocabulary and inputs longer than the model takes.
+void extract_check_tokens(const std::vector<int64_t>& ids, int64_t vocab_size, int64_t max_seq_len) {
+  if (ids.empty()) throw sdk::Error("the input has no tokens (it tokenises to nothing): give a longer --input");
+  for (const int64_t id : ids) {
+    if (id >= vocab_size) {
+      throw sdk::Error(
+          fmt::format("token id {} is out of the model's vocabulary ([model] vocab_size = {})", id, vocab_size));
+    }
+  }
+  if (max_seq_len > 0 && static_cast<int64_t>(ids.size()) > max_seq_len) {
+    throw sdk::Error(fmt::format("the input has {} tokens, more than the model's [model] max_seq_len = {}: shorten it",
+                                 ids.size(), max_seq_len));
+  }
+}
+
+/// One forward of `tokens` [1, S] with `points` captured: point -> float32 value, each delivered once.
+std::map<std::string, at::Tensor> extract_capture(sdk::Model& model, const at::Tensor& tokens,
+                                                  const std::vector<std::string>& points) {
+  std::map<std::string, at::Tensor> values;
+  std::vector<std::string> repeated;
+  model.set_capture(points, [&](const std::string& point, const at::Tensor& value) {
+    if (values.count(point)) repeated.push_back(point);
+    values[point] = value.to(at::kFloat).contiguous();
+  });
+  try {
+    model.eval();
+    const at::NoGradGuard no_grad;
+    model.forward(tokens);
+  } catch (...) {
+    model.set_capture({}, {});
+    throw;
+  }
+  model.set_capture({}, {});
+  for (const std::string& point : points) {
+    if (!values.count(point)) {
+      throw sdk::Error(fmt::format("the model declares hook point '{}' but its forward did not deliver it", point));
+    }
+  }
+  if (!repeated.empty()) {
+    throw sdk::Error(fmt::format("the model delivered hook point '{}' more than once in one forward", repeated[0]));
+  }
+  return values;
+}
+
+/// Writes tokens.npy and one <point>.npy per point into `out` (through a .partial file renamed at the end).
+void extract_write_npz(const std::filesystem::path& out, const at::Tensor& tokens,
+                       const std::vector<std::string>& points, const std::map<std::string, at::Tensor>& values) {
+  const std::filesystem::path partial = out.string() + ".partial";
+  try {
+    data::NpzWriter npz(partial);
+    npz.add("tokens", "<i8", sizeof(int64_t), tokens.sizes().vec(), tokens.data_ptr(), tokens.nbytes());
+    for (const std::string& point : points) {
+      const at::Tensor& v = values.at(point);
+      npz.add(point, "<f4", sizeof(float), v.sizes().vec(), v.data_ptr(), v.nbytes());
+    }
+    npz.close();
+    std::filesystem::rename(partial, out);
+  } catch (const std::exception& e) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    throw sdk::Error(fmt::format("cannot write {}: {}", out.string(), e.what()));
+  }
+}
+
+}  // namespace
+
+int cmd_extract(int argc, char** argv) {
+  cxxopts::Options options(
+      kExtractCommand,
+      "Capture activations of a checkpoint: rebuilds the model from the checkpoint's config.toml, loads its\n"
+      "weights, runs one forward (eval mode, no gradients) of the input as a batch of one and writes the\n"
+      "values at the requested hook points to OUT.npz, a NumPy archive (numpy.load(OUT.npz)): tokens.npy\n"
+      "(int64 [1, seq]) and one float32 array per point, named after it, e.g. layers.3.attn_out.npy.\n"
+      "A model declares its hook points (`kforge list-plugins -v`); the built-in transformer's are, per\n"
+      "layer, residual (the block's output, the residual stream after it) [1, seq, dim], attn_out (the\n"
+      "attention sublayer's output before the residual add) [1, seq, dim], mlp_out (the MLP's or MoE's\n"
+      "output before the add) [1, seq, dim] and attention (the probabilities softmax(QK^T/sqrt(hd)),\n"
+      "causal, computed only when asked) [1, heads, seq, seq]; and model-wide embed (token embeddings)\n"
+      "and final_norm (the output head's input) [1, seq, dim].\n"
+      "Example: kforge extract --checkpoint ckpt --input 'Hello world' --layers 0,3 --what residual,attention "
+      "acts.npz\n"
+      "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint, tokenizer, input or hook point.");
+  options.positional_help("OUT.npz");
+  options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
+                        cxxopts::value<std::string>())(
+      "input", "text to run, tokenised with the checkpoint's tokenizer", cxxopts::value<std::string>())(
+      "tokens", "token ids to run, comma-separated (e.g. 1,2,3)", cxxopts::value<std::string>())(
+      "input-file", "file whose whole text is tokenised and run", cxxopts::value<std::string>())(
+      "layers", "block indices, comma-separated, or 'all'", cxxopts::value<std::string>()->default_value("all"))(
+      "what",
+      "hook points, comma-separated: per-layer ones (e.g. residual,attn_out,mlp_out,attention) "
+      "and model-wide ones (e.g. embed,final_norm)",
+      cxxopts::value<std::string>()->default_value("residual"))(
+      "tokenizer", "SentencePiece .model (default: data.tokenizer_path of the checkpoint's config)",
+      cxxopts::value<std::string>())("output", "the .npz file to write", cxxopts::value<std::string>());
+  add_plugin_dir_option(options);
+  add_allow_unsafe_plugin_dir_option(options);
+  options.add_options()("h,help", "this help");
+  options.parse_positional({"output"});
+  const ParsedOptions parsed = parse_options(options, argc, argv);
+  if (!parsed.args) return parsed.exit_code;
+  const cxxopts::ParseResult& args = *parsed.args;
+  if (!args.count("checkpoint")) return usage_error(options, "missing --checkpoint DIR");
+  if (args.count("input") + args.count("tokens") + args.count("input-file") != 1) {
+    return usage_error(options, "give exactly one of --input TEXT, --tokens IDS and --input-file FILE");
+  }
+  if (!args.count("output")) return usage_error(options, "missing OUT.npz (the file to write)");
+  const std::filesystem::path out = args["output"].as<std::string>();
+
+  const auto session = generate::open_checkpoint_session(kExtractCommand, args["checkpoint"].as<std::string>(),
+                                                         plugin_dirs_given(args), unsafe_plugins_allowed(args), {});
+  if (!session) return kExitUsage;
+  const config::JobConfig& job = session->checkpoint.job;
+  sdk::Model& model = *session->checkpoint.model;
+  std::vector<std::string> points;
+  at::Tensor tokens;
+  try {
+    const std::string model_type = job.view("model").get_string("model_type");
+    const auto& patterns =
+        session->host->registry.get(sdk::kind::model, model_type, "[model] model_type").meta.hook_points;
+    const auto layers =
+        extract_select_layers(args["layers"].as<std::string>(), static_cast<int64_t>(model.blocks().size()));
+    points = extract_select_points(patterns, model_type, extract_split_list("--what", args["what"].as<std::string>()),
+                                   layers);
+    const std::vector<int64_t> ids = extract_read_tokens(args, job);
+    extract_check_tokens(ids, job.view("model").get_int("vocab_size"), model.max_seq_len());
+    tokens = at::tensor(ids, at::kLong).unsqueeze(0);
+  } catch (const std::exception& e) {
+    std::cerr << kExtractCommand << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  std::map<std::string, at::Tensor> values;
+  try {
+    values = extract_capture(model, tokens, points);
+  } catch (const std::exception& e) {
+    std::cerr << kExtractCommand << ": the forward failed: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  try {
+    extract_write_npz(out, tokens, points, values);
+  } catch (const std::exception& e) {
+    std::cerr << kExtractCommand << ": " << e.what() << "\n";
+    return kExitFailure;
+  }
+  std::cout << fmt::format("{}: {} tokens, {} points: {}\n", out.string(), tokens.size(1), points.size(),
+                           fmt::join(points, ", "));
+  return kExitOk;
+}
 
 }  // namespace kforge::cli

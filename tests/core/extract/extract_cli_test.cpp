@@ -1,0 +1,175 @@
+// `kforge extract` end to end: a tiny model trained 5 steps, its activations captured by the binary,
+// read back by numpy and compared with tests/oracles/llama_reference.py's float64 forward of the same
+// weights; text input through the checkpoint's tokenizer; the errors that name the valid points and layers.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/train/train_fixture.h"
+#include "data/tokenizer.h"
+#include "generate/checkpoint_model.h"
+#include "support/data_test_util.h"
+#include "support/npy.h"
+#include "support/oracle.h"
+#include "support/test_host.h"
+
+namespace kforge::test {
+namespace {
+
+std::string kforge_extract(const std::string& args, int* rc) {
+  std::string output;
+  *rc = run_command(fmt::format("{} extract {} 2>&1", KFORGE_BIN, args), &output);
+  return output;
+}
+
+/// numpy's reading of an .npz (tests/oracles/read_npz.py): name -> {dtype, shape, values}.
+nlohmann::json read_npz(const std::filesystem::path& file) {
+  std::string out;
+  EXPECT_EQ(run_oracle("read_npz.py", {file.string()}, &out), 0) << out;
+  return nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+}
+
+/// A 40-piece SentencePiece model trained on a few repeated English sentences (ids < the fixture's vocab 64).
+std::filesystem::path sentence_tokenizer(const std::filesystem::path& dir) {
+  {
+    std::ofstream corpus(dir / "sentences.txt");
+    for (int i = 0; i < 50; ++i) {
+      corpus << "the quick brown fox jumps over the lazy dog\nhow vexingly quick daft zebras jump\n"
+             << "pack my box with five dozen liquor jugs " << i << "\n";
+    }
+  }
+  data::TokenizerTrainOptions options;
+  options.inputs = {dir / "sentences.txt"};
+  options.model_prefix = dir / "sentences";
+  options.vocab_size = 40;
+  return data::train_tokenizer(options);
+}
+
+class ExtractCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    fixture_ = new TrainFixture();
+    tokenizer_ = new std::filesystem::path(sentence_tokenizer(fixture_->root));
+    fixture_->run({"--data.tokenizer_path=" + tokenizer_->string(), "--train.max_steps=5"}, {});
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(fixture_->root);
+    delete fixture_;
+    delete tokenizer_;
+  }
+  static std::string step_dir() { return (fixture_->checkpoint_dir / "step_5").string(); }
+  static TrainFixture* fixture_;
+  static std::filesystem::path* tokenizer_;
+};
+TrainFixture* ExtractCli::fixture_ = nullptr;
+std::filesystem::path* ExtractCli::tokenizer_ = nullptr;
+
+TEST_F(ExtractCli, EveryPointOfEveryLayerMatchesTheReferenceForward) {
+  ASSERT_TRUE(oracle_available()) << "/usr/bin/python3 with torch and numpy is required";
+  const auto dir = temp_dir("extract_oracle");
+  const auto npz = dir / "acts.npz";
+  int rc = 0;
+  const std::string out = kforge_extract(fmt::format("--checkpoint {} --tokens 3,1,4,1,5,9,2,6,5,3,5,8 --layers all "
+                                                     "--what embed,residual,attn_out,mlp_out,attention,final_norm {}",
+                                                     step_dir(), npz.string()),
+                                         &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("12 tokens, 10 points"), std::string::npos) << out;
+  // The same weights and [model] settings for the reference.
+  const auto ckpt = generate::load_checkpoint_model(step_dir(), fixture_->plugins->registry);
+  for (const auto& p : ckpt.model->named_parameters()) write_npy(dir / (p.key() + ".npy"), p.value());
+  const config::SectionView m = ckpt.job.view("model");
+  std::ofstream(dir / "config.json") << nlohmann::json{
+      {"dim", m.get_int("dim")},
+      {"n_layers", m.get_int("n_layers")},
+      {"n_heads", m.get_int("n_heads")},
+      {"n_kv_heads", m.get_int("n_kv_heads")},
+      {"norm_type", m.get_string("norm_type")},
+      {"norm_eps", m.get_float("norm_eps")},
+      {"activation", m.get_string("activation")},
+      {"rope_theta", m.get_float("rope_theta")},
+      {"tie_embeddings", m.get_bool("tie_embeddings")},
+      {"qk_norm", m.get_bool("qk_norm")}}.dump();
+  std::string oracle;
+  EXPECT_EQ(run_oracle("llama_reference.py", {dir.string(), "--activations", npz.string()}, &oracle), 0) << oracle;
+  EXPECT_NE(oracle.find("ok: 10 points match"), std::string::npos) << oracle;
+  std::printf("[extract oracle]\n%s", oracle.c_str());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(ExtractCli, InputIsTokenisedWithTheCheckpointsTokenizerAndOnlyTheAskedPointsAreWritten) {
+  const auto dir = temp_dir("extract_input");
+  int rc = 0;
+  const std::string out =
+      kforge_extract(fmt::format("--checkpoint {} --input 'the lazy dog' --layers 1 --what attention,mlp_out {}",
+                                 fixture_->checkpoint_dir.string(), (dir / "a.npz").string()),
+                     &rc);
+  ASSERT_EQ(rc, 0) << out;
+  const nlohmann::json npz = read_npz(dir / "a.npz");
+  std::vector<std::string> names;
+  for (const auto& item : npz.items()) names.push_back(item.key());
+  EXPECT_EQ(names, (std::vector<std::string>{"layers.1.attention", "layers.1.mlp_out", "tokens"}));
+  const std::vector<int> ids = data::Tokenizer(*tokenizer_).encode("the lazy dog");
+  const auto seq = static_cast<int64_t>(ids.size());
+  EXPECT_EQ(npz["tokens"]["dtype"], "int64");
+  EXPECT_EQ(npz["tokens"]["values"].get<std::vector<int>>(), ids);
+  EXPECT_EQ(npz["layers.1.attention"]["dtype"], "float32");
+  EXPECT_EQ(npz["layers.1.attention"]["shape"].get<std::vector<int64_t>>(), (std::vector<int64_t>{1, 4, seq, seq}));
+  EXPECT_EQ(npz["layers.1.mlp_out"]["shape"].get<std::vector<int64_t>>(), (std::vector<int64_t>{1, seq, 32}));
+
+  // --input-file runs the file's text: the same tokens, the same values.
+  std::ofstream(dir / "in.txt") << "the lazy dog";
+  const std::string again = kforge_extract(fmt::format("--checkpoint {} --input-file {} --layers 1 "
+                                                       "--what attention,mlp_out {}",
+                                                       step_dir(), (dir / "in.txt").string(), (dir / "b.npz").string()),
+                                           &rc);
+  ASSERT_EQ(rc, 0) << again;
+  EXPECT_EQ(read_npz(dir / "b.npz"), npz);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(ExtractCli, UnknownPointsAndLayersAreRefusedNamingTheValidOnes) {
+  const auto dir = temp_dir("extract_errors");
+  const std::string npz = (dir / "x.npz").string();
+  const std::string base = fmt::format("--checkpoint {} --tokens 1,2,3", step_dir());
+  int rc = 0;
+  std::string out = kforge_extract(fmt::format("{} --what residual,resid {}", base, npz), &rc);
+  EXPECT_EQ(rc, 2);
+  for (const char* part : {"--what resid", "'resid'", "embed, final_norm", "attention, attn_out, mlp_out, residual"}) {
+    EXPECT_NE(out.find(part), std::string::npos) << part << "\n" << out;
+  }
+  out = kforge_extract(fmt::format("{} --layers 0,2 {}", base, npz), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("--layers 0,2: layer 2 is out of range: the model has 2 layers, 0..1"), std::string::npos) << out;
+  out = kforge_extract(fmt::format("{} --layers one {}", base, npz), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("'one' is not a non-negative integer"), std::string::npos) << out;
+  out = kforge_extract(fmt::format("--checkpoint {} --tokens 1,64 {}", step_dir(), npz), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("token id 64 is out of the model's vocabulary ([model] vocab_size = 64)"), std::string::npos)
+      << out;
+  out = kforge_extract(fmt::format("--checkpoint {} --tokens 1 --input hi {}", step_dir(), npz), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("exactly one of --input TEXT, --tokens IDS and --input-file FILE"), std::string::npos) << out;
+  out = kforge_extract(fmt::format("--checkpoint {} --input-file /nonexistent/in.txt {}", step_dir(), npz), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("--input-file /nonexistent/in.txt: cannot open it"), std::string::npos) << out;
+  out = kforge_extract(base, &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("missing OUT.npz"), std::string::npos) << out;
+  out = kforge_extract(fmt::format("--checkpoint /nonexistent/ckpt --tokens 1 {}", npz), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("/nonexistent/ckpt"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(npz));
+  // A file that cannot be written: exit 1 naming it, and no partial file left.
+  out = kforge_extract(fmt::format("{} {}", base, (dir / "missing" / "x.npz").string()), &rc);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("cannot write " + (dir / "missing" / "x.npz").string()), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kforge::test
