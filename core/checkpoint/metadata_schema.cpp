@@ -130,6 +130,9 @@ void check_train_state(const nlohmann::json& state, const nlohmann::json& meta, 
     integer(state.at("nan"), "consecutive", "nan.", path);
     integer(state.at("nan"), "total", "nan.", path);
   }
+  if (state.contains("weights_only") && !state.at("weights_only").is_boolean()) {
+    throw schema_error(path, "weights_only", fmt::format("is {}, not true or false", state.at("weights_only").dump()));
+  }
   if (state.contains("metric_runs")) {  // metric backend name -> the backend's run id
     const nlohmann::json& runs = state.at("metric_runs");
     const bool all_strings =

@@ -79,9 +79,8 @@ int convert_from_hf(const cxxopts::ParseResult& args, const std::string& dir, co
   std::cout << fmt::format(
       "imported {} to {}\n"
       "sample from it: kforge generate --checkpoint {}\n"
-      "train from it:  kforge run CONFIG --checkpoint.load_path={} "
-      "--checkpoint.exclude_from_loading='[\"optimizer\"]'\n"
-      "                (it holds weights only: no optimizer state to load)\n",
+      "train from it:  kforge run CONFIG --checkpoint.load_path={}\n"
+      "                (it holds weights only: the optimizer starts fresh)\n",
       dir, step_dir.string(), out, step_dir.string());
   return kExitOk;
 }
@@ -105,8 +104,7 @@ int cmd_convert(int argc, char** argv) {
       "  --from hf DIR OUT        a Hugging Face Llama/Mixtral directory (config.json and\n"
       "                           safetensors) to the kforge checkpoint OUT/step_0: weights only,\n"
       "                           for `kforge generate --checkpoint OUT` and `kforge run` with\n"
-      "                           checkpoint.load_path=OUT/step_0 and\n"
-      "                           checkpoint.exclude_from_loading=[\"optimizer\"].\n"
+      "                           checkpoint.load_path=OUT/step_0 (the optimizer starts fresh).\n"
       "--section.key=value overrides apply to the checkpoint's config (export) or to the\n"
       "config written (import).\n"
       "Exit codes: 0 done, 1 failed while writing, 2 bad arguments, checkpoint, config or files.");

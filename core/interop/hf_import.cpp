@@ -105,7 +105,8 @@ fs::path import_hf(const fs::path& dir, const fs::path& out, const plugins::Regi
   s.tokens_seen = 0;
   s.train_state = {{"data", {{{"rank", 0}, {"epoch", 0}, {"batches_yielded", 0}}}},
                    {"nan", {{"consecutive", 0}, {"total", 0}}},
-                   {"imported_from", fs::absolute(dir).string()}};
+                   {"imported_from", fs::absolute(dir).string()},
+                   {"weights_only", true}};  // the optimizer of a run started from it starts fresh
   s.config_toml = job.to_toml();
   s.plugins = train::plugin_manifest(registry, /*hashes=*/false);
   checkpoint::make_directories(out);

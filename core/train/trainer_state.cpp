@@ -114,7 +114,10 @@ void Trainer::restore(const checkpoint::Snapshot& s) {
       checkpoint::load_model_weights(*model_, s);
     }
   }
-  if (!excluded(job_, "optimizer")) {
+  if (s.train_state.value("weights_only", false)) {
+    log::get().info("the checkpoint of step {} holds weights only ({}): the optimizer starts fresh", s.step,
+                    s.train_state.value("imported_from", "no optimizer state was saved"));
+  } else if (!excluded(job_, "optimizer")) {
     optimizer_->load_state_dict(fsdp_ ? fsdp_->shard_optimizer_state(s.optimizer) : s.optimizer);
   }
   optimizer_->use_train_weights();
