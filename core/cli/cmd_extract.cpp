@@ -2,6 +2,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <fstream>
@@ -75,7 +76,8 @@ std::string extract_describe_points(const std::vector<std::string>& patterns) {
 
 /// The points --what and --layers name, from the model's hook-point patterns: a --what item W is a
 /// per-layer point when a pattern ends in "{layer}.W" (expanded for each layer), else a model-wide
-/// point when a pattern is W. Throws sdk::Error naming the item and the valid ones.
+/// point when a pattern is W. A point named twice is taken once. Throws sdk::Error naming the item and
+/// the valid ones.
 std::vector<std::string> extract_select_points(const std::vector<std::string>& patterns, const std::string& model,
                                                const std::vector<std::string>& what,
                                                const std::vector<int64_t>& layers) {
@@ -86,18 +88,21 @@ std::vector<std::string> extract_select_points(const std::vector<std::string>& p
                     model));
   }
   std::vector<std::string> points;
+  const auto add = [&points](const std::string& point) {  // once each, in the order first named
+    if (std::find(points.begin(), points.end(), point) == points.end()) points.push_back(point);
+  };
   for (const std::string& w : what) {
     const std::string suffix = std::string(kLayerSlot) + "." + w;
     bool found = false;
     for (const std::string& p : patterns) {
       if (p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0) {
         const std::string head = p.substr(0, p.size() - suffix.size());
-        for (const int64_t layer : layers) points.push_back(fmt::format("{}{}.{}", head, layer, w));
+        for (const int64_t layer : layers) add(fmt::format("{}{}.{}", head, layer, w));
         found = true;
         break;
       }
       if (p == w) {
-        points.push_back(w);
+        add(w);
         found = true;
         break;
       }

@@ -5,7 +5,7 @@ Usage: read_npz.py FILE.npz
 
 Prints one JSON object: {name: {"dtype": str, "shape": [..], "values": [flattened values]}} for every
 array numpy.load finds, in the archive's order (names without .npy). Exits 1 with numpy's message
-when it cannot read the file.
+when it cannot read the file, or when a name stands twice (a zip allows it; numpy would show one).
 """
 import json
 import sys
@@ -17,6 +17,8 @@ def main(path):
     try:
         archive = np.load(path, allow_pickle=False)
         out = {}
+        if len(set(archive.files)) != len(archive.files):
+            sys.exit(f"{path}: an array name stands twice in {archive.files}")
         for name in archive.files:
             a = archive[name]
             out[name] = {"dtype": str(a.dtype), "shape": list(a.shape), "values": a.reshape(-1).tolist()}

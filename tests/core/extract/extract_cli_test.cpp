@@ -100,13 +100,13 @@ TEST_F(ExtractCli, EveryPointOfEveryLayerMatchesTheReferenceForward) {
   std::filesystem::remove_all(dir);
 }
 
-TEST_F(ExtractCli, InputIsTokenisedWithTheCheckpointsTokenizerAndOnlyTheAskedPointsAreWritten) {
+TEST_F(ExtractCli, InputIsTokenisedWithTheCheckpointsTokenizerAndEachAskedPointIsWrittenOnce) {
   const auto dir = temp_dir("extract_input");
   int rc = 0;
-  const std::string out =
-      kforge_extract(fmt::format("--checkpoint {} --input 'the lazy dog' --layers 1 --what attention,mlp_out {}",
-                                 fixture_->checkpoint_dir.string(), (dir / "a.npz").string()),
-                     &rc);
+  const std::string out = kforge_extract(
+      fmt::format("--checkpoint {} --input 'the lazy dog' --layers 1,1 --what attention,mlp_out,attention {}",
+                  fixture_->checkpoint_dir.string(), (dir / "a.npz").string()),
+      &rc);
   ASSERT_EQ(rc, 0) << out;
   const nlohmann::json npz = read_npz(dir / "a.npz");
   std::vector<std::string> names;
