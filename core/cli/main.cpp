@@ -26,7 +26,8 @@ Usage:
   kforge eval --checkpoint DIR [--plugin-dir DIR]... [--section.key=value]...
   kforge convert (--to hf CHECKPOINT OUT | --from hf DIR OUT) [--plugin-dir DIR]...
   kforge report RUN_DIR [--out FILE]
-  kforge extract --checkpoint DIR (--input TEXT | --tokens IDS) --layers L,.. --what POINT,.. OUT.npz
+  kforge extract --checkpoint DIR (--input TEXT | --input-file FILE | --tokens IDS) [--layers all|L,..]
+                 [--what residual|POINT,..] OUT.npz
   kforge check-env [--json] [--strict]
   kforge --version
   kforge COMMAND --help
