@@ -59,11 +59,6 @@ class JsonlBackend final : public sdk::MetricBackend {
   std::ofstream out_;
 };
 
-class NullBackend final : public sdk::MetricBackend {
- public:
-  void log(int64_t, const sdk::MetricList&) override {}
-};
-
 }  // namespace
 
 std::unique_ptr<sdk::MetricBackend> make_jsonl(const sdk::BuildContext& ctx, const sdk::RunInfo& run) {
