@@ -52,6 +52,19 @@ TEST(PluginCli, ListPluginsShowsTheDeclaredCapabilities) {
   EXPECT_EQ(capabilities["adamw"], nlohmann::json::array());
 }
 
+TEST(PluginCli, ListPluginsShowsTheKeyThatEnablesAComponent) {
+  std::string out;
+  ASSERT_EQ(run_command(kforge("list-plugins -v"), &out), 0) << out;
+  expect_has(out, {"metric_backend  tensorboard ", "enabled by: [metrics] enable_tensorboard = true"});
+  ASSERT_EQ(run_command(kforge("list-plugins --json"), &out), 0) << out;
+  std::map<std::string, nlohmann::json> enabled_by;
+  for (const auto& file : nlohmann::json::parse(out)) {
+    for (const auto& c : file["components"]) enabled_by[c["name"]] = c["enabled_by"];
+  }
+  EXPECT_EQ(enabled_by["tensorboard"], "enable_tensorboard");
+  EXPECT_EQ(enabled_by["jsonl"], "");
+}
+
 TEST(PluginCli, ListPluginsShowsAModelsHookPoints) {
   std::string out;
   ASSERT_EQ(run_command(kforge("list-plugins -v"), &out), 0) << out;
