@@ -40,7 +40,8 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
        {"dir", "interval", "dyn_ckpt_window", "async_mode", "keep_last_n", "load_path", "exclude_from_loading",
         "ignore_freeze_mismatch", "export_dtype"}},
       {"checkpoint.dyn_ckpt_window", {"start", "stop", "strategy"}},
-      {"metrics", {"log_interval", "backends", "run_dir", "peak_tflops", "enable_tensorboard", "tensorboard_dir"}},
+      {"metrics",
+       {"log_interval", "backends", "run_dir", "per_rank", "peak_tflops", "enable_tensorboard", "tensorboard_dir"}},
       {"profiling", {"enable", "start_step", "end_step", "trace_dir"}},
   };
   return keys;

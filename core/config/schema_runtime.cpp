@@ -57,6 +57,9 @@ std::vector<SectionSpec> runtime_sections() {
                    "TensorBoard event file directory (the tensorboard backend; relative: under metrics.run_dir)"),
         string_list_key("backends", {"console", "jsonl"}, "metric backend plugins"),
         string_key("run_dir", "", "directory for metric files (empty: checkpoint.dir)"),
+        bool_key("per_rank", false,
+                 "every rank logs its own metrics (step time, memory) to its backends, rank r > 0 under "
+                 "<run_dir>/rank_<r>; false: rank 0 only"),
         float_key("peak_tflops", 0.0,
                   "peak TFLOP/s per rank for MFU (0: the CPU's theoretical peak, cores x FLOP/cycle x clock, "
                   "logged at start-up)")},

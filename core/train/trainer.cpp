@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "dist/setup_check.h"
@@ -122,17 +123,24 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   }
   resume();
   // Metrics after resume(): the backends learn the step the run continues from.
-  double peak_tflops = 0;  // only rank 0 reports metrics
-  if (leader()) {
+  // Rank 0 reports metrics; with [metrics] per_rank every rank does, rank r > 0 under <run_dir>/rank_<r>.
+  const bool per_rank = job_.view("metrics").get_bool("per_rank");
+  const bool reports = leader() || per_rank;
+  double peak_tflops = 0;
+  if (reports) {
     const metrics::MfuPeak peak = metrics::mfu_peak(job_.metrics.peak_tflops, train.mixed_precision == "bf16");
-    log.info("MFU peak per rank: {}", peak.derivation);
+    if (leader()) log.info("MFU peak per rank: {}", peak.derivation);
     peak_tflops = peak.tflops;
   }
-  const sdk::RunInfo run{job_.metrics.run_dir, runtime_->rank(), static_cast<bool>(::isatty(STDOUT_FILENO)), step_,
-                         "", job_.to_toml()};
+  const std::string run_dir =
+      leader() ? job_.metrics.run_dir
+               : (std::filesystem::path(job_.metrics.run_dir) / fmt::format("rank_{}", runtime_->rank())).string();
+  const sdk::RunInfo run{run_dir, runtime_->rank(), static_cast<bool>(::isatty(STDOUT_FILENO)), step_, "",
+                         job_.to_toml(), per_rank};
+  // The run ids in checkpoints are rank 0's: other ranks start new runs in stores that keep ids.
   tracker_ = std::make_unique<metrics::MetricsTracker>(
-      leader() ? components_.metric_backends(run, resumed_metric_runs_)
-               : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
+      reports ? components_.metric_backends(run, leader() ? resumed_metric_runs_ : std::map<std::string, std::string>{})
+              : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
       job_.metrics.log_interval, model_->flops_per_token(train.seq_len), peak_tflops * runtime_->world_size());
   apply_freeze();
 }

@@ -1,5 +1,6 @@
-// jsonl: appends one JSON object per logging step to <run_dir>/metrics.jsonl (rank 0 only); on a
-// resume it first drops the lines of steps after the resumed one, so no step is there twice.
+// jsonl: appends one JSON object per logging step to <run_dir>/metrics.jsonl (rank 0; every rank with
+// [metrics] per_rank, each in its own run_dir); on a resume it first drops the lines of steps after
+// the resumed one, so no step is there twice.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -62,7 +63,7 @@ class JsonlBackend final : public sdk::MetricBackend {
 }  // namespace
 
 std::unique_ptr<sdk::MetricBackend> make_jsonl(const sdk::BuildContext& ctx, const sdk::RunInfo& run) {
-  if (run.rank != 0) return std::make_unique<NullBackend>();
+  if (run.rank != 0 && !run.per_rank) return std::make_unique<NullBackend>();
   fs::create_directories(run.run_dir);
   const fs::path path = fs::path(run.run_dir) / "metrics.jsonl";
   if (const int64_t dropped = keep_steps_up_to(path, run.resumed_step); dropped > 0) {

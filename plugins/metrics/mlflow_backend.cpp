@@ -1,4 +1,4 @@
-// mlflow: an MLflow file store (rank 0 only) that `mlflow ui --backend-store-uri DIR` shows:
+// mlflow: an MLflow file store (rank 0's; each rank's with [metrics] per_rank) that `mlflow ui --backend-store-uri DIR` shows:
 // <mlflow_dir>/<experiment id>/<run id>/{meta.yaml, params/, metrics/, tags/}, with mlflow_dir relative
 // to the current directory (as MLflow's own ./mlruns), the experiment found or created by name. Params
 // are the resolved config's keys ("model.dim"); metrics/<name> gets "<unix ms> <value> <step>" lines,
@@ -290,10 +290,15 @@ MlflowRun ml_create(const fs::path& store, const std::string& experiment, const 
 }  // namespace
 
 std::unique_ptr<sdk::MetricBackend> make_mlflow(const sdk::BuildContext& ctx, const sdk::RunInfo& run) {
-  if (run.rank != 0) return std::make_unique<NullBackend>();
+  if (run.rank != 0 && !run.per_rank) return std::make_unique<NullBackend>();
   const fs::path store = fs::absolute(ctx.section.get_string("mlflow_dir")).lexically_normal();
   std::string run_name = ctx.section.get_string("mlflow_run_name");
-  if (run_name.empty()) run_name = fs::absolute(run.run_dir).lexically_normal().filename().string();
+  if (run_name.empty()) {
+    fs::path named = fs::absolute(run.run_dir).lexically_normal();
+    if (run.rank != 0) named = named.parent_path();  // per_rank: <metrics.run_dir>/rank_<r>
+    run_name = named.filename().string();
+  }
+  if (run.rank != 0) run_name += ".rank" + std::to_string(run.rank);  // per_rank: one MLflow run per rank
   MlflowRun ml;
   if (const auto dir = ml_find_run(store, run.resumed_run_id)) {
     ml = ml_reopen(ctx, *dir, run.resumed_step);

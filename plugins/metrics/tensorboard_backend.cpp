@@ -1,4 +1,4 @@
-// tensorboard: TensorBoard event files (rank 0 only) in [metrics] tensorboard_dir, relative to
+// tensorboard: TensorBoard event files (rank 0's; each rank's with [metrics] per_rank) in [metrics] tensorboard_dir, relative to
 // metrics.run_dir when not absolute: one Event of float32 scalars per logging step, flushed at once,
 // and the resolved config as a text summary (tag "config", at the run's first step). A new file per
 // run; before it starts, the directory's older event files lose their records of steps after the one
@@ -136,7 +136,7 @@ class TensorboardBackend final : public sdk::MetricBackend {
 }  // namespace
 
 std::unique_ptr<sdk::MetricBackend> make_tensorboard(const sdk::BuildContext& ctx, const sdk::RunInfo& run) {
-  if (run.rank != 0) return std::make_unique<NullBackend>();
+  if (run.rank != 0 && !run.per_rank) return std::make_unique<NullBackend>();
   fs::path dir = ctx.section.get_string("tensorboard_dir");
   if (dir.is_relative()) dir = fs::path(run.run_dir) / dir;
   dir = fs::absolute(dir).lexically_normal();

@@ -1,6 +1,7 @@
 // metrics.jsonl over a crash and a resume holds every step exactly once, the MFU a run logs
 // against the derived CPU peak is a fraction in (0, 1], and the run log (runs.jsonl) has one start
-// and one end line per process, with where it started and how it ended.
+// and one end line per process, with where it started and how it ended; with [metrics] per_rank every
+// rank logs its own metrics.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/train/train_fixture.h"
+#include "support/launch_job.h"
 
 namespace kforge::test {
 namespace {
@@ -107,6 +109,41 @@ TEST(RunLog, APreemptedRunEndsKilledAtTheStepItSaved) {
   EXPECT_EQ(log[1].at("event"), "end");
   EXPECT_EQ(log[1].at("outcome"), "killed");
   EXPECT_EQ(log[1].at("step"), 3);
+}
+
+// The train lines of a metrics.jsonl, by step.
+std::map<int64_t, nlohmann::json> train_lines_of(const std::filesystem::path& file) {
+  std::map<int64_t, nlohmann::json> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains("train/loss")) out[j.at("step").get<int64_t>()] = j;
+  }
+  return out;
+}
+
+TEST(PerRankMetrics, EveryRankLogsItsOwnLinesOnlyWhenAsked) {
+  TrainFixture fx;
+  std::vector<std::string> overrides = replicated_over(2);
+  overrides.push_back("--train.max_steps=4");
+  launch(fx, 2, overrides);
+  EXPECT_EQ(train_lines_of(fx.checkpoint_dir / "metrics.jsonl").size(), 4u);
+  EXPECT_FALSE(std::filesystem::exists(fx.checkpoint_dir / "rank_1")) << "rank 1 wrote metrics unasked";
+
+  TrainFixture per_rank;
+  overrides.push_back("--metrics.per_rank=true");
+  launch(per_rank, 2, overrides);
+  const auto rank0 = train_lines_of(per_rank.checkpoint_dir / "metrics.jsonl");
+  const auto rank1 = train_lines_of(per_rank.checkpoint_dir / "rank_1" / "metrics.jsonl");
+  ASSERT_EQ(rank0.size(), 4u);
+  ASSERT_EQ(rank1.size(), 4u);
+  for (const auto& [step, line] : rank1) {
+    EXPECT_EQ(line.at("train/loss"), rank0.at(step).at("train/loss")) << "step " << step;  // the agreed loss
+    EXPECT_GT(line.at("memory/peak_rss_gb").get<double>(), 0.0) << "step " << step;       // its own memory
+    EXPECT_GT(line.at("train/mfu").get<double>(), 0.0) << "step " << step;
+  }
+  // The run log stays rank 0's.
+  EXPECT_FALSE(std::filesystem::exists(per_rank.checkpoint_dir / "rank_1" / "runs.jsonl"));
 }
 
 }  // namespace

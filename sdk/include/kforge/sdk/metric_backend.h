@@ -9,7 +9,7 @@
 namespace kforge::sdk {
 
 struct RunInfo {
-  std::string run_dir;       ///< where a backend may write files
+  std::string run_dir;       ///< where a backend may write files (rank r > 0 with per_rank: <run_dir>/rank_<r>)
   int rank = 0;
   bool interactive = false;  ///< stdout is a terminal
   /// The step training continues from (0: a fresh start). A backend that keeps a history of the
@@ -20,6 +20,9 @@ struct RunInfo {
   std::string resumed_run_id;
   /// The resolved config as TOML, for backends that record a run's parameters.
   std::string config_toml;
+  /// [metrics] per_rank: every rank has backends and logs its own metrics (its step time, memory),
+  /// and a backend that writes files writes this rank's into run_dir. Off, only rank 0 has backends.
+  bool per_rank = false;
 };
 
 /// How a run ended: finished (all steps, or stopped cleanly), failed (an error), killed (stopped by a
