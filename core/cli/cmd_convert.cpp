@@ -43,7 +43,8 @@ int convert_to_hf(const cxxopts::ParseResult& args, const std::string& checkpoin
                                                          unsafe_plugins_allowed(args), overrides);
   if (!session) return kExitUsage;
   try {
-    interop::export_hf(session->checkpoint.job, session->checkpoint.snapshot.model, out, options);
+    interop::export_hf(session->host->registry, session->checkpoint.job, session->checkpoint.snapshot.model, out,
+                       options);
   } catch (const std::exception& e) {
     return convert_failed(e);
   }

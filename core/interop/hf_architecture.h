@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "config/job_config.h"
+#include "plugins/registry.h"
+
 namespace kforge::sdk {
 class ConfigView;
 }
@@ -27,10 +30,14 @@ struct HfArchitecture {
   bool moe() const { return num_experts > 0; }
 };
 
-/// The architecture of kforge's `transformer` from its resolved [model] section and its SwiGLU width.
+/// Throws sdk::ConfigError unless the job's model component declares KFORGE_CAP_LLAMA_LAYOUT (its
+/// parameters and [model] keys are those the name mapping and this architecture assume).
+void require_llama_layout(const plugins::Registry& registry, const config::JobConfig& job);
+
+/// The architecture of a llama_layout model from its resolved [model] section and its SwiGLU width.
 /// Throws sdk::ConfigError naming the [model] key of anything Hugging Face Llama/Mixtral cannot
 /// express with the same semantics (qk_norm, layernorm, GELU/ReLU MLPs, shared experts, the sigmoid
-/// router, dense and MoE layers mixed, token dropping, another model plugin).
+/// router, dense and MoE layers mixed, token dropping).
 HfArchitecture architecture_of_model(const sdk::ConfigView& model, int64_t intermediate_size);
 
 /// config.json of LlamaForCausalLM (dense) or MixtralForCausalLM (MoE), every field the model uses;

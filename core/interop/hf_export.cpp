@@ -65,8 +65,9 @@ int64_t export_intermediate_size(const checkpoint::TensorMap& model) {
 
 }  // namespace
 
-void export_hf(const config::JobConfig& job, const checkpoint::TensorMap& model, const fs::path& out,
-               const ExportOptions& options) {
+void export_hf(const plugins::Registry& registry, const config::JobConfig& job, const checkpoint::TensorMap& model,
+               const fs::path& out, const ExportOptions& options) {
+  require_llama_layout(registry, job);
   const auto model_view = job.view("model");
   const checkpoint::TensorMap unpacked = export_unpack_experts(model);
   const HfArchitecture arch = architecture_of_model(model_view, export_intermediate_size(unpacked));

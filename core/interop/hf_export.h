@@ -9,6 +9,7 @@
 #include "checkpoint/safetensors.h"
 #include "config/job_config.h"
 #include "interop/hf_weight_files.h"
+#include "plugins/registry.h"
 
 namespace kforge::interop {
 
@@ -24,7 +25,7 @@ struct ExportOptions {
 /// and tokenizer_config.json. `model` holds the whole tensors by kforge FQN (any world size's
 /// checkpoint, assembled). Throws sdk::ConfigError naming the [model] key the format cannot
 /// express, sdk::Error naming a tensor with no Hugging Face name or a file that cannot be written.
-void export_hf(const config::JobConfig& job, const checkpoint::TensorMap& model, const std::filesystem::path& out,
-               const ExportOptions& options);
+void export_hf(const plugins::Registry& registry, const config::JobConfig& job, const checkpoint::TensorMap& model,
+               const std::filesystem::path& out, const ExportOptions& options);
 
 }  // namespace kforge::interop

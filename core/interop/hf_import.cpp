@@ -75,6 +75,7 @@ fs::path import_hf(const fs::path& dir, const fs::path& out, const plugins::Regi
   if (has_tokenizer) overrides.push_back("--data.tokenizer_path=" + fs::absolute(out / "tokenizer.model").string());
   overrides.insert(overrides.end(), options.overrides.begin(), options.overrides.end());
   const config::JobConfig job = config::load_job_config("", overrides, plugins::make_catalog(registry));
+  require_llama_layout(registry, job);
   const std::shared_ptr<sdk::Model> model = plugins::Components(registry, job).model();
 
   // Every tensor of the model this config builds must come from the files, each file tensor must be used.

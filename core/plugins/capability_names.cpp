@@ -11,6 +11,7 @@ std::vector<std::string> capability_names(uint32_t flags) {
   static constexpr std::pair<uint32_t, const char*> kNames[] = {
       {KFORGE_CAP_NEEDS_WHOLE_MATRICES, "needs_whole_matrices"},
       {KFORGE_CAP_HAS_EVAL_WEIGHTS, "has_eval_weights"},
+      {KFORGE_CAP_LLAMA_LAYOUT, "llama_layout"},
   };
   std::vector<std::string> out;
   for (uint32_t bit = 1; bit != 0; bit <<= 1) {

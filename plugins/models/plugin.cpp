@@ -54,7 +54,8 @@ constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::model, "transformer", "1.0.0",
                      "Llama-style decoder: GQA attention with RoPE, SwiGLU/GELU/ReLU MLP or mixture-of-experts "
                      "layers (num_experts > 0, router plugin moe_router), RMSNorm/LayerNorm",
-                     kforge::sdk::core_keys(kTransformerCoreKeys), kforge::sdk::hook_points(kTransformerHookPoints)),
+                     kforge::sdk::core_keys(kTransformerCoreKeys), kforge::sdk::hook_points(kTransformerHookPoints),
+                     kforge::sdk::capabilities(KFORGE_CAP_LLAMA_LAYOUT)),
 };
 
 void register_all(kforge::sdk::Registrar& r) { r.add_model("transformer", make_transformer); }

@@ -42,8 +42,12 @@ typedef struct kforge_config_key {
 /* An optimizer that evaluates at other weights than it trains at (e.g. Schedule-Free AdamW): it overrides
  * Optimizer::use_eval_weights/use_train_weights, so evaluations and checkpoints hold those weights. */
 #define KFORGE_CAP_HAS_EVAL_WEIGHTS (1u << 1)
+/* A model laid out as Llama/Mixtral under kforge's parameter names (tok_embeddings, layers.N.attention.wq/wk/wv/wo
+ * with rotate-half RoPE, feed_forward.w1/w2/w3 or moe experts, norm, output) whose [model] core keys mean what they
+ * mean for the built-in transformer: `kforge convert` maps it to and from Hugging Face. */
+#define KFORGE_CAP_LLAMA_LAYOUT (1u << 2)
 /* Every flag this ABI defines; the host refuses a component declaring others. */
-#define KFORGE_CAP_ALL (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS)
+#define KFORGE_CAP_ALL (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT)
 
 /* Static description of one component (listed without running plugin code). */
 typedef struct kforge_component_info {
