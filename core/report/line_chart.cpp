@@ -68,6 +68,7 @@ std::vector<double> log_ticks(double lo, double hi) {
 
 std::string tick_label(double v) {
   if (std::fabs(v) < 1e-12) return "0";
+  if (std::fabs(v) >= 1e4 && std::fabs(v) < 1e9 && v == std::round(v)) return fmt::format("{:.0f}", v);  // not 5e+04
   return fmt::format("{:.4g}", v);
 }
 

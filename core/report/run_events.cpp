@@ -38,33 +38,49 @@ double median_pace(const std::vector<const MetricLine*>& lines) {
   return paces[paces.size() / 2];
 }
 
+// The time of the last line of `step` (an eval line comes after the train line, once the eval is done).
+double last_time_at(const RunRecord& run, int64_t step) {
+  double t = NAN;
+  for (const MetricLine& line : run.lines) {
+    if (line.step == step && !(line.time <= t)) t = line.time;
+  }
+  return t;
+}
+
 void add_resumes(const RunRecord& run, const std::vector<const MetricLine*>& lines, std::vector<RunEvent>& events) {
   const double pace = median_pace(lines);
   for (size_t i = 1; i < lines.size(); ++i) {
     const MetricLine& a = *lines[i - 1];
     const MetricLine& b = *lines[i];
+    // The last thing known done before b: a's eval, or the save of the newest checkpoint in [a, b).
+    const CheckpointRecord* checkpoint = nullptr;
+    for (const CheckpointRecord& c : run.checkpoints) {
+      if (c.step >= a.step && c.step < b.step) checkpoint = &c;
+    }
+    int64_t from_step = a.step;
+    double from_time = last_time_at(run, a.step);
+    std::string from_what = fmt::format("step {}", a.step);
+    if (checkpoint != nullptr && checkpoint->committed_at && *checkpoint->committed_at > from_time) {
+      from_step = checkpoint->step, from_time = *checkpoint->committed_at;
+      from_what = fmt::format("step_{} was saved", checkpoint->step);
+    }
+    const double gap = b.time - from_time;
+    const double expected = static_cast<double>(b.step - from_step) * pace;
     const double rss_a = line_value(a, kPeakRss), rss_b = line_value(b, kPeakRss);
-    const double gap = b.time - a.time;
-    const double expected = static_cast<double>(b.step - a.step) * pace;
     std::string reason;
     if (rss_b < rss_a) {  // false when either is NaN
-      reason = fmt::format("its peak RSS, {:.3f} GiB, is below step {}'s {:.3f} GiB", rss_b, a.step, rss_a);
+      reason = fmt::format("its peak RSS, {:.4f} GiB, is below step {}'s {:.4f} GiB", rss_b, a.step, rss_a);
     } else if (gap > 2 * expected + kResumeSlackSec) {
-      reason = fmt::format("it was logged {:.1f} s after step {}, where {} step(s) take {:.1f} s at the run's pace",
-                           gap, a.step, b.step - a.step, expected);
+      reason = fmt::format("it was logged {:.2f} s after {}, where {} step(s) take {:.2f} s at the run's pace", gap,
+                           from_what, b.step - from_step, expected);
     } else {
       continue;
     }
-    int64_t at = a.step;
-    std::string from =
-        fmt::format("from a checkpoint in steps {}..{} (no longer in the directory)", a.step, b.step - 1);
-    for (const CheckpointRecord& c : run.checkpoints) {
-      if (c.step >= a.step && c.step < b.step) {
-        at = c.step;
-        from = fmt::format("from step_{}", c.step);
-      }
-    }
-    events.push_back({EventKind::Resume, at,
+    const std::string from =
+        checkpoint != nullptr
+            ? fmt::format("from step_{}", checkpoint->step)
+            : fmt::format("from a checkpoint in steps {}..{} (no longer in the directory)", a.step, b.step - 1);
+    events.push_back({EventKind::Resume, checkpoint != nullptr ? checkpoint->step : a.step,
                       fmt::format("resumed {}: logged step {} comes from a new process ({})", from, b.step, reason)});
   }
 }

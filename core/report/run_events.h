@@ -19,10 +19,12 @@ struct RunEvent {
 };
 
 /// A resume is marked after train line a where the next train line b comes from a new process: the
-/// peak RSS drops (it never does within one process), or the wall-clock gap exceeds twice the time
-/// b - a steps take at the run's median pace plus kResumeSlackSec. It sits at the newest checkpoint
-/// in [a, b), else at a.
-inline constexpr double kResumeSlackSec = 1.0;
+/// peak RSS drops (it never does within one process), or b comes more than kResumeSlackSec (about
+/// less than a new process takes to start: loading LibTorch alone takes more) plus twice the time its steps take at the
+/// run's median pace after the last thing known done before it: a's eval, or the save of the newest checkpoint in [a,
+/// b) (its commit.json's modification time), whichever ended later. It sits at that checkpoint, else at a. A save whose
+/// checkpoint is no longer in the directory is not known, so a slow one can be taken for a resume.
+inline constexpr double kResumeSlackSec = 0.25;
 
 /// Checkpoints, resumes and NaN skips in step order. NaN skips: a step with a non-finite loss logs
 /// no metrics, so a logging step (a multiple of [metrics] log_interval) missing between logged ones

@@ -1,6 +1,7 @@
 // Reading a run directory for the report (see run_record.h).
 #include "report/run_record.h"
 
+#include <sys/stat.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -64,6 +65,9 @@ void read_checkpoints(const fs::path& dir, RunRecord& run) {
     if (!entry.is_directory() || !std::regex_match(name, match, kStepDir)) continue;
     CheckpointRecord c;
     c.step = std::stoll(match[1].str());
+    if (struct stat st{}; ::stat((entry.path() / "commit.json").c_str(), &st) == 0) {
+      c.committed_at = static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) * 1e-9;
+    }
     if (const auto state = run_record_json(entry.path() / "train_state.json"); state && state->is_object()) {
       if (state->contains("tokens_seen") && (*state)["tokens_seen"].is_number_integer()) {
         c.tokens_seen = (*state)["tokens_seen"].get<int64_t>();

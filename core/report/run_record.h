@@ -25,6 +25,7 @@ struct CheckpointRecord {
   int64_t step = 0;
   std::optional<int64_t> tokens_seen;
   std::optional<int64_t> nan_total;
+  std::optional<double> committed_at;  ///< commit.json's modification time (s since the epoch): when the save ended
 };
 
 struct RunRecord {

@@ -91,6 +91,13 @@ TEST(LineChart, LogScaleDropsValuesAtOrBelowZeroAsGaps) {
   EXPECT_EQ(count(d, kMove) + count(d, kLine), 4) << d;
 }
 
+TEST(LineChart, LargeRoundTicksAreWrittenInFull) {
+  LineChart chart{"Throughput", "step", false, {{"tok/s", {{1, 10000}, {2, 50000}}}}, {}};
+  const std::string svg = render_svg(chart);
+  EXPECT_NE(svg.find(">50000</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("e+04"), std::string::npos) << svg;
+}
+
 TEST(LineChart, MarkersAreVerticalLinesWithTheirTooltip) {
   LineChart chart{"Loss",
                   "step",

@@ -1,6 +1,9 @@
 // Hand-written run directories for the report tests: files, metric lines and step_N checkpoints.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +33,16 @@ inline void write_checkpoint(const std::filesystem::path& run_dir, int64_t step,
       nlohmann::json{{"step", step}, {"tokens_seen", step * 64}, {"nan", {{"consecutive", 0}, {"total", nan_total}}}}
           .dump());
   if (!config_toml.empty()) write_text(dir / "config.toml", config_toml);
+}
+
+/// step_N/commit.json, last modified at `time` (s since the epoch): when the save ended.
+inline void write_commit(const std::filesystem::path& run_dir, int64_t step, double time) {
+  const auto path = run_dir / ("step_" + std::to_string(step)) / "commit.json";
+  write_text(path, "{}");
+  const timespec at{static_cast<time_t>(time),
+                    static_cast<long>((time - static_cast<double>(static_cast<time_t>(time))) * 1e9)};
+  const timespec times[2] = {at, at};
+  ::utimensat(AT_FDCWD, path.c_str(), times, 0);
 }
 
 }  // namespace kforge::test

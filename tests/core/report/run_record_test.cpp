@@ -117,10 +117,32 @@ TEST(RunEvents, AResumeIsAWallClockGapAtTheCheckpointBeforeIt) {
   // Steps 10..50 at 0.5 s/step; the process stops after step_50; a new one logs step 60 30 s later.
   write_text(dir / "metrics.jsonl", train_lines(10, 50, 1000, 0.5, 1.0) + train_lines(60, 100, 1050, 0.5, 1.0));
   write_checkpoint(dir, 50, 0);
+  test::write_commit(dir, 50, 1021);  // saved in 1 s
   const auto resumes = events_of(read_run_record(dir), EventKind::Resume);
   ASSERT_EQ(resumes.size(), 1u);
   EXPECT_EQ(resumes[0].step, 50);
   test::expect_has(resumes[0].text, {"from step_50", "logged step 60", "new process"});
+}
+
+TEST(RunEvents, ASlowSaveOfACheckpointStillThereIsNoResume) {
+  const auto dir = temp_dir("report_slow_save");
+  // Step 50 logged at 1020, its save took 20 s (commit.json at 1040), step 60 came 5 s later at the
+  // run's pace: one process.
+  write_text(dir / "metrics.jsonl", train_lines(10, 50, 1000, 0.5, 1.0) + train_lines(60, 100, 1045, 0.5, 1.0));
+  write_checkpoint(dir, 50, 0);
+  test::write_commit(dir, 50, 1040);
+  EXPECT_TRUE(events_of(read_run_record(dir), EventKind::Resume).empty());
+  // Without the save's time, the 25 s gap reads as a resume.
+  std::filesystem::remove(dir / "step_50" / "commit.json");
+  EXPECT_EQ(events_of(read_run_record(dir), EventKind::Resume).size(), 1u);
+}
+
+TEST(RunEvents, AnEvalIsNoResume) {
+  const auto dir = temp_dir("report_slow_eval");
+  // Step 50's eval line comes 20 s after its train line; step 60 comes 5 s after the eval.
+  write_text(dir / "metrics.jsonl", train_lines(10, 50, 1000, 0.5, 1.0) + metric_line(50, 1040, {{"eval/loss", 2.0}}) +
+                                        train_lines(60, 100, 1045, 0.5, 1.0));
+  EXPECT_TRUE(events_of(read_run_record(dir), EventKind::Resume).empty());
 }
 
 TEST(RunEvents, AResumeIsADropInPeakRss) {
