@@ -2,39 +2,17 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 
-#include "data/tokenizer.h"
 #include "generate/checkpoint_model.h"
 #include "support/test_host.h"
+#include "support/tiny_tokenizer.h"
 #include "plugins/components.h"
 #include "train/evaluator.h"
 #include "core/train/train_fixture.h"
 
 namespace kforge::test {
 namespace {
-
-/// A 60-piece SentencePiece model (ids < the fixture's vocab of 64) trained on random lowercase words.
-std::filesystem::path tiny_tokenizer(const std::filesystem::path& dir) {
-  std::mt19937 rng(1);
-  std::ofstream corpus(dir / "corpus.txt");
-  for (int line = 0; line < 400; ++line) {
-    for (int w = 0; w < 8; ++w) {
-      const int len = 2 + static_cast<int>(rng() % 5);
-      for (int c = 0; c < len; ++c) corpus << static_cast<char>('a' + rng() % 26);
-      corpus << ' ';
-    }
-    corpus << '\n';
-  }
-  corpus.close();
-  data::TokenizerTrainOptions options;
-  options.inputs = {dir / "corpus.txt"};
-  options.model_prefix = dir / "tok";
-  options.vocab_size = 60;
-  return data::train_tokenizer(options);
-}
 
 std::string kforge(const std::string& args, int* rc) {
   std::string output;

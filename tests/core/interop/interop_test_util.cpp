@@ -5,42 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <random>
 #include <sstream>
 
-#include "data/tokenizer.h"
 #include "generate/checkpoint_model.h"
 #include "support/npy.h"
 #include "support/oracle.h"
 #include "support/test_host.h"
+#include "support/tiny_tokenizer.h"
 
 namespace kforge::test::interop {
 namespace {
 
-// A 60-piece SentencePiece model (ids < the fixture's vocab of 64) trained on random lowercase words.
-std::filesystem::path interop_tokenizer(const std::filesystem::path& dir) {
-  std::mt19937 rng(1);
-  std::ofstream corpus(dir / "corpus.txt");
-  for (int line = 0; line < 400; ++line) {
-    for (int w = 0; w < 8; ++w) {
-      const int len = 2 + static_cast<int>(rng() % 5);
-      for (int c = 0; c < len; ++c) corpus << static_cast<char>('a' + rng() % 26);
-      corpus << ' ';
-    }
-    corpus << '\n';
-  }
-  corpus.close();
-  data::TokenizerTrainOptions options;
-  options.inputs = {dir / "corpus.txt"};
-  options.model_prefix = dir / "tok";
-  options.vocab_size = 60;
-  return data::train_tokenizer(options);
-}
-
 TrainFixture* trained(const std::vector<std::string>& extra, bool tokenizer) {
   auto* fx = new TrainFixture();  // lives for the whole test process
   std::vector<std::string> overrides = {"--train.max_steps=10", "--eval.enabled=false"};
-  if (tokenizer) overrides.push_back("--data.tokenizer_path=" + interop_tokenizer(fx->root).string());
+  if (tokenizer) overrides.push_back("--data.tokenizer_path=" + tiny_tokenizer(fx->root).string());
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   fx->run(overrides, {});
   return fx;
