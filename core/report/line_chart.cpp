@@ -53,8 +53,8 @@ std::vector<double> linear_ticks(double lo, double hi, int target) {
   return ticks;
 }
 
-// Ticks in log10 space at 1, 2 and 5 times the powers of ten; linear ones in log space when fewer
-// than two of those fall in the range.
+// Ticks in log10 space at 1, 2 and 5 times the powers of ten; when fewer than two of those fall in
+// the range (less than a decade), at round values spaced evenly in value.
 std::vector<double> log_ticks(double lo, double hi) {
   std::vector<double> ticks;
   for (double e = std::floor(lo); e <= std::ceil(hi); ++e) {
@@ -63,7 +63,12 @@ std::vector<double> log_ticks(double lo, double hi) {
       if (t >= lo && t <= hi) ticks.push_back(t);
     }
   }
-  return ticks.size() >= 2 ? ticks : linear_ticks(lo, hi, 4);
+  if (ticks.size() >= 2) return ticks;
+  ticks.clear();
+  for (const double v : linear_ticks(std::pow(10, lo), std::pow(10, hi), 4)) {
+    if (v > 0) ticks.push_back(std::log10(v));
+  }
+  return ticks;
 }
 
 std::string tick_label(double v) {

@@ -84,6 +84,14 @@ TEST(LineChart, LogScaleMapsValuesAsLog10) {
   EXPECT_GT(linear[2] - linear[3], 5 * (linear[0] - linear[1]));
 }
 
+TEST(LineChart, LogScaleTicksWithinADecadeAreRoundValues) {
+  LineChart chart{"Loss", "step", true, {{"loss", {{1, 9.2}, {2, 7}, {3, 5.1}}}}, {}};
+  const std::string svg = render_svg(chart);
+  for (const char* label : {">5</text>", ">6</text>", ">7</text>", ">8</text>", ">9</text>"}) {
+    EXPECT_NE(svg.find(label), std::string::npos) << label << "\n" << svg;
+  }
+}
+
 TEST(LineChart, LogScaleDropsValuesAtOrBelowZeroAsGaps) {
   LineChart chart{"Loss", "step", true, {{"loss", {{1, 2}, {2, 1}, {3, 0}, {4, -1}, {5, 0.5}, {6, 0.25}}}}, {}};
   const std::string d = path_data(render_svg(chart), "loss");
