@@ -25,7 +25,7 @@ Usage:
                   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--tokenizer MODEL]
   kforge eval --checkpoint DIR [--plugin-dir DIR]... [--section.key=value]...
   kforge convert (--to hf CHECKPOINT OUT | --from hf DIR OUT) [--plugin-dir DIR]...
-  kforge report RUN_DIR [--out FILE]
+  kforge report RUN_DIR [--out FILE] [--log-y]
   kforge extract --checkpoint DIR (--input TEXT | --input-file FILE | --tokens IDS) [--layers all|L,..]
                  [--what residual|POINT,..] OUT.npz
   kforge check-env [--json] [--strict]

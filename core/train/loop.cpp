@@ -93,6 +93,8 @@ TrainingResult Trainer::train() {
       ++total_nans_;
       log.warn("step {}: loss {} / grad norm {} is not finite: optimizer step skipped ({} in a row; stopping at {})",
                step_, result.loss, result.grad_norm, consecutive_nans_, train.nan_max_consecutive);
+      // Every skip is logged, at whatever step, so the metrics record each one.
+      tracker_->log(step_, {{"train/nan_skipped", 1.0}, {"train/nan_total", static_cast<double>(total_nans_)}});
       if (consecutive_nans_ >= train.nan_max_consecutive) {
         log.error("{} consecutive non-finite losses: stopping without a checkpoint (the last good one is in {})",
                   consecutive_nans_, job_.checkpoint.dir);

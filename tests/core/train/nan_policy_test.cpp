@@ -4,7 +4,9 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "core/train/train_fixture.h"
 
@@ -31,7 +33,18 @@ TEST(NanPolicy, ANonFiniteLossSkipsTheUpdateAndTrainingContinues) {
   // Step 3's update was skipped: the weights entering step 4 equal those entering step 3.
   EXPECT_TRUE(at::equal(before.at(3), before.at(4)));
   EXPECT_FALSE(at::equal(before.at(2), before.at(3)));
-  EXPECT_EQ(hook->losses.count(3), 0u);  // no metrics or hooks for the skipped step
+  EXPECT_EQ(hook->losses.count(3), 0u);  // no train metrics or hooks for the skipped step
+  // The metrics record the skip itself, at its step, instead of train metrics.
+  std::vector<nlohmann::json> skips;
+  std::ifstream in(fx.checkpoint_dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_FALSE(j.contains("train/loss") && j.at("step") == 3) << line;
+    if (j.contains("train/nan_skipped")) skips.push_back(j);
+  }
+  ASSERT_EQ(skips.size(), 1u);
+  EXPECT_EQ(skips[0].at("step"), 3);
+  EXPECT_EQ(skips[0].at("train/nan_total"), 1.0);
 }
 
 TEST(NanPolicy, StopsAfterTheConfiguredNumberOfConsecutiveNans) {
