@@ -41,8 +41,9 @@ int cmd_report(int argc, char** argv) {
                            "Write one self-contained HTML page (inline SVG, no network) with plots of a run\n"
                            "directory (checkpoint.dir, or metrics.run_dir): loss and eval loss, learning rate,\n"
                            "grad norm, tokens/s, MFU, memory, per-source loss (loss/<name>) and any other metric\n"
-                           "in metrics.jsonl, with checkpoints, resumes and NaN skips marked on the step axis;\n"
-                           "the resolved config and plugin set of the newest checkpoint.\n"
+                           "in metrics.jsonl, with checkpoints, resumes, process ends and crashes (runs.jsonl)\n"
+                           "and NaN skips marked on the step axis; the resolved config and plugin set of the\n"
+                           "newest checkpoint; the environment (CPU, BLAS, threads, versions) runs.jsonl records.\n"
                            "Exit codes: 0 written, 1 could not write, 2 bad arguments or not a run directory.");
   options.positional_help("RUN_DIR");
   options.add_options()("run-dir", "the run directory", cxxopts::value<std::string>())(
@@ -71,7 +72,7 @@ int cmd_report(int argc, char** argv) {
     return kExitFailure;
   }
   std::cout << kReportCommand << ": wrote " << out.string() << " (" << run.lines.size() << " metric lines, "
-            << run.checkpoints.size() << " checkpoints)\n";
+            << run.checkpoints.size() << " checkpoints, " << run.processes.size() << " processes)\n";
   return kExitOk;
 }
 

@@ -4,14 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <ctime>
+#include <functional>
 #include <map>
 #include <set>
 
 #include "report/html_escape.h"
 #include "report/line_chart.h"
 #include "report/run_events.h"
+#include "report/utc_time.h"
 
 namespace kforge::report {
 namespace {
@@ -60,18 +60,29 @@ const char* marker_color(EventKind kind) {
       return "#b8860b";
     case EventKind::NanSkip:
       return "#c000c0";
+    case EventKind::Stop:
+      return "#006400";
+    case EventKind::Kill:
+      return "#00008b";
+    case EventKind::Failure:
+      return "#8b0000";
+    case EventKind::TooManyNans:
+      return "#4b0082";
+    case EventKind::Crash:
+      return "#000000";
   }
   return "#000";
 }
 
-std::string utc_time(double seconds) {
-  if (!std::isfinite(seconds)) return "?";
-  const std::time_t t = static_cast<std::time_t>(seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return text;
+// The note naming the lines of `file` that were skipped ("" if none).
+std::string unreadable_note(const char* file, const char* what, const std::vector<int64_t>& lines) {
+  if (lines.empty()) return "";
+  std::string numbers;
+  for (const int64_t n : lines) numbers += (numbers.empty() ? "" : ", ") + std::to_string(n);
+  return fmt::format(
+      "<p class=\"note unreadable\" data-file=\"{}\">Skipped {} line(s) of {} that are not {} (torn by a crash, or "
+      "not JSON with an integer step): line {}.</p>\n",
+      file, lines.size(), file, what, numbers);
 }
 
 std::string summary_section(const RunRecord& run) {
@@ -87,15 +98,8 @@ std::string summary_section(const RunRecord& run) {
         "<p id=\"summary\">{} metric lines, steps {} to {}, logged from {} to {} ({:.1f} s of wall-clock time).</p>\n",
         run.lines.size(), first.step, last.step, utc_time(first.time), utc_time(last.time), last.time - first.time);
   }
-  if (!run.unreadable_lines.empty()) {
-    std::string numbers;
-    for (const int64_t n : run.unreadable_lines) numbers += (numbers.empty() ? "" : ", ") + std::to_string(n);
-    html += fmt::format(
-        "<p class=\"note\" id=\"unreadable\">Skipped {} line(s) of metrics.jsonl that are not a metric line (torn by "
-        "a crash, or not JSON with an integer step): line {}.</p>\n",
-        run.unreadable_lines.size(), numbers);
-  }
-  return html;
+  html += unreadable_note("metrics.jsonl", "a metric line", run.unreadable_lines);
+  return html + unreadable_note("runs.jsonl", "a process start or end", run.unreadable_run_log_lines);
 }
 
 std::vector<ChartMarker> event_markers(const std::vector<RunEvent>& events) {
@@ -129,7 +133,8 @@ std::string charts_section(const RunRecord& run, const std::vector<RunEvent>& ev
   std::set<std::string> charted;
   std::string html =
       "<h2>Metrics</h2>\n<p><label><input type=\"checkbox\" id=\"log-y\"> log scale for the losses</label> "
-      "<span class=\"note\">Dashed lines mark checkpoints, resumes and NaN skips (hover for details).</span></p>\n";
+      "<span class=\"note\">Dashed lines mark checkpoints, resumes, process ends and NaN skips (hover for "
+      "details).</span></p>\n";
   for (const ChartGroup& group : chart_groups()) {
     std::vector<ChartSeries> series;
     for (const std::string& name : names) {
@@ -149,7 +154,7 @@ std::string charts_section(const RunRecord& run, const std::vector<RunEvent>& ev
   // Every other metric, one chart per prefix ("moe/aux_loss" goes to "moe/*").
   std::map<std::string, std::vector<ChartSeries>> others;
   for (const std::string& name : names) {
-    if (charted.count(name)) continue;
+    if (charted.count(name) || name == kNanSkippedMetric || name == kNanTotalMetric) continue;
     const size_t slash = name.find('/');
     others[slash == std::string::npos ? name : name.substr(0, slash) + "/*"].push_back(chart_series(run, name));
   }
@@ -157,13 +162,28 @@ std::string charts_section(const RunRecord& run, const std::vector<RunEvent>& ev
   return html;
 }
 
-std::string events_section(const std::vector<RunEvent>& events) {
+// The note on the last process when it wrote no end: still running, or crashed.
+std::string open_process_note(const RunRecord& run) {
+  if (run.processes.empty() || run.processes.back().end_time) return "";
+  const ProcessRecord& p = run.processes.back();
+  return fmt::format(
+      "<p class=\"note\" id=\"open-process\">The last process (runs.jsonl line {}, started at {} at step {}) wrote no "
+      "end: it is still running, or it crashed.</p>\n",
+      p.line, utc_time(p.start_time), p.start_step);
+}
+
+std::string events_section(const RunRecord& run, const std::vector<RunEvent>& events) {
   std::string html =
-      "<h2>Checkpoints, resumes and NaN skips</h2>\n<p class=\"note\">Checkpoints are the step_N directories "
-      "still present (older ones may have been pruned by keep_last_n). Resumes are derived from metrics.jsonl: a "
-      "logged step whose peak RSS dropped, or that came after a wall-clock gap well beyond the run's pace, is from "
-      "a new process. NaN skips are logging steps with no metrics and rises of the NaN total in the checkpoints' "
-      "train_state.json.</p>\n";
+      "<h2>Checkpoints, resumes, process ends and NaN skips</h2>\n<p class=\"note\">Checkpoints are the step_N "
+      "directories still present (older ones may have been pruned by keep_last_n). Resumes, process ends other than "
+      "finished, and crashes (a process start with no end before the next start) are those runs.jsonl records; NaN "
+      "skips are the metrics.jsonl lines with train/nan_skipped.</p>\n";
+  if (!run.has_run_log) {
+    html +=
+        "<p class=\"empty\" id=\"no-run-log\">Resumes and process ends are unknown: there is no runs.jsonl (a run "
+        "from a kforge that did not record them).</p>\n";
+  }
+  html += open_process_note(run);
   if (events.empty()) return html + "<p id=\"events\">None.</p>\n";
   html += "<table id=\"events\"><tr><th>step</th><th>event</th><th>details</th></tr>\n";
   for (const RunEvent& e : events) {
@@ -197,20 +217,87 @@ std::string plugin_list(const nlohmann::json& plugins) {
   return html + "</ul>";
 }
 
+// A start line's value at `path` ("/environment/blas") as text ("?" when absent).
+std::string start_value(const ProcessRecord& p, const char* path) {
+  const nlohmann::json::json_pointer pointer(path);
+  if (!p.start.contains(pointer)) return "?";
+  const nlohmann::json& value = p.start.at(pointer);
+  if (value.is_string()) return value.get<std::string>();
+  if (!value.is_array()) return value.dump();
+  std::string list;
+  for (const auto& v : value) list += (list.empty() ? "" : " ") + (v.is_string() ? v.get<std::string>() : v.dump());
+  return list.empty() ? "none" : list;
+}
+
+// One recorded property of the processes: how to show it from a start line.
+struct EnvironmentRow {
+  const char* title;
+  std::function<std::string(const ProcessRecord&)> show;
+};
+
+std::vector<EnvironmentRow> environment_rows() {
+  auto field = [](const char* path) { return [path](const ProcessRecord& p) { return start_value(p, path); }; };
+  return {
+      {"host", field("/host")},
+      {"CPU",
+       [](const ProcessRecord& p) {
+         return start_value(p, "/environment/cpu") + " (" + start_value(p, "/environment/usable_cpus") +
+                " usable CPUs)";
+       }},
+      {"ISA",
+       [](const ProcessRecord& p) {
+         return start_value(p, "/environment/isa") + " (ATen: " + start_value(p, "/environment/aten_isa") + ")";
+       }},
+      {"BLAS",
+       [](const ProcessRecord& p) {
+         return start_value(p, "/environment/blas") + " (" + start_value(p, "/environment/blas_library") + ")";
+       }},
+      {"threads",
+       [](const ProcessRecord& p) {
+         return "intra-op " + start_value(p, "/environment/intra_op_threads") + ", inter-op " +
+                start_value(p, "/environment/inter_op_threads");
+       }},
+      {"world size", field("/world_size")},
+      {"kforge version", field("/kforge")},
+      {"LibTorch version", field("/libtorch")},
+  };
+}
+
+// The latest process's value; when the processes differ, each value with when it began.
+std::string environment_cell(const RunRecord& run, const EnvironmentRow& row) {
+  std::vector<std::pair<std::string, double>> history;  // a value, and the start time of the first process with it
+  for (const ProcessRecord& p : run.processes) {
+    std::string value = row.show(p);
+    if (history.empty() || history.back().first != value) history.emplace_back(std::move(value), p.start_time);
+  }
+  std::string html = html_escape(history.back().first);
+  if (history.size() == 1) return html;
+  std::string changes;
+  for (const auto& [value, since] : history) {
+    changes += fmt::format("{}{} from {}", changes.empty() ? "" : ", ", html_escape(value), utc_time(since));
+  }
+  return html + " <span class=\"changed\">(changed between processes: " + changes + ")</span>";
+}
+
 std::string environment_section(const RunRecord& run, const ReportOptions& options) {
-  constexpr const char* kNotRecorded = "not recorded in the run directory";
-  const std::string threads =
-      run.num_threads ? fmt::format("[train] num_threads = {}{} (configured; the threads the run got are {})",
-                                    *run.num_threads, *run.num_threads == 0 ? ", all cores" : "", kNotRecorded)
-                      : std::string(kNotRecorded);
-  std::string html = "<h2>Environment</h2>\n<table id=\"environment\">\n";
-  html += fmt::format("<tr><th>kforge version</th><td>{} (this report was written by {})</td></tr>\n", kNotRecorded,
-                      html_escape(options.generated_by));
-  html +=
-      fmt::format("<tr><th>CPU</th><td>{}</td></tr>\n<tr><th>BLAS</th><td>{}</td></tr>\n", kNotRecorded, kNotRecorded);
-  html += fmt::format("<tr><th>threads</th><td>{}</td></tr>\n", html_escape(threads));
-  html += fmt::format("<tr><th>plugins</th><td>{}</td></tr>\n</table>\n", plugin_list(run.plugins));
-  return html;
+  std::string html = "<h2>Environment</h2>\n";
+  if (run.processes.empty()) {
+    html +=
+        fmt::format("<p class=\"empty\" id=\"no-environment\">Not recorded: {} (this report was written by {}).</p>\n",
+                    run.has_run_log ? "runs.jsonl holds no process start"
+                                    : "there is no runs.jsonl (a run from a kforge that did not record it)",
+                    html_escape(options.generated_by));
+  } else {
+    html += fmt::format("<p class=\"note\">From runs.jsonl: the latest of its {} process start(s), at {}.</p>\n",
+                        run.processes.size(), utc_time(run.processes.back().start_time));
+  }
+  html += "<table id=\"environment\">\n";
+  if (!run.processes.empty()) {
+    for (const EnvironmentRow& row : environment_rows()) {
+      html += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", row.title, environment_cell(run, row));
+    }
+  }
+  return html + fmt::format("<tr><th>plugins</th><td>{}</td></tr>\n</table>\n", plugin_list(run.plugins));
 }
 
 }  // namespace
@@ -224,7 +311,7 @@ std::string render_report(const RunRecord& run, const ReportOptions& options) {
       options.log_y ? " class=\"log\"" : "");
   html += summary_section(run);
   html += charts_section(run, events);
-  html += events_section(events);
+  html += events_section(run, events);
   html += config_section(run);
   html += environment_section(run, options);
   html += fmt::format("<p class=\"note\">Written by {}.</p>\n", html_escape(options.generated_by));

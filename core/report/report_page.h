@@ -15,8 +15,9 @@ struct ReportOptions {
 
 /// The page: a summary, the charts (loss, eval loss and per-source loss with a log-scale switch; learning
 /// rate; grad norm; tokens/s; MFU; memory; step time; any other metrics by prefix) with checkpoints,
-/// resumes and NaN skips marked on the step axis, the table of those events, the resolved config,
-/// the environment and what the directory does not record. Without metric lines it says "No metrics yet".
+/// resumes, process ends and NaN skips marked on the step axis, the table of those events, the resolved
+/// config, the environment runs.jsonl records and what the directory does not record. Without metric
+/// lines it says "No metrics yet".
 std::string render_report(const RunRecord& run, const ReportOptions& options);
 
 }  // namespace kforge::report

@@ -1,7 +1,6 @@
 // Reading a run directory for the report (see run_record.h).
 #include "report/run_record.h"
 
-#include <sys/stat.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -34,27 +33,66 @@ std::optional<Json> run_record_json(const fs::path& path) {
   return j;
 }
 
-// The lines of metrics.jsonl that are objects with an integer step.
-void read_metric_lines(const fs::path& path, RunRecord& run) {
+// Calls read(json, number) for each non-blank line of a JSON-lines file; a line that is not JSON
+// (torn by a crash) or that read() refuses (returns false) is added to `unreadable`.
+template <typename Read>
+void run_record_json_lines(const fs::path& path, std::vector<int64_t>& unreadable, Read read) {
   std::ifstream in(path);
   int64_t number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer()) {
-      run.unreadable_lines.push_back(number);
-      continue;
-    }
+    if (j.is_discarded() || !read(j, number)) unreadable.push_back(number);
+  }
+}
+
+bool run_record_has_step(const Json& j) { return j.is_object() && j.contains("step") && j["step"].is_number_integer(); }
+
+double run_record_time(const Json& j) {
+  return j.contains("time") && j["time"].is_number() ? j["time"].get<double>() : NAN;
+}
+
+// The lines of metrics.jsonl that are objects with an integer step.
+void read_metric_lines(const fs::path& path, RunRecord& run) {
+  run_record_json_lines(path, run.unreadable_lines, [&](const Json& j, int64_t) {
+    if (!run_record_has_step(j)) return false;
     MetricLine m;
     m.step = j["step"].get<int64_t>();
-    m.time = j.contains("time") && j["time"].is_number() ? j["time"].get<double>() : std::nan("");
+    m.time = run_record_time(j);
     for (const auto& [key, value] : j.items()) {
       if (key == "step" || key == "time") continue;
       m.values[key] = value.is_number() ? value.get<double>() : std::numeric_limits<double>::quiet_NaN();
     }
     run.lines.push_back(std::move(m));
-  }
+    return true;
+  });
+}
+
+// runs.jsonl: each start line opens a process, the end line after it closes it.
+void read_run_log(const fs::path& path, RunRecord& run) {
+  run_record_json_lines(path, run.unreadable_run_log_lines, [&](const Json& j, int64_t number) {
+    if (!run_record_has_step(j)) return false;
+    const std::string event = j.value("event", Json()).is_string() ? j["event"].get<std::string>() : "";
+    if (event == "start") {
+      ProcessRecord p;
+      p.line = number;
+      p.start_time = run_record_time(j);
+      p.start_step = j["step"].get<int64_t>();
+      if (j.contains("resumed_from") && j["resumed_from"].is_number_integer()) {
+        p.resumed_from = j["resumed_from"].get<int64_t>();
+      }
+      p.start = j;
+      run.processes.push_back(std::move(p));
+      return true;
+    }
+    if (event != "end" || run.processes.empty() || run.processes.back().end_time) return false;
+    ProcessRecord& p = run.processes.back();
+    p.end_time = run_record_time(j);
+    p.end_step = j["step"].get<int64_t>();
+    p.outcome = j.value("outcome", Json()).is_string() ? j["outcome"].get<std::string>() : "?";
+    return true;
+  });
 }
 
 void read_checkpoints(const fs::path& dir, RunRecord& run) {
@@ -65,17 +103,9 @@ void read_checkpoints(const fs::path& dir, RunRecord& run) {
     if (!entry.is_directory() || !std::regex_match(name, match, kStepDir)) continue;
     CheckpointRecord c;
     c.step = std::stoll(match[1].str());
-    if (struct stat st{}; ::stat((entry.path() / "commit.json").c_str(), &st) == 0) {
-      c.committed_at = static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) * 1e-9;
-    }
-    if (const auto state = run_record_json(entry.path() / "train_state.json"); state && state->is_object()) {
-      if (state->contains("tokens_seen") && (*state)["tokens_seen"].is_number_integer()) {
-        c.tokens_seen = (*state)["tokens_seen"].get<int64_t>();
-      }
-      const Json& nan = state->value("nan", Json());
-      if (nan.is_object() && nan.contains("total") && nan["total"].is_number_integer()) {
-        c.nan_total = nan["total"].get<int64_t>();
-      }
+    const auto state = run_record_json(entry.path() / "train_state.json");
+    if (state && state->is_object() && state->contains("tokens_seen") && (*state)["tokens_seen"].is_number_integer()) {
+      c.tokens_seen = (*state)["tokens_seen"].get<int64_t>();
     }
     run.checkpoints.push_back(c);
   }
@@ -99,9 +129,7 @@ void read_newest_config(const fs::path& dir, RunRecord& run) {
   }
   if (run.config_path.empty()) return;
   try {
-    const toml::table config = toml::parse(run.config_text, run.config_path.string());
-    run.log_interval = config["metrics"]["log_interval"].value<int64_t>();
-    run.num_threads = config["train"]["num_threads"].value<int64_t>();
+    static_cast<void>(toml::parse(run.config_text, run.config_path.string()));
   } catch (const toml::parse_error& e) {
     run.config_error = e.what();
   }
@@ -118,6 +146,9 @@ RunRecord read_run_record(const fs::path& dir) {
   const fs::path metrics = dir / "metrics.jsonl";
   run.has_metrics_file = fs::is_regular_file(metrics);
   if (run.has_metrics_file) read_metric_lines(metrics, run);
+  const fs::path run_log = dir / "runs.jsonl";
+  run.has_run_log = fs::is_regular_file(run_log);
+  if (run.has_run_log) read_run_log(run_log, run);
   read_checkpoints(dir, run);
   if (!run.has_metrics_file && run.checkpoints.empty()) {
     throw sdk::Error(dir.string() +

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "core/report/run_dir_writer.h"
 #include "support/expect_text.h"
@@ -144,10 +145,25 @@ TEST(ReportBrowser, AResumedRunsReportLoadsInChromiumWithAPathPointPerLoggedStep
   EXPECT_TRUE(console_lines(log).empty()) << log;
   const std::string dom = read_file(dir / "dom.html");
   expect_has(dom, {"Loss", "Learning rate", "Gradient norm", "Throughput (tokens/s)", "MFU (fraction of the peak)",
-                   "Memory (GiB)", "Step time (s)", "Eval perplexity", "id=\"log-y\"", "resumed from step_10",
-                   "checkpoint step_20", "[train]", "num_threads = 1"});
-  EXPECT_NE(dom.find("data-kind=\"resume\""), std::string::npos);
+                   "Memory (GiB)", "Step time (s)", "Eval perplexity", "id=\"log-y\"", "checkpoint step_20", "[train]",
+                   "num_threads = 1"});
   EXPECT_NE(dom.find("data-kind=\"checkpoint\""), std::string::npos);
+  // The run recorded two process starts in runs.jsonl (read here, independently of the report); the
+  // one row of the resume names the second's pid, and the environment its kforge version.
+  std::vector<nlohmann::json> starts;
+  std::istringstream runs(read_file(run / "runs.jsonl"));
+  for (std::string line; std::getline(runs, line);) {
+    if (const auto event = nlohmann::json::parse(line); event.at("event") == "start") starts.push_back(event);
+  }
+  ASSERT_EQ(starts.size(), 2u);
+  ASSERT_EQ(starts[1].at("resumed_from"), 10);
+  const size_t resume = dom.find("<tr class=\"event\" data-kind=\"resume\">");
+  ASSERT_NE(resume, std::string::npos) << dom;
+  const size_t row_end = dom.find("</tr>", resume);
+  expect_has(dom.substr(resume, row_end - resume),
+             {"resumed from step_10", "(pid " + std::to_string(starts[1].at("pid").get<int64_t>()) + ")"});
+  EXPECT_EQ(dom.find("data-kind=\"resume\"", row_end), std::string::npos) << "one resume row";
+  expect_has(dom, {"<th>kforge version</th><td>" + starts[1].at("kforge").get<std::string>() + "</td>"});
   // Every metric of metrics.jsonl is one path per chart it is drawn in (the loss charts twice:
   // linear and log), with one point (an M or L) per step it was logged with a finite value.
   const auto expected = finite_values_per_metric(run / "metrics.jsonl");

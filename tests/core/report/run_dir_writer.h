@@ -1,14 +1,14 @@
-// Hand-written run directories for the report tests: files, metric lines and step_N checkpoints.
+// Hand-written run directories for the report tests: files, metric lines, runs.jsonl lines and step_N
+// checkpoints.
 #pragma once
-
-#include <fcntl.h>
-#include <sys/stat.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "train/run_log.h"
 
 namespace kforge::test {
 
@@ -24,25 +24,29 @@ inline std::string metric_line(int64_t step, double time, const nlohmann::json& 
   return line.dump() + "\n";
 }
 
-/// step_N/ with train_state.json (tokens, NaN total) and, when given, config.toml.
-inline void write_checkpoint(const std::filesystem::path& run_dir, int64_t step, int64_t nan_total,
-                             const std::string& config_toml = "") {
+/// One runs.jsonl start line as the trainer writes it (train::run_start_event; resumed_from < 0: a
+/// fresh start), started at `time`, with `patch` merged in (e.g. {"host": ..., "environment": {...}}).
+inline std::string run_start_line(int64_t step, int64_t resumed_from, double time, const nlohmann::json& patch = {}) {
+  nlohmann::json line = train::run_start_event(step, resumed_from, 1, nlohmann::json::array());
+  line["time"] = time;
+  if (!patch.is_null()) line.merge_patch(patch);
+  return line.dump() + "\n";
+}
+
+/// One runs.jsonl end line as the trainer writes it (train::run_end_event), at `time`.
+inline std::string run_end_line(int64_t step, const std::string& outcome, double time) {
+  nlohmann::json line = train::run_end_event(step, outcome);
+  line["time"] = time;
+  return line.dump() + "\n";
+}
+
+/// step_N/ with train_state.json (its tokens seen) and, when given, config.toml.
+inline void write_checkpoint(const std::filesystem::path& run_dir, int64_t step, const std::string& config_toml = "") {
   const auto dir = run_dir / ("step_" + std::to_string(step));
   write_text(
       dir / "train_state.json",
-      nlohmann::json{{"step", step}, {"tokens_seen", step * 64}, {"nan", {{"consecutive", 0}, {"total", nan_total}}}}
-          .dump());
+      nlohmann::json{{"step", step}, {"tokens_seen", step * 64}, {"nan", {{"consecutive", 0}, {"total", 0}}}}.dump());
   if (!config_toml.empty()) write_text(dir / "config.toml", config_toml);
-}
-
-/// step_N/commit.json, last modified at `time` (s since the epoch): when the save ended.
-inline void write_commit(const std::filesystem::path& run_dir, int64_t step, double time) {
-  const auto path = run_dir / ("step_" + std::to_string(step)) / "commit.json";
-  write_text(path, "{}");
-  const timespec at{static_cast<time_t>(time),
-                    static_cast<long>((time - static_cast<double>(static_cast<time_t>(time))) * 1e9)};
-  const timespec times[2] = {at, at};
-  ::utimensat(AT_FDCWD, path.c_str(), times, 0);
 }
 
 }  // namespace kforge::test
