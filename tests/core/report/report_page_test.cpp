@@ -15,13 +15,6 @@
 namespace kforge::report {
 namespace {
 
-using test::metric_line;
-using test::run_end_line;
-using test::run_start_line;
-using test::temp_dir;
-using test::write_checkpoint;
-using test::write_text;
-
 int occurrences(const std::string& text, const std::string& part) {
   int n = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/test_host.h"
 #include "train/run_log.h"
 
 namespace kforge::test {
@@ -50,3 +51,13 @@ inline void write_checkpoint(const std::filesystem::path& run_dir, int64_t step,
 }
 
 }  // namespace kforge::test
+
+// The report tests live in kforge::report and use these unqualified.
+namespace kforge::report {
+using test::metric_line;
+using test::run_end_line;
+using test::run_start_line;
+using test::temp_dir;
+using test::write_checkpoint;
+using test::write_text;
+}  // namespace kforge::report

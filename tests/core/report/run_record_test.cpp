@@ -13,13 +13,6 @@
 namespace kforge::report {
 namespace {
 
-using test::metric_line;
-using test::run_end_line;
-using test::run_start_line;
-using test::temp_dir;
-using test::write_checkpoint;
-using test::write_text;
-
 TEST(RunRecord, ReadsMetricLinesNullsAsNanAndCheckpoints) {
   const auto dir = temp_dir("report_record");
   write_text(dir / "metrics.jsonl", metric_line(1, 100, {{"train/loss", 9.5}, {"train/lr", 0}}) +
