@@ -48,7 +48,8 @@ std::string ml_read(const fs::path& path) {
 }
 
 void ml_write(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
+  // Per process: with [metrics] per_rank, several ranks may write the same experiment file at once.
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();
@@ -135,8 +136,11 @@ std::string ml_experiment_id(const fs::path& store, const std::string& name) {
       return ml_yaml_field(meta, "experiment_id");
     }
   }
-  // MLflow's file store numbers new experiments with a random 18-digit-or-so integer.
-  const std::string id = std::to_string(std::stoull(ml_random_hex(15), nullptr, 16) + 100000000000000000ull);
+  // MLflow's file store numbers new experiments with an 18-digit-or-so integer; this one comes from the
+  // name (FNV-1a), so ranks creating the same experiment at once (per_rank) agree on it.
+  uint64_t hash = 14695981039346656037ull;
+  for (const unsigned char c : name) hash = (hash ^ c) * 1099511628211ull;
+  const std::string id = std::to_string(100000000000000000ull + hash % 800000000000000000ull);
   fs::create_directories(store / id);
   ml_write(store / id / "meta.yaml", ml_experiment_meta(store, id, name));
   return id;

@@ -7,11 +7,13 @@
 #include <csignal>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "core/train/train_fixture.h"
 #include "support/launch_job.h"
+#include "support/oracle.h"
 
 namespace kforge::test {
 namespace {
@@ -131,7 +133,10 @@ TEST(PerRankMetrics, EveryRankLogsItsOwnLinesOnlyWhenAsked) {
   EXPECT_FALSE(std::filesystem::exists(fx.checkpoint_dir / "rank_1")) << "rank 1 wrote metrics unasked";
 
   TrainFixture per_rank;
+  const std::filesystem::path store = per_rank.root / "mlruns";
   overrides.push_back("--metrics.per_rank=true");
+  overrides.push_back("--metrics.backends=[\"jsonl\", \"mlflow\"]");
+  overrides.push_back("--metrics.mlflow_dir=" + store.string());
   launch(per_rank, 2, overrides);
   const auto rank0 = train_lines_of(per_rank.checkpoint_dir / "metrics.jsonl");
   const auto rank1 = train_lines_of(per_rank.checkpoint_dir / "rank_1" / "metrics.jsonl");
@@ -144,6 +149,18 @@ TEST(PerRankMetrics, EveryRankLogsItsOwnLinesOnlyWhenAsked) {
   }
   // The run log stays rank 0's.
   EXPECT_FALSE(std::filesystem::exists(per_rank.checkpoint_dir / "rank_1" / "runs.jsonl"));
+  // Both ranks created the MLflow experiment at once, and agree on it: one experiment, a run per rank.
+  std::string out;
+  ASSERT_EQ(run_oracle("read_mlflow.py", {store.string()}, &out), 0) << out;
+  const auto mlflow = nlohmann::json::parse(out);
+  EXPECT_EQ(mlflow.at("experiments").size(), 2u) << out;  // MLflow's Default and kforge
+  std::set<std::string> names, experiments;
+  for (const auto& run : mlflow.at("runs")) {
+    names.insert(run.at("run_name").get<std::string>());
+    experiments.insert(run.at("experiment_id").get<std::string>());
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"checkpoints", "checkpoints.rank1"})) << out;
+  EXPECT_EQ(experiments.size(), 1u) << out;
 }
 
 }  // namespace
