@@ -135,7 +135,7 @@ TEST(PerRankMetrics, EveryRankLogsItsOwnLinesOnlyWhenAsked) {
   TrainFixture per_rank;
   const std::filesystem::path store = per_rank.root / "mlruns";
   overrides.push_back("--metrics.per_rank=true");
-  overrides.push_back("--metrics.backends=[\"jsonl\", \"mlflow\"]");
+  overrides.push_back("'--metrics.backends=[\"jsonl\", \"mlflow\"]'");  // one shell word
   overrides.push_back("--metrics.mlflow_dir=" + store.string());
   launch(per_rank, 2, overrides);
   const auto rank0 = train_lines_of(per_rank.checkpoint_dir / "metrics.jsonl");
