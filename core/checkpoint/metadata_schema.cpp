@@ -135,10 +135,11 @@ void check_train_state(const nlohmann::json& state, const nlohmann::json& meta, 
   }
   if (state.contains("metric_runs")) {  // metric backend name -> the backend's run id
     const nlohmann::json& runs = state.at("metric_runs");
-    const bool all_strings =
-        runs.is_object() && std::all_of(runs.begin(), runs.end(), [](const nlohmann::json& id) { return id.is_string(); });
+    const bool all_strings = runs.is_object() && std::all_of(runs.begin(), runs.end(),
+                                                             [](const nlohmann::json& id) { return id.is_string(); });
     if (!all_strings) {
-      throw schema_error(path, "metric_runs", fmt::format("is {}, not a table of backend names to run ids", runs.dump()));
+      throw schema_error(path, "metric_runs",
+                         fmt::format("is {}, not a table of backend names to run ids", runs.dump()));
     }
   }
 }

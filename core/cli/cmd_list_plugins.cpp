@@ -133,8 +133,8 @@ int cmd_list_plugins(int argc, char** argv) {
                            "and every refused plugin file with the reason.");
   add_plugin_dir_option(options);
   add_allow_unsafe_plugin_dir_option(options);
-  options.add_options()("json", "machine-readable output")("v,verbose", "also list each component's config keys, enabling key and hook points")(
-      "h,help", "this help");
+  options.add_options()("json", "machine-readable output")(
+      "v,verbose", "also list each component's config keys, enabling key and hook points")("h,help", "this help");
   const std::vector<std::string> arguments(argv + 1, argv + argc);  // the cache key
   const ParsedOptions parsed = parse_options(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;

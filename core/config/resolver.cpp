@@ -288,10 +288,10 @@ void add_enabled_components(Value& resolved, const std::vector<SectionSpec>& sch
         return c.enabled_by == key.name && slot != nullptr && slot->section == spec.name;
       });
       if (!answered) {
-        throw sdk::ConfigError(fmt::format(
-            "{}: [{}] {} = true, but no loaded plugin component is enabled by it (a component declares "
-            "enabled_by(\"{}\")); check --plugin-dir, or set it to false",
-            on->source.describe(), spec.name, key.name, key.name));
+        throw sdk::ConfigError(
+            fmt::format("{}: [{}] {} = true, but no loaded plugin component is enabled by it (a component declares "
+                        "enabled_by(\"{}\")); check --plugin-dir, or set it to false",
+                        on->source.describe(), spec.name, key.name, key.name));
       }
     }
   }
@@ -300,8 +300,9 @@ void add_enabled_components(Value& resolved, const std::vector<SectionSpec>& sch
     Value* list = section != nullptr ? section->find(slot.selector) : nullptr;
     if (list == nullptr || list->type != Value::Type::List) continue;
     for (const std::string& name : enabled_names(section, slot, catalog)) {
-      const bool listed = std::any_of(list->list.begin(), list->list.end(),
-                                      [&](const Value& item) { return item.type == Value::Type::String && item.s == name; });
+      const bool listed = std::any_of(list->list.begin(), list->list.end(), [&](const Value& item) {
+        return item.type == Value::Type::String && item.s == name;
+      });
       if (!listed) list->list.push_back(Value::string(name));
     }
   }

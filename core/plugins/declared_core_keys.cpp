@@ -46,9 +46,10 @@ void check_enabled_by(const ComponentMeta& c) {
   if (c.enabled_by.empty()) return;
   const sdk::KindInfo& kind = kind_of(c);
   if (!kind.multiple) {
-    throw sdk::Error(fmt::format("{} '{}' declares enabled_by(\"{}\"), but a config selects exactly one {} ([{}] {}), "
-                                 "so no key can add it.",
-                                 c.kind, c.name, c.enabled_by, c.kind, kind.section, kind.selector));
+    throw sdk::Error(
+        fmt::format("{} '{}' declares enabled_by(\"{}\"), but a config selects exactly one {} ([{}] {}), "
+                    "so no key can add it.",
+                    c.kind, c.name, c.enabled_by, c.kind, kind.section, kind.selector));
   }
   const config::SectionSpec& section = core_section_of(kind);
   std::vector<std::string> enablers;
@@ -57,10 +58,11 @@ void check_enabled_by(const ComponentMeta& c) {
   }
   const config::KeySpec* key = section.find(c.enabled_by);
   if (key == nullptr || !key->selects_component) {
-    throw sdk::Error(fmt::format("{} '{}' declares enabled_by(\"{}\"), which is not an enabling key of [{}] (those "
-                                 "are: {}).",
-                                 c.kind, c.name, c.enabled_by, kind.section,
-                                 enablers.empty() ? "none" : fmt::format("{}", fmt::join(enablers, ", "))));
+    throw sdk::Error(
+        fmt::format("{} '{}' declares enabled_by(\"{}\"), which is not an enabling key of [{}] (those "
+                    "are: {}).",
+                    c.kind, c.name, c.enabled_by, kind.section,
+                    enablers.empty() ? "none" : fmt::format("{}", fmt::join(enablers, ", "))));
   }
 }
 

@@ -244,8 +244,9 @@ PluginFile open_plugin(const std::filesystem::path& path) {
       return plugin;
     }
     if (!c.hook_points.empty() && c.kind != sdk::kind::model) {
-      plugin.refuse(fmt::format("{}: {} '{}' declares hook points, which only a model has. Remove its hook_points(...).",
-                                file, c.kind, c.name));
+      plugin.refuse(
+          fmt::format("{}: {} '{}' declares hook points, which only a model has. Remove its hook_points(...).", file,
+                      c.kind, c.name));
       return plugin;
     }
   }

@@ -41,17 +41,17 @@ struct ProcessRecord {
 struct RunRecord {
   std::filesystem::path dir;
   bool has_metrics_file = false;
-  std::vector<MetricLine> lines;              ///< metrics.jsonl in file order
-  std::vector<int64_t> unreadable_lines;      ///< 1-based numbers of lines skipped (torn, not JSON, no step)
-  bool has_run_log = false;                   ///< runs.jsonl exists (older kforge versions wrote none)
-  std::vector<ProcessRecord> processes;       ///< runs.jsonl's processes in file order
+  std::vector<MetricLine> lines;                  ///< metrics.jsonl in file order
+  std::vector<int64_t> unreadable_lines;          ///< 1-based numbers of lines skipped (torn, not JSON, no step)
+  bool has_run_log = false;                       ///< runs.jsonl exists (older kforge versions wrote none)
+  std::vector<ProcessRecord> processes;           ///< runs.jsonl's processes in file order
   std::vector<int64_t> unreadable_run_log_lines;  ///< 1-based numbers of its lines skipped (torn, not JSON, not a
                                                   ///< start or end with an integer step, an end with no start)
-  std::vector<CheckpointRecord> checkpoints;  ///< ascending step
-  std::filesystem::path config_path;          ///< the newest checkpoint's config.toml ("" if none)
-  std::string config_text;                    ///< its text
-  std::string config_error;                   ///< why it did not parse as TOML ("" if it did or there is none)
-  nlohmann::json plugins;                     ///< the newest checkpoint's metadata.json "plugins" (null if none)
+  std::vector<CheckpointRecord> checkpoints;      ///< ascending step
+  std::filesystem::path config_path;              ///< the newest checkpoint's config.toml ("" if none)
+  std::string config_text;                        ///< its text
+  std::string config_error;                       ///< why it did not parse as TOML ("" if it did or there is none)
+  nlohmann::json plugins;                         ///< the newest checkpoint's metadata.json "plugins" (null if none)
 };
 
 /// Reads `dir`. Throws sdk::Error when it is not a directory, or holds neither metrics.jsonl nor a

@@ -30,9 +30,9 @@ nlohmann::json environment() {
   const env::BlasInfo blas = env::detect_blas();
   const env::ThreadInfo threads = env::detect_threads();
   nlohmann::json isa = nlohmann::json::array();
-  for (const auto& [flag, name] : {std::pair{cpu.avx2, "avx2"}, std::pair{cpu.fma, "fma"},
-                                   std::pair{cpu.avx512f, "avx512f"}, std::pair{cpu.avx512_bf16, "avx512_bf16"},
-                                   std::pair{cpu.amx_bf16, "amx_bf16"}}) {
+  for (const auto& [flag, name] :
+       {std::pair{cpu.avx2, "avx2"}, std::pair{cpu.fma, "fma"}, std::pair{cpu.avx512f, "avx512f"},
+        std::pair{cpu.avx512_bf16, "avx512_bf16"}, std::pair{cpu.amx_bf16, "amx_bf16"}}) {
     if (flag) isa.push_back(name);
   }
   return {{"cpu", cpu.model_name},

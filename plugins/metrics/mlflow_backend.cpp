@@ -1,10 +1,9 @@
-// mlflow: an MLflow file store (rank 0's; each rank's with [metrics] per_rank) that `mlflow ui --backend-store-uri DIR` shows:
-// <mlflow_dir>/<experiment id>/<run id>/{meta.yaml, params/, metrics/, tags/}, with mlflow_dir relative
-// to the current directory (as MLflow's own ./mlruns), the experiment found or created by name. Params
-// are the resolved config's keys ("model.dim"); metrics/<name> gets "<unix ms> <value> <step>" lines,
-// written at once; the run's status is RUNNING until end() sets FINISHED, FAILED or KILLED. A resumed
-// run reopens the run it continues (run_id() is the MLflow run id), drops its metric lines of later
-// steps, and appends.
+// mlflow: an MLflow file store (rank 0's; each rank's with [metrics] per_rank) that `mlflow ui --backend-store-uri DIR`
+// shows: <mlflow_dir>/<experiment id>/<run id>/{meta.yaml, params/, metrics/, tags/}, with mlflow_dir relative to the
+// current directory (as MLflow's own ./mlruns), the experiment found or created by name. Params are the resolved
+// config's keys ("model.dim"); metrics/<name> gets "<unix ms> <value> <step>" lines, written at once; the run's status
+// is RUNNING until end() sets FINISHED, FAILED or KILLED. A resumed run reopens the run it continues (run_id() is the
+// MLflow run id), drops its metric lines of later steps, and appends.
 #include <pwd.h>
 #include <unistd.h>
 

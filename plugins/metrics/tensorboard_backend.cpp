@@ -1,9 +1,9 @@
-// tensorboard: TensorBoard event files (rank 0's; each rank's with [metrics] per_rank) in [metrics] tensorboard_dir, relative to
-// metrics.run_dir when not absolute: one Event of float32 scalars per logging step, flushed at once,
-// and the resolved config as a text summary (tag "config", at the run's first step). A new file per
-// run; before it starts, the directory's older event files lose their records of steps after the one
-// this run continues from (a torn tail goes too), and the new file opens with a session-log START at
-// the next step (TensorBoard's restart rule), so every step is there once, as stored and as shown.
+// tensorboard: TensorBoard event files (rank 0's; each rank's with [metrics] per_rank) in [metrics] tensorboard_dir,
+// relative to metrics.run_dir when not absolute: one Event of float32 scalars per logging step, flushed at once, and
+// the resolved config as a text summary (tag "config", at the run's first step). A new file per run; before it starts,
+// the directory's older event files lose their records of steps after the one this run continues from (a torn tail goes
+// too), and the new file opens with a session-log START at the next step (TensorBoard's restart rule), so every step is
+// there once, as stored and as shown.
 #include <unistd.h>
 
 #include <algorithm>

@@ -136,9 +136,13 @@ TEST(PluginKeys, SelectedComponentMustBeLoaded) {
 // ---- components selected by an enabling key (enabled_by) --------------------------------------
 
 config::Catalog enabled_catalog() {
-  config::ComponentKeys tb{"metric_backend", "tensorboard", "1.0.0", "libkforge_metrics.so",
-                           {config::plugin_key_spec("tb_flush_secs", "int", "5", "test key", "metric_backend 'tensorboard'")},
-                           "enable_tensorboard"};
+  config::ComponentKeys tb{
+      "metric_backend",
+      "tensorboard",
+      "1.0.0",
+      "libkforge_metrics.so",
+      {config::plugin_key_spec("tb_flush_secs", "int", "5", "test key", "metric_backend 'tensorboard'")},
+      "enable_tensorboard"};
   return base_catalog({tb});
 }
 

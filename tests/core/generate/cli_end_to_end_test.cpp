@@ -4,12 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/train/train_fixture.h"
 #include "generate/checkpoint_model.h"
+#include "plugins/components.h"
 #include "support/test_host.h"
 #include "support/tiny_tokenizer.h"
-#include "plugins/components.h"
 #include "train/evaluator.h"
-#include "core/train/train_fixture.h"
 
 namespace kforge::test {
 namespace {

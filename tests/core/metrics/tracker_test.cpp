@@ -120,7 +120,8 @@ TEST(Tracker, MfuAboveOneIsLoggedUnclampedAndWarnedAboutOnce) {
 // A backend with a run id that records how the run ended, or throws from end().
 class EndingBackend final : public sdk::MetricBackend {
  public:
-  EndingBackend(std::string id, std::vector<sdk::RunEnd>& ends, bool throws) : id_(std::move(id)), ends_(ends), throws_(throws) {}
+  EndingBackend(std::string id, std::vector<sdk::RunEnd>& ends, bool throws)
+      : id_(std::move(id)), ends_(ends), throws_(throws) {}
   void log(int64_t, const sdk::MetricList&) override {}
   std::string run_id() const override { return id_; }
   void end(sdk::RunEnd how) override {

@@ -7,8 +7,8 @@
 #include <csignal>
 #include <fstream>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 
 #include "core/train/train_fixture.h"
@@ -144,7 +144,7 @@ TEST(PerRankMetrics, EveryRankLogsItsOwnLinesOnlyWhenAsked) {
   ASSERT_EQ(rank1.size(), 4u);
   for (const auto& [step, line] : rank1) {
     EXPECT_EQ(line.at("train/loss"), rank0.at(step).at("train/loss")) << "step " << step;  // the agreed loss
-    EXPECT_GT(line.at("memory/peak_rss_gb").get<double>(), 0.0) << "step " << step;       // its own memory
+    EXPECT_GT(line.at("memory/peak_rss_gb").get<double>(), 0.0) << "step " << step;        // its own memory
     EXPECT_GT(line.at("train/mfu").get<double>(), 0.0) << "step " << step;
   }
   // The run log stays rank 0's.

@@ -1,7 +1,6 @@
 // NaN/Inf losses never step the optimizer; too many in a row stop the run without a checkpoint.
-#include <gtest/gtest.h>
-
 #include <ATen/ATen.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>

@@ -9,7 +9,7 @@
 namespace kforge::sdk {
 
 struct RunInfo {
-  std::string run_dir;       ///< where a backend may write files (rank r > 0 with per_rank: <run_dir>/rank_<r>)
+  std::string run_dir;  ///< where a backend may write files (rank r > 0 with per_rank: <run_dir>/rank_<r>)
   int rank = 0;
   bool interactive = false;  ///< stdout is a terminal
   /// The step training continues from (0: a fresh start). A backend that keeps a history of the
