@@ -12,6 +12,7 @@ packages=(
   libxxhash-dev xxhash                      # checkpoint checksums (XXH3-64), and xxhsum to check them by hand
   python3-torch python3-numpy               # the independent oracle of the numerical tests
   libarchive-dev                            # .npz archives (kforge extract)
+  zstd                                      # the zstd tool: compressed inputs in the prepare-data tests
   python3-protobuf chromium                 # independent readers in the tests: TensorBoard event files, the HTML report
 )
 

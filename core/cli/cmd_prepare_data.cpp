@@ -1,7 +1,8 @@
 // kforge prepare-data: tokenise text files into train/eval .npy shards for the memmap dataset.
-#include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cxxopts.hpp>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -14,13 +15,22 @@ namespace kforge::cli {
 namespace {
 
 constexpr const char* kExample = R"(
-Documents are separated by blank lines (--documents lines: one per line); each is followed by the
-tokenizer's EOS id. The last --eval-fraction of the documents goes to OUTPUT/eval, the rest to
-OUTPUT/train, as tokens_000.npy, tokens_001.npy, ... (uint16 for vocabularies up to 65536, else uint32).
-OUTPUT/metadata.json records the tokenizer, vocabulary, dtype, token counts, shards and sources.
+Inputs are plain text or JSON Lines (--format; by default *.jsonl and *.ndjson are JSON Lines), and may be
+gzip, zstd, xz, bzip2 or lz4 compressed (recognised by their content). They are streamed, never loaded
+whole. In plain text, documents are separated by blank lines (--documents lines: one per line); in JSON
+Lines each line is one document, its --text-field string. Each document is followed by the tokenizer's
+EOS id. The last --eval-fraction of the documents goes to OUTPUT/eval, the rest to OUTPUT/train, as
+tokens_000.npy, tokens_001.npy, ... of --shard-tokens tokens each (the last one fewer; uint16 for
+vocabularies up to 65536, else uint32); documents continue across shards. OUTPUT/doc_index/SPLIT/
+tokens_NNN.docs.npy (int64) holds the offsets in shard NNN at which its documents start. --threads
+encode in parallel; the output is the same for any number of threads. OUTPUT/metadata.json records the
+tokenizer (and its XXH3-64 hash), vocabulary, dtype, token and document counts, skipped lines, shards,
+document indexes and sources.
 
 Example:
   kforge prepare-data --input austen.txt --output data/austen --train-tokenizer --vocab-size 8000
+  kforge prepare-data --input web.jsonl.zst --text-field content --skip-bad-lines \
+      --tokenizer data/austen/tokenizer.model --output data/web --threads 8
   # then, in the training config:
   #   [model] vocab_size = 8000
   #   [data]  dataset_path = "data/austen/train"   tokenizer_path = "data/austen/tokenizer.model"
@@ -30,25 +40,36 @@ Example:
 }  // namespace
 
 int cmd_prepare_data(int argc, char** argv) {
-  cxxopts::Options options("kforge prepare-data",
-                           "Tokenise text files with a SentencePiece tokenizer (trained here or given) into .npy "
-                           "token shards for the memmap dataset.");
+  cxxopts::Options options(
+      "kforge prepare-data",
+      "Tokenise text or JSON Lines files (optionally compressed) with a tokenizer (a SentencePiece "
+      "model trained here, or given) into .npy token shards for the memmap dataset.");
   options.custom_help("--input FILE... --output DIR (--train-tokenizer --vocab-size N | --tokenizer MODEL.model)");
   options.add_options("positional")("files", "", cxxopts::value<std::vector<std::string>>());
-  options.add_options()("i,input", "text file(s) to tokenise (repeatable; files after the options count too)",
-                        cxxopts::value<std::vector<std::string>>())(
-      "o,output", "output directory", cxxopts::value<std::string>())(
+  options.add_options()("i,input",
+                        "text or JSON Lines file(s) to tokenise, optionally gzip/zstd/xz compressed (repeatable; "
+                        "files after the options count too)",
+                        cxxopts::value<std::vector<std::string>>())("o,output", "output directory",
+                                                                    cxxopts::value<std::string>())(
       "train-tokenizer", "train a SentencePiece tokenizer on the input (OUTPUT/tokenizer.model)")(
       "vocab-size", "vocabulary size of the trained tokenizer", cxxopts::value<int>())(
       "model-type", "tokenizer model: bpe or unigram", cxxopts::value<std::string>()->default_value("bpe"))(
       "tokenizer", "use this SentencePiece .model instead of training one", cxxopts::value<std::string>())(
       "eval-fraction", "fraction of documents (the last ones) written to OUTPUT/eval",
-      cxxopts::value<double>()->default_value("0.05"))(
-      "shard-tokens", "tokens per shard file", cxxopts::value<int64_t>()->default_value("50000000"))(
-      "documents", "document boundaries: paragraphs (blank lines) or lines",
+      cxxopts::value<double>()->default_value("0.05"))("shard-tokens", "tokens per shard file",
+                                                       cxxopts::value<int64_t>()->default_value("50000000"))(
+      "documents", "plain-text document boundaries: paragraphs (blank lines) or lines",
       cxxopts::value<std::string>()->default_value("paragraphs"))(
-      "overwrite", "replace .npy shards already in OUTPUT/train and OUTPUT/eval")(
-      "q,quiet", "no progress on stderr")("h,help", "this help");
+      "format", "input format: auto (JSON Lines for *.jsonl and *.ndjson, else text), text or jsonl",
+      cxxopts::value<std::string>()->default_value("auto"))("text-field",
+                                                            "JSON Lines: the member that holds each document's text",
+                                                            cxxopts::value<std::string>()->default_value("text"))(
+      "skip-bad-lines",
+      "JSON Lines: skip lines that are not JSON or lack a string --text-field (counted, reported and recorded in "
+      "metadata.json) instead of failing")("threads", "encoding threads (0: every core)",
+                                           cxxopts::value<int>()->default_value("0"))(
+      "overwrite", "replace .npy shards already in OUTPUT/train and OUTPUT/eval")("q,quiet", "no progress on stderr")(
+      "h,help", "this help");
   options.parse_positional({"files"});
   options.positional_help("");
 
@@ -84,6 +105,15 @@ int cmd_prepare_data(int argc, char** argv) {
       throw sdk::ConfigError(fmt::format("--documents '{}' is not supported; use paragraphs or lines", split));
     }
     o.split = split == "lines" ? data::DocumentSplit::lines : data::DocumentSplit::paragraphs;
+    const std::string format = args["format"].as<std::string>();
+    if (format != "auto" && format != "text" && format != "jsonl") {
+      throw sdk::ConfigError(fmt::format("--format '{}' is not supported; use auto, text or jsonl", format));
+    }
+    if (format != "auto") o.format = format == "jsonl" ? data::InputFormat::jsonl : data::InputFormat::text;
+    o.text_field = args["text-field"].as<std::string>();
+    o.skip_bad_lines = args.count("skip-bad-lines") > 0;
+    o.threads = args["threads"].as<int>();
+    if (o.threads < 0) throw sdk::ConfigError(fmt::format("--threads {} must be >= 0 (0: every core)", o.threads));
     o.overwrite = args.count("overwrite") > 0;
     o.progress = args.count("quiet") == 0;
   } catch (const std::exception& e) {
@@ -97,13 +127,17 @@ int cmd_prepare_data(int argc, char** argv) {
         "tokenizer   {} ({} pieces, eos {})\n"
         "train       {} documents, {} tokens in {} shard(s) ({})\n"
         "eval        {} documents, {} tokens in {} shard(s)\n"
+        "skipped     {} bad line(s), {} empty document(s)\n"
+        "throughput  {:.1f} MB of text in {:.2f} s: {:.2f} MB/s, {:.0f} tokens/s ({} threads)\n"
         "metadata    {}\n\n"
         "config:\n"
         "  [model] vocab_size = {}\n"
         "  [data]  dataset_path = \"{}\"  tokenizer_path = \"{}\"\n",
         r.tokenizer.string(), r.vocab_size, r.eos_id, r.train_documents, r.train_tokens, r.train_shards.size(),
-        data::dtype_name(r.dtype), r.eval_documents, r.eval_tokens, r.eval_shards.size(), r.metadata.string(),
-        r.vocab_size, (o.output / "train").string(), r.tokenizer.string());
+        data::dtype_name(r.dtype), r.eval_documents, r.eval_tokens, r.eval_shards.size(), r.skipped_lines,
+        r.empty_documents, r.text_bytes / 1e6, r.encode_seconds, r.text_bytes / 1e6 / std::max(r.encode_seconds, 1e-9),
+        static_cast<double>(r.train_tokens + r.eval_tokens) / std::max(r.encode_seconds, 1e-9), r.threads,
+        r.metadata.string(), r.vocab_size, (o.output / "train").string(), r.tokenizer.string());
     if (!r.eval_shards.empty()) {
       std::cout << fmt::format("  [eval]  dataset_path = \"{}\"\n", (o.output / "eval").string());
     }

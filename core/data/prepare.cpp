@@ -1,15 +1,25 @@
-// prepare_data: two passes over the text (count documents, then encode into train/eval shards).
+// prepare_data: an optional counting pass (for the train/eval split), then the encoding pass; both read the
+// inputs in chunks through run_in_order, so neither holds an input whole and the output is the same for any
+// thread count.
 #include "data/prepare.h"
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
+#include "data/chunk_encoder.h"
+#include "data/file_hash.h"
+#include "data/input_stream.h"
+#include "data/ordered_pool.h"
 #include "data/progress.h"
+#include "data/token_shards.h"
 #include "data/tokenizer.h"
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/version.h"
@@ -20,79 +30,67 @@ namespace {
 
 constexpr uint64_t kProgressMinBytes = 4u << 20;
 
-bool blank(const std::string& line) {
-  return line.find_first_not_of(" \t\r\f\v") == std::string::npos;
-}
-
-// Calls on_line for each non-blank line and on_doc_end after each document; on_bytes with the bytes read.
-void for_each_document(const std::vector<fs::path>& inputs, DocumentSplit split,
-                       const std::function<void(const std::string&)>& on_line, const std::function<void()>& on_doc_end,
-                       const std::function<void(uint64_t)>& on_bytes) {
-  uint64_t bytes = 0;
-  std::string line;
-  for (const auto& path : inputs) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw sdk::Error(fmt::format("cannot read input '{}'", path.string()));
-    bool open_doc = false;
-    while (std::getline(in, line)) {
-      bytes += line.size() + 1;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (blank(line)) {
-        if (open_doc) on_doc_end();
-        open_doc = false;
-      } else {
-        on_line(line);
-        open_doc = true;
-        if (split == DocumentSplit::lines) {
-          on_doc_end();
-          open_doc = false;
-        }
-      }
-      if (on_bytes) on_bytes(bytes);
-    }
-    if (in.bad()) throw sdk::Error(fmt::format("error reading input '{}'", path.string()));
-    if (open_doc) on_doc_end();  // a document never spans files
-  }
-}
-
-// Writes DIR/tokens_NNN.npy files of at most shard_tokens tokens each.
-class ShardSet {
- public:
-  ShardSet(fs::path dir, TokenDtype dtype, int64_t shard_tokens, int width)
-      : dir_(std::move(dir)), dtype_(dtype), shard_tokens_(shard_tokens), width_(width) {}
-
-  void append(const std::vector<int>& ids) {
-    size_t at = 0;
-    while (at < ids.size()) {
-      if (!writer_ || writer_->size() >= shard_tokens_) roll();
-      const size_t room = static_cast<size_t>(shard_tokens_ - writer_->size());
-      const size_t n = std::min(room, ids.size() - at);
-      writer_->append(ids.data() + at, n);
-      at += n;
-      tokens_ += static_cast<int64_t>(n);
-    }
-  }
-  void close() {
-    if (writer_) writer_->close();
-    writer_.reset();
-  }
-  int64_t tokens() const { return tokens_; }
-  const std::vector<fs::path>& files() const { return files_; }
-
- private:
-  void roll() {
-    close();
-    files_.push_back(dir_ / fmt::format("tokens_{:0{}}.npy", files_.size(), width_));
-    writer_ = std::make_unique<NpyTokenWriter>(files_.back(), dtype_);
-  }
-  fs::path dir_;
-  TokenDtype dtype_;
-  int64_t shard_tokens_;
-  int width_;
-  std::unique_ptr<NpyTokenWriter> writer_;
-  std::vector<fs::path> files_;
-  int64_t tokens_ = 0;
+// What one pass over the inputs found.
+struct PassTally {
+  int64_t documents = 0, skipped_lines = 0, empty_documents = 0, tokens = 0;
+  uint64_t text_bytes = 0;
+  std::vector<int64_t> documents_per_input, skipped_per_input;
+  std::vector<InputSummary> summaries;
 };
+
+constexpr int kBadLinesShown = 5;
+
+std::string no_text_message(const PrepareOptions& o) {
+  return o.skip_bad_lines ? "the input files hold no document (every line is blank, bad or an empty text)"
+                          : "the input files hold no text (every line is blank)";
+}
+
+// Reads every input once through run_in_order, encoding with `how` (or only counting), and hands each chunk
+// to on_chunk in input order. A bad JSON Lines line throws naming file and line unless skip_bad_lines; then
+// the first few are shown (when `warn`) and all counted.
+PassTally run_prepare_pass(const PrepareOptions& o, const std::vector<InputFormat>& formats, int threads,
+                           const ChunkEncoding& how, const std::string& label, uint64_t total_bytes, bool warn,
+                           const std::function<void(const EncodedChunk&)>& on_chunk) {
+  PassTally tally;
+  tally.documents_per_input.assign(o.inputs.size(), 0);
+  tally.skipped_per_input.assign(o.inputs.size(), 0);
+  DocumentChunks chunks(o.inputs, formats, o.split, o.chunk_bytes, o.read_bytes);
+  Progress progress(label, total_bytes, o.progress && total_bytes >= kProgressMinBytes);
+  OrderedPoolSteps steps;
+  steps.produce = [&](TextChunk& chunk) { return chunks.next(chunk); };
+  steps.work = [&](const TextChunk& chunk) { return encode_chunk(chunk, formats[chunk.input], how); };
+  steps.consume = [&](EncodedChunk& chunk) {
+    const fs::path& input = o.inputs[chunk.input];
+    for (const BadLine& bad : chunk.bad_lines) {
+      if (!o.skip_bad_lines) {
+        throw sdk::Error(
+            fmt::format("input '{}' line {}: {}; fix the line, or pass --skip-bad-lines to skip and "
+                        "count such lines",
+                        input.string(), bad.line, bad.reason));
+      }
+      if (warn && tally.skipped_lines < kBadLinesShown) {
+        fmt::print(stderr, "warning: skipping input '{}' line {}: {}\n", input.string(), bad.line, bad.reason);
+      }
+      ++tally.skipped_lines;
+      ++tally.skipped_per_input[chunk.input];
+    }
+    tally.documents += chunk.documents;
+    tally.documents_per_input[chunk.input] += chunk.documents;
+    tally.empty_documents += chunk.empty_documents;
+    tally.tokens += static_cast<int64_t>(chunk.tokens.size());
+    tally.text_bytes += chunk.text_bytes;
+    on_chunk(chunk);
+    progress.update(chunk.input_position, tally.text_bytes, tally.tokens);
+  };
+  run_in_order(threads, 2 * static_cast<size_t>(threads) + 2, steps);
+  progress.finish();
+  if (warn && tally.skipped_lines > kBadLinesShown) {
+    fmt::print(stderr, "warning: skipped {} bad lines in all (the first {} shown)\n", tally.skipped_lines,
+               kBadLinesShown);
+  }
+  tally.summaries = chunks.summaries();
+  return tally;
+}
 
 void prepare_split_dir(const fs::path& dir, bool overwrite) {
   std::error_code ec;
@@ -128,29 +126,19 @@ void check_writable(const fs::path& dir) {
   fs::remove(probe, ec);
 }
 
-int digits_for(uint64_t n) {
-  int d = 1;
-  while (n >= 10) {
-    n /= 10;
-    ++d;
-  }
-  return d;
-}
-
 }  // namespace
 
 PrepareResult prepare_data(const PrepareOptions& o) {
   // ---- validate -------------------------------------------------------------------------------
   if (o.inputs.empty()) throw sdk::ConfigError("no input text: give one or more --input FILE");
   uint64_t total_bytes = 0;
-  nlohmann::json sources = nlohmann::json::array();
+  std::vector<InputFormat> formats;
   for (const auto& p : o.inputs) {
     std::error_code ec;
     if (!fs::exists(p, ec)) throw sdk::Error(fmt::format("input '{}' does not exist", p.string()));
     if (!fs::is_regular_file(p, ec)) throw sdk::Error(fmt::format("input '{}' is not a regular file", p.string()));
-    const uint64_t size = fs::file_size(p);
-    total_bytes += size;
-    sources.push_back({{"path", fs::absolute(p).lexically_normal().string()}, {"bytes", size}});
+    total_bytes += fs::file_size(p);
+    formats.push_back(o.format.value_or(format_from_name(p)));
   }
   if (o.train_tokenizer == !o.tokenizer.empty()) {
     throw sdk::ConfigError("give exactly one of --train-tokenizer (with --vocab-size N) or --tokenizer MODEL.model");
@@ -162,14 +150,26 @@ PrepareResult prepare_data(const PrepareOptions& o) {
     throw sdk::ConfigError(fmt::format("--eval-fraction {} must be in [0, 1)", o.eval_fraction));
   }
   if (o.shard_tokens < 1) throw sdk::ConfigError(fmt::format("--shard-tokens {} must be >= 1", o.shard_tokens));
+  if (o.threads < 0) throw sdk::ConfigError(fmt::format("--threads {} must be >= 1 (or 0: every core)", o.threads));
+  if (o.text_field.empty()) throw sdk::ConfigError("--text-field must name a JSON member (e.g. text)");
   check_writable(o.output);
   const fs::path train_dir = o.output / "train", eval_dir = o.output / "eval";
-  prepare_split_dir(train_dir, o.overwrite);
-  prepare_split_dir(eval_dir, o.overwrite);
+  const fs::path train_index_dir = o.output / "doc_index" / "train", eval_index_dir = o.output / "doc_index" / "eval";
+  for (const auto& dir : {train_dir, eval_dir, train_index_dir, eval_index_dir}) prepare_split_dir(dir, o.overwrite);
 
   // ---- tokenizer ------------------------------------------------------------------------------
   fs::path model = o.tokenizer;
   if (o.train_tokenizer) {
+    for (size_t i = 0; i < o.inputs.size(); ++i) {
+      const std::string compression = InputStream(o.inputs[i]).compression();
+      if (formats[i] != InputFormat::text || compression != "none") {
+        throw sdk::ConfigError(fmt::format(
+            "--train-tokenizer reads plain uncompressed text, and input '{}' is {}{}; train the tokenizer on a "
+            "plain text sample and pass it with --tokenizer",
+            o.inputs[i].string(), formats[i] == InputFormat::jsonl ? "JSON Lines" : "text",
+            compression == "none" ? "" : ", " + compression + "-compressed"));
+      }
+    }
     fmt::print(stderr, "training a {} tokenizer with {} pieces on {:.1f} MB of text...\n", o.model_type, o.vocab_size,
                total_bytes / 1e6);
     TokenizerTrainOptions t;
@@ -189,46 +189,60 @@ PrepareResult prepare_data(const PrepareOptions& o) {
   r.vocab_size = tok.vocab_size();
   r.eos_id = tok.eos_id();
   r.dtype = dtype_for_vocab(r.vocab_size);
+  r.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
-  // ---- pass 1: count documents --------------------------------------------------------------------
-  int64_t documents = 0;
-  for_each_document(o.inputs, o.split, [](const std::string&) {}, [&] { ++documents; }, nullptr);
-  if (documents == 0) {
-    throw sdk::Error("the input files hold no text (every line is blank)");
+  // ---- pass 1: count documents (only to place the train/eval split) -----------------------------
+  ChunkEncoding how;
+  how.eos_id = tok.eos_id();
+  how.text_field = o.text_field;
+  int64_t n_train = std::numeric_limits<int64_t>::max(), counted = -1;
+  bool warned = false;
+  if (o.eval_fraction > 0.0) {
+    const PassTally count = run_prepare_pass(o, formats, r.threads, how, "counting documents", total_bytes, true,
+                                             [](const EncodedChunk&) {});
+    warned = true;
+    counted = count.documents;
+    if (counted == 0) throw sdk::Error(no_text_message(o));
+    int64_t n_eval = 0;
+    if (counted >= 2) {
+      n_eval = std::clamp<int64_t>(std::llround(o.eval_fraction * static_cast<double>(counted)), 1, counted - 1);
+    } else {
+      fmt::print(stderr, "warning: only one document in the input; eval/ stays empty (split text with blank lines)\n");
+    }
+    n_train = counted - n_eval;
   }
-  int64_t n_eval = 0;
-  if (o.eval_fraction > 0.0 && documents >= 2) {
-    n_eval = std::clamp<int64_t>(std::llround(o.eval_fraction * static_cast<double>(documents)), 1, documents - 1);
-  } else if (o.eval_fraction > 0.0) {
-    fmt::print(stderr, "warning: only one document in the input; eval/ stays empty (split text with blank lines)\n");
-  }
-  const int64_t n_train = documents - n_eval;
 
   // ---- pass 2: encode -------------------------------------------------------------------------
-  // Name width from an upper bound on the shard count (a token covers >= 1 byte, plus one EOS per document),
-  // so shard names sort in order.
-  const int width =
-      std::max(3, digits_for((total_bytes + static_cast<uint64_t>(documents)) / static_cast<uint64_t>(o.shard_tokens)));
-  ShardSet train(train_dir, r.dtype, o.shard_tokens, width), eval(eval_dir, r.dtype, o.shard_tokens, width);
-  Progress progress("encoding", total_bytes, o.progress && total_bytes >= kProgressMinBytes);
+  how.tokenizer = &tok;
+  TokenShards train(train_dir, train_index_dir, r.dtype, o.shard_tokens),
+      eval(eval_dir, eval_index_dir, r.dtype, o.shard_tokens);
   int64_t doc = 0;
-  const std::vector<int> eos{tok.eos_id()};
-  for_each_document(
-      o.inputs, o.split, [&](const std::string& line) { (doc < n_train ? train : eval).append(tok.encode(line)); },
-      [&] {
-        (doc < n_train ? train : eval).append(eos);
-        ++doc;
-      },
-      [&](uint64_t bytes) { progress.update(bytes); });
-  progress.finish();
+  const auto started = std::chrono::steady_clock::now();
+  const PassTally pass =
+      run_prepare_pass(o, formats, r.threads, how, "encoding", total_bytes, !warned, [&](const EncodedChunk& chunk) {
+        const int* ids = chunk.tokens.data();
+        for (const int64_t n : chunk.document_tokens) {
+          (doc++ < n_train ? train : eval).append_document(ids, static_cast<size_t>(n));
+          ids += n;
+        }
+      });
   train.close();
   eval.close();
-  r.train_documents = n_train;
-  r.eval_documents = n_eval;
+  r.encode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (pass.documents == 0) throw sdk::Error(no_text_message(o));
+  if (counted >= 0 && pass.documents != counted) {
+    throw sdk::Error(fmt::format("the inputs changed while being read: {} documents counted, then {} encoded", counted,
+                                 pass.documents));
+  }
+  r.train_documents = train.documents();
+  r.eval_documents = eval.documents();
   r.train_tokens = train.tokens();
   r.eval_tokens = eval.tokens();
   r.train_shards = train.files();
   r.eval_shards = eval.files();
+  r.skipped_lines = pass.skipped_lines;
+  r.empty_documents = pass.empty_documents;
+  r.text_bytes = pass.text_bytes;
 
   // ---- metadata -------------------------------------------------------------------------------
   auto relative = [&](const std::vector<fs::path>& files) {
@@ -236,10 +250,21 @@ PrepareResult prepare_data(const PrepareOptions& o) {
     for (const auto& f : files) a.push_back(fs::relative(f, o.output).string());
     return a;
   };
+  nlohmann::json sources = nlohmann::json::array();
+  for (size_t i = 0; i < o.inputs.size(); ++i) {
+    sources.push_back({{"path", fs::absolute(o.inputs[i]).lexically_normal().string()},
+                       {"bytes", fs::file_size(o.inputs[i])},
+                       {"format", formats[i] == InputFormat::jsonl ? "jsonl" : "text"},
+                       {"compression", pass.summaries[i].compression},
+                       {"text_bytes", pass.summaries[i].text_bytes},
+                       {"documents", pass.documents_per_input[i]},
+                       {"skipped_lines", pass.skipped_per_input[i]}});
+  }
   const nlohmann::json meta{
       {"format", "kforge-tokens-v1"},
       {"kforge_version", KFORGE_SDK_VERSION},
       {"tokenizer", r.tokenizer.string()},
+      {"tokenizer_xxh3_64", file_xxh3(r.tokenizer)},
       {"tokenizer_trained", o.train_tokenizer},
       {"model_type", o.train_tokenizer ? o.model_type : ""},
       {"vocab_size", r.vocab_size},
@@ -250,9 +275,18 @@ PrepareResult prepare_data(const PrepareOptions& o) {
       {"documents", {{"train", r.train_documents}, {"eval", r.eval_documents}}},
       {"tokens", {{"train", r.train_tokens}, {"eval", r.eval_tokens}}},
       {"shards", {{"train", relative(r.train_shards)}, {"eval", relative(r.eval_shards)}}},
+      {"document_index",
+       {{"train", relative(train.index_files())},
+        {"eval", relative(eval.index_files())},
+        {"dtype", "int64"},
+        {"contents", "per shard, the offset in that shard of the first token of each document that starts in it"},
+        {"documents_span_shards", true}}},
       {"shard_tokens", o.shard_tokens},
       {"eval_fraction", o.eval_fraction},
       {"document_split", o.split == DocumentSplit::paragraphs ? "paragraphs" : "lines"},
+      {"text_field", o.text_field},
+      {"skipped_lines", r.skipped_lines},
+      {"empty_documents", r.empty_documents},
       {"sources", sources},
   };
   r.metadata = o.output / "metadata.json";
