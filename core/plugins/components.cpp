@@ -125,4 +125,9 @@ uint32_t Components::optimizer_capabilities() const {
   return entry(optimizer, selected(optimizer)).meta.capabilities;
 }
 
+uint32_t Components::model_capabilities() const {
+  const sdk::KindInfo& model = kind_info(sdk::kind::model);
+  return entry(model, selected(model)).meta.capabilities;
+}
+
 }  // namespace kforge::plugins

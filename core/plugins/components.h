@@ -41,6 +41,8 @@ class Components final : public sdk::ComponentSource {
   /// The KFORGE_CAP_* flags the configured optimizer declares (e.g. KFORGE_CAP_NEEDS_WHOLE_MATRICES),
   /// without building it.
   uint32_t optimizer_capabilities() const;
+  /// The KFORGE_CAP_* flags the configured model declares (e.g. KFORGE_CAP_DOCUMENT_MASK), without building it.
+  uint32_t model_capabilities() const;
 
  private:
   /// The registry entry of component `name` of `kind`.

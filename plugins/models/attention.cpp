@@ -6,11 +6,13 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "causal_softmax.h"
 #include "flash_attention.h"
+#include "kforge/sdk/error.h"
 #include "rope.h"
 
 namespace kforge::builtin::models {
@@ -34,7 +36,7 @@ Attention::Attention(const ModelConfig& c)
 }
 
 at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache,
-                              size_t layer, const BlockCapture* capture) {
+                              size_t layer, const BlockCapture* capture, const at::Tensor& doc_starts) {
   const int64_t batch = x.size(0);
   const int64_t seq = x.size(1);
   at::Tensor q = q_proj_->forward(x).view({batch, seq, n_heads_, head_dim_});
@@ -53,10 +55,11 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
   v = v.transpose(1, 2).contiguous();
   if (cache) std::tie(k, v) = cache->update(layer, k, v);
   if (capture && capture->wants(BlockPoint::attention)) {
-    capture->take(BlockPoint::attention, attention_probabilities(q, k));
+    capture->take(BlockPoint::attention, attention_probabilities(q, k, doc_starts));
   }
   const bool tiled = use_tiled_attention(backend_, q, k.size(2));
-  const at::Tensor out = tiled ? flash_attention(q, k, v) : causal_attention(q, k, v, fused_);  // (B, H, S, hd)
+  const at::Tensor out = tiled ? flash_attention(q, k, v, {}, doc_starts)
+                               : causal_attention(q, k, v, fused_, doc_starts);  // (B, H, S, hd)
   return o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
 }
 
@@ -69,34 +72,51 @@ bool use_tiled_attention(const std::string& backend, const at::Tensor& q, int64_
   return q.scalar_type() != at::kBFloat16 || keys > kAutoMathMaxKeys;
 }
 
-at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k) {
+at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k, const at::Tensor& doc_starts) {
   const int64_t seq = q.size(2), keys = k.size(2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   const at::Tensor k_heads = k.to(at::kFloat).repeat_interleave(q.size(1) / k.size(1), /*dim=*/1);
   const at::Tensor scores = at::matmul(q.to(at::kFloat), k_heads.transpose(-2, -1)) * scale;  // (B, H, Sq, Sk)
   // Query i sits at position keys - seq + i and sees the keys up to it.
-  const at::Tensor visible = at::ones({seq, keys}, q.options().dtype(at::kBool)).tril(keys - seq);
+  at::Tensor visible = at::ones({seq, keys}, q.options().dtype(at::kBool)).tril(keys - seq);
+  if (doc_starts.defined()) {  // and from its document's start on: (B, 1, Sq, Sk)
+    visible = visible.logical_and(at::arange(keys, doc_starts.options()).ge(doc_starts.unsqueeze(-1))).unsqueeze(1);
+  }
   return scores.masked_fill(visible.logical_not(), -std::numeric_limits<float>::infinity()).softmax(-1);
 }
 
-at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool fused) {
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool fused,
+                            const at::Tensor& doc_starts) {
   const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), hd = q.size(3);
   const int64_t kv_heads = k.size(1), keys = k.size(2);
   const int64_t group = heads / kv_heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  if (doc_starts.defined() && (keys != seq || doc_starts.sizes() != at::IntArrayRef{batch, seq})) {
+    throw sdk::Error("attention: document starts " + c10::str(doc_starts.sizes()) + " need (B, S) = (" +
+                     std::to_string(batch) + ", " + std::to_string(seq) + ") and as many keys as queries (no KV " +
+                     "cache), got " + std::to_string(keys) + " keys");
+  }
   // Heads kv*group .. kv*group+group-1 share kv head `kv`: fold the group into the query rows.
   const at::Tensor q_heads = q.reshape({batch, kv_heads, group, seq, hd});
   std::vector<at::Tensor> outputs;
   // Query blocks skip the keys after their last query: kQueryBlock-row blocks compute about
-  // (1 + 1/blocks) / 2 of the S x Sk products instead of all of them.
+  // (1 + 1/blocks) / 2 of the S x Sk products instead of all of them. With packed documents they also skip
+  // the keys before the earliest document start of their first query over the batch.
   for (int64_t begin = 0; begin < seq; begin += kQueryBlock) {
     const int64_t rows = std::min(kQueryBlock, seq - begin);
     const int64_t seen = keys - seq + begin + rows;  // keys visible to the block's last query
+    at::Tensor first_keys;                           // packed documents: each query's first key, from `from` on
+    int64_t from = 0;
+    if (doc_starts.defined()) {
+      const at::Tensor starts = doc_starts.narrow(1, begin, rows);
+      from = starts.select(1, 0).min().item<int64_t>();
+      first_keys = (starts - from).contiguous();
+    }
     const at::Tensor qg = q_heads.narrow(3, begin, rows).reshape({batch, kv_heads, group * rows, hd});
-    const at::Tensor scores = at::matmul(qg, k.narrow(2, 0, seen).transpose(-2, -1));  // (B, KV, G*rows, seen)
+    const at::Tensor scores = at::matmul(qg, k.narrow(2, from, seen - from).transpose(-2, -1));  // (B, KV, G*rows, ·)
     // Row r is query position seen - rows + r % rows: it sees the keys up to that one.
-    const at::Tensor probs = causal_softmax(scores, scale, rows, fused).to(v.scalar_type());
-    outputs.push_back(at::matmul(probs, v.narrow(2, 0, seen)).reshape({batch, heads, rows, hd}));
+    const at::Tensor probs = causal_softmax(scores, scale, rows, fused, first_keys).to(v.scalar_type());
+    outputs.push_back(at::matmul(probs, v.narrow(2, from, seen - from)).reshape({batch, heads, rows, hd}));
   }
   return outputs.size() == 1 ? outputs.front() : at::cat(outputs, 2);
 }

@@ -25,9 +25,10 @@ class Attention : public torch::nn::Module {
   /// x: (B, S, dim); cos/sin: (S, hd/2) in x's dtype, for x's positions. Returns (B, S, dim).
   /// With a cache, x holds positions [fill, fill + S): its K/V are appended to `layer`'s cache and
   /// the queries attend to every cached position up to their own. With a `capture` that wants
-  /// BlockPoint::attention, also delivers attention_probabilities of the rotated q and k.
+  /// BlockPoint::attention, also delivers attention_probabilities of the rotated q and k. Packed documents
+  /// (no cache): `doc_starts` (documents.h) keeps each query to its own document, in every kernel.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
-                     size_t layer = 0, const BlockCapture* capture = nullptr);
+                     size_t layer = 0, const BlockCapture* capture = nullptr, const at::Tensor& doc_starts = {});
 
  private:
   int64_t n_heads_, n_kv_heads_, head_dim_;
@@ -41,13 +42,17 @@ class Attention : public torch::nn::Module {
 /// [Sk - Sq, Sk), k/v: (B, KV, Sk, hd) at positions [0, Sk); H a multiple of KV, q contiguous.
 /// Query i sees keys up to Sk - Sq + i. Returns (B, H, Sq, hd).
 /// Computed in blocks of kQueryBlock queries, each against only the keys it can see; `fused` takes
-/// the fused causal_softmax, else mask + softmax.
-at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool fused = true);
+/// the fused causal_softmax, else mask + softmax. Packed documents: `doc_starts` (documents.h, int64 (B, S),
+/// Sq = Sk) also hides the keys before each query's document start; a block skips the keys before the
+/// earliest start of its first query over the batch.
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool fused = true,
+                            const at::Tensor& doc_starts = {});
 
 /// The attention probabilities behind causal_attention, by the math path: softmax(q k^T / sqrt(hd)
 /// + causal mask) in float32 (q, k and the mask as there; query head h reads key head h / (H/KV)).
-/// Returns (B, H, Sq, Sk); each row sums to 1 and is 0 past the query's position. For capture only.
-at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k);
+/// Returns (B, H, Sq, Sk); each row sums to 1 and is 0 past the query's position (and, with `doc_starts`,
+/// before its document's start). For capture only.
+at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k, const at::Tensor& doc_starts = {});
 
 /// Queries per block of causal_attention.
 inline constexpr int64_t kQueryBlock = 128;

@@ -17,11 +17,14 @@ namespace {
 
 using namespace lanes;
 
-/// The rows [begin, end) of a [rows, keys] view and their visible key counts.
+/// The rows [begin, end) of a [rows, keys] view and their visible keys, first(row) .. visible(row) - 1.
 struct Rows {
   int64_t keys;
   int64_t seq;  ///< queries per group of rows; row r sees keys - seq + r % seq + 1 keys
+  const int64_t* first_keys = nullptr;  ///< packed documents: [B, seq], each query's first key; null: key 0
+  int64_t rows_per_batch = 1;
   int64_t visible(int64_t row) const { return keys - seq + row % seq + 1; }
+  int64_t first(int64_t row) const { return first_keys ? first_keys[row / rows_per_batch * seq + row % seq] : 0; }
 };
 
 /// out[j] = exp(scale x[j] - m) / sum over the visible prefix, 0 beyond; scratch holds keys floats.
@@ -83,7 +86,10 @@ template <int kLanes, typename Scalar>
                                                 int64_t end) {
   std::vector<float> scratch(rows.keys);
   for (int64_t r = begin; r < end; ++r) {
-    forward_row<kLanes>(x + r * rows.keys, out + r * rows.keys, scratch.data(), rows.visible(r), rows.keys, scale);
+    const int64_t at = r * rows.keys, first = rows.first(r);
+    std::fill(out + at, out + at + first, Scalar(0));
+    forward_row<kLanes>(x + at + first, out + at + first, scratch.data(), rows.visible(r) - first, rows.keys - first,
+                        scale);
   }
 }
 
@@ -91,8 +97,10 @@ template <int kLanes, typename Scalar>
 [[gnu::always_inline]] inline void backward_rows(const Scalar* p, const Scalar* g, Scalar* dx, Rows rows, float scale,
                                                  int64_t begin, int64_t end) {
   for (int64_t r = begin; r < end; ++r) {
-    const int64_t at = r * rows.keys;
-    backward_row<kLanes>(p + at, g + at, dx + at, rows.visible(r), rows.keys, scale);
+    const int64_t at = r * rows.keys, first = rows.first(r);
+    std::fill(dx + at, dx + at + first, Scalar(0));
+    backward_row<kLanes>(p + at + first, g + at + first, dx + at + first, rows.visible(r) - first, rows.keys - first,
+                         scale);
   }
 }
 
@@ -104,14 +112,22 @@ WidthChoice& causal_softmax_width_choice() {
 /// Rows per parallel_for task: about at::internal::GRAIN_SIZE elements.
 int64_t grain_rows(int64_t keys) { return std::max<int64_t>(1, at::internal::GRAIN_SIZE / keys); }
 
+/// `n` rows of `keys` scores in groups of `seq` queries; first_keys: undefined, or [B, seq] over the rows' B batches.
+Rows rows_of(int64_t keys, int64_t seq, const at::Tensor& first_keys, int64_t n) {
+  if (!first_keys.defined()) return Rows{keys, seq};
+  return Rows{keys, seq, first_keys.data_ptr<int64_t>(), n / first_keys.size(0)};
+}
+
 class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
  public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& scores, double scale,
-                            int64_t seq) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& scores, double scale, int64_t seq,
+                            const c10::optional<at::Tensor>& first) {
+    // Optional: LibTorch 1.13's Function takes no undefined tensor input.
+    const at::Tensor first_keys = first.value_or(at::Tensor());
     RECORD_FUNCTION("kforge::causal_softmax", c10::ArrayRef<const c10::IValue>{});
     const at::Tensor x = scores.contiguous();
-    const Rows rows{x.size(-1), seq};
-    const int64_t n = x.numel() / rows.keys;
+    const int64_t n = x.numel() / x.size(-1);
+    const Rows rows = rows_of(x.size(-1), seq, first_keys, n);
     at::Tensor out = at::empty_like(x);
     const auto s = static_cast<float>(scale);
     const Width width = causal_softmax_width_choice().get();
@@ -123,7 +139,7 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
         dispatch_width(width, [&](auto lanes) { forward_rows<lanes>(in, o, rows, s, begin, end); });
       });
     });
-    ctx->save_for_backward({out});
+    ctx->save_for_backward({out, first_keys});
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["seq"] = seq;
     return out;
@@ -132,11 +148,12 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grad_outputs) {
     RECORD_FUNCTION("kforge::causal_softmax_backward", c10::ArrayRef<const c10::IValue>{});
-    const at::Tensor p = ctx->get_saved_variables()[0];
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &p = saved[0], &first_keys = saved[1];
     const at::Tensor g = grad_outputs[0].to(p.scalar_type()).contiguous();
-    const Rows rows{p.size(-1), ctx->saved_data["seq"].toInt()};
     const auto s = static_cast<float>(ctx->saved_data["scale"].toDouble());
-    const int64_t n = p.numel() / rows.keys;
+    const int64_t n = p.numel() / p.size(-1);
+    const Rows rows = rows_of(p.size(-1), ctx->saved_data["seq"].toInt(), first_keys, n);
     at::Tensor dx = at::empty_like(p);
     const Width width = causal_softmax_width_choice().get();
     dispatch_float_or_bfloat16(p.scalar_type(), "causal_softmax", [&](auto scalar) {
@@ -148,27 +165,42 @@ class CausalSoftmax : public torch::autograd::Function<CausalSoftmax> {
         dispatch_width(width, [&](auto lanes) { backward_rows<lanes>(pp, gg, d, rows, s, begin, end); });
       });
     });
-    return {dx, at::Tensor(), at::Tensor()};
+    return {dx, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
 
-at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq, bool fused) {
+at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq, bool fused,
+                          const at::Tensor& first_keys) {
   const int64_t keys = scores.dim() >= 2 ? scores.size(-1) : 0;
-  if (scores.dim() < 2 || seq <= 0 || scores.size(-2) % seq != 0 || keys < seq || !scores.device().is_cpu()) {
+  const bool first_ok =
+      !first_keys.defined() || (first_keys.scalar_type() == at::kLong && first_keys.is_contiguous() &&
+                                first_keys.dim() == 2 && scores.dim() >= 3 && first_keys.size(0) == scores.size(0) &&
+                                first_keys.size(1) == seq && first_keys.ge(0).all().item<bool>() &&
+                                first_keys.le(at::arange(keys - seq, keys, first_keys.options())).all().item<bool>());
+  if (scores.dim() < 2 || seq <= 0 || scores.size(-2) % seq != 0 || keys < seq || !scores.device().is_cpu() ||
+      !first_ok) {
     std::ostringstream message;
     message << "causal_softmax: scores " << scores.sizes() << " on " << scores.device() << " do not fit seq = " << seq
             << " (want CPU [..., R, Sk] with R a multiple of seq and Sk >= seq)";
+    if (first_keys.defined())
+      message << " or first keys " << first_keys.sizes() << " (want int64 [B, seq], each <= its query)";
     throw sdk::Error(message.str());
   }
   if (!fused || (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kBFloat16)) {
-    const at::Tensor future = at::ones({seq, keys}, scores.options().dtype(at::kBool)).triu(keys - seq + 1);
-    return at::softmax(
-        scores.masked_fill(future.repeat({scores.size(-2) / seq, 1}), -std::numeric_limits<double>::infinity()) * scale,
-        -1);
+    at::Tensor hidden = at::ones({seq, keys}, scores.options().dtype(at::kBool)).triu(keys - seq + 1);  // the future
+    at::Tensor grouped = scores.reshape({scores.size(0), -1, seq, keys});  // [B, groups, seq, Sk] (or [1, R/seq, ...])
+    if (first_keys.defined()) {  // and the keys before each query's document: [B, 1, seq, Sk]
+      hidden = hidden.logical_or(at::arange(keys, first_keys.options()).lt(first_keys.unsqueeze(-1))).unsqueeze(1);
+    } else {
+      grouped = scores.reshape({-1, seq, keys});
+    }
+    return at::softmax(grouped.masked_fill(hidden, -std::numeric_limits<double>::infinity()) * scale, -1)
+        .view(scores.sizes());
   }
-  return CausalSoftmax::apply(scores, scale, seq);
+  return CausalSoftmax::apply(scores, scale, seq,
+                              first_keys.defined() ? c10::optional<at::Tensor>(first_keys) : c10::nullopt);
 }
 
 Width causal_softmax_width() { return causal_softmax_width_choice().get(); }

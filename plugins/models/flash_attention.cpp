@@ -89,9 +89,12 @@ struct Slice {
 struct Shapes {
   int64_t batch, heads, kv_heads, group, sq, sk, hd, offset;
   float scale;
+  const int64_t* starts;  ///< packed documents: (B, Sq) first key each query sees; null: key 0
+
+  int64_t first_key(int64_t b, int64_t query) const { return starts ? starts[b * sq + query] : 0; }
 };
 
-Shapes shapes_of(const at::Tensor& q, const at::Tensor& k) {
+Shapes shapes_of(const at::Tensor& q, const at::Tensor& k, const at::Tensor& starts) {
   Shapes s{q.size(0),
            q.size(1),
            k.size(1),
@@ -100,7 +103,8 @@ Shapes shapes_of(const at::Tensor& q, const at::Tensor& k) {
            k.size(2),
            q.size(3),
            k.size(2) - q.size(2),
-           static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.size(3))))};
+           static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.size(3)))),
+           starts.defined() ? starts.data_ptr<int64_t>() : nullptr};
   return s;
 }
 
@@ -115,10 +119,21 @@ void mask_tile(float* scores, int64_t rows, int64_t cols, int64_t ld, int64_t fi
   }
 }
 
+// The tile of queries [i0, i0 + rows) and keys [j0, j0 + cols): -inf where a key is past the query (causal) or
+// before its document's start (packed documents).
+void mask_scores(float* scores, const Shapes& s, int64_t b, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  if (j0 + cols - 1 > s.offset + i0) mask_tile(scores, rows, cols, cols, s.offset + i0 - j0);
+  if (s.first_key(b, i0 + rows - 1) <= j0) return;  // every query's document starts at or before the tile
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t before = std::min(cols, s.first_key(b, i0 + r) - j0);
+    std::fill_n(scores + r * cols, std::max<int64_t>(0, before), kNegInf);
+  }
+}
+
 // out (B, H, Sq, hd) and lse (B, H, Sq), both float32 contiguous.
-void forward_kernel(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& out,
-                    const at::Tensor& lse, FlashTiles t) {
-  const Shapes s = shapes_of(q, k);
+void forward_kernel(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& starts,
+                    const at::Tensor& out, const at::Tensor& lse, FlashTiles t) {
+  const Shapes s = shapes_of(q, k, starts);
   const int64_t q_tiles = (s.sq + t.q - 1) / t.q;
   at::parallel_for(0, s.batch * s.heads * q_tiles, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> scores(t.q * t.k), m(t.q), l(t.q);
@@ -130,16 +145,23 @@ void forward_kernel(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
       std::fill(m.begin(), m.end(), kNegInf);
       std::fill(l.begin(), l.end(), 0.0f);
       for (int64_t r = 0; r < rows; ++r) std::fill_n(os.data + r * os.ld, s.hd, 0.0f);
-      // Key tiles in ascending order: the first holds key 0, which every query sees, so m stays finite.
-      for (int64_t j0 = 0; j0 <= last_key; j0 += t.k) {
+      // Key tiles in ascending order from the one holding the first query's first key: tiles before it end
+      // before every query's document (doc ids sorted: the tile's last doc id < the queries' first). Without
+      // documents that is key 0, which every query sees, so m stays finite; with them a row may see nothing
+      // of a tile yet.
+      for (int64_t j0 = s.first_key(b, i0) / t.k * t.k; j0 <= last_key; j0 += t.k) {
         const int64_t cols = std::min(t.k, last_key + 1 - j0);
         const Slice ks = slice(k, b, kv, j0), vs = slice(v, b, kv, j0);
         gemm_rowmajor(false, true, rows, cols, s.hd, s.scale, qs.data, qs.ld, ks.data, ks.ld, 0.0f, scores.data(),
                       cols);
-        if (j0 + cols - 1 > s.offset + i0) mask_tile(scores.data(), rows, cols, cols, s.offset + i0 - j0);
+        mask_scores(scores.data(), s, b, i0, rows, j0, cols);
         for (int64_t r = 0; r < rows; ++r) {
           float* row = scores.data() + r * cols;
           const float row_max = std::max(m[r], *std::max_element(row, row + cols));
+          if (row_max == kNegInf) {  // nothing seen yet: the row adds nothing to P V
+            std::fill_n(row, cols, 0.0f);
+            continue;
+          }
           const float rescale = exp_nonpositive(m[r] - row_max);
           l[r] = l[r] * rescale + exp_shifted_sum(row, cols, row_max);
           m[r] = row_max;
@@ -161,10 +183,10 @@ void forward_kernel(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
 
 // dq (B, H, Sq, hd), dk/dv (B, KV, Sk, hd): float32 contiguous, zeroed. delta (B, H, Sq) = rowsum(dO * O).
 // One task per (batch, kv head): it alone writes that head's dK/dV and its query heads' dQ.
-void backward_kernel(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& grad_out,
-                     const at::Tensor& lse, const at::Tensor& delta, const at::Tensor& dq, const at::Tensor& dk,
-                     const at::Tensor& dv, FlashTiles t) {
-  const Shapes s = shapes_of(q, k);
+void backward_kernel(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& starts,
+                     const at::Tensor& grad_out, const at::Tensor& lse, const at::Tensor& delta, const at::Tensor& dq,
+                     const at::Tensor& dk, const at::Tensor& dv, FlashTiles t) {
+  const Shapes s = shapes_of(q, k, starts);
   at::parallel_for(0, s.batch * s.kv_heads, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> p(t.q * t.k), dp(t.q * t.k);
     for (int64_t item = begin; item < end; ++item) {
@@ -178,11 +200,12 @@ void backward_kernel(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
         for (int64_t h = kv * s.group; h < (kv + 1) * s.group; ++h) {
           const float* lse_h = lse.data_ptr<float>() + (b * s.heads + h) * s.sq;
           const float* delta_h = delta.data_ptr<float>() + (b * s.heads + h) * s.sq;
-          for (int64_t i0 = first_query; i0 < s.sq; i0 += t.q) {
+          // Query tiles whose first document starts after these keys, and all later ones, see none of them.
+          for (int64_t i0 = first_query; i0 < s.sq && s.first_key(b, i0) < j0 + cols; i0 += t.q) {
             const int64_t rows = std::min(t.q, s.sq - i0);
             const Slice qs = slice(q, b, h, i0), gs = slice(grad_out, b, h, i0), dqs = slice(dq, b, h, i0);
             gemm_rowmajor(false, true, rows, cols, s.hd, s.scale, qs.data, qs.ld, ks.data, ks.ld, 0.0f, p.data(), cols);
-            if (j0 + cols - 1 > s.offset + i0) mask_tile(p.data(), rows, cols, cols, s.offset + i0 - j0);
+            mask_scores(p.data(), s, b, i0, rows, j0, cols);
             for (int64_t r = 0; r < rows; ++r) exp_shifted_sum(p.data() + r * cols, cols, lse_h[i0 + r]);
             // dV += P^T dO; dP = dO V^T; dS = P (dP - delta); dQ += scale dS K; dK += scale dS^T Q.
             gemm_rowmajor(true, false, cols, s.hd, rows, 1.0f, p.data(), cols, gs.data, gs.ld, 1.0f, dvs.data, dvs.ld);
@@ -207,7 +230,13 @@ at::Tensor as_kernel_input(const at::Tensor& t) {
   return f.stride(3) == 1 ? f : f.contiguous();
 }
 
-void check_inputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, FlashTiles t) {
+void check_inputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, FlashTiles t,
+                  const at::Tensor& starts) {
+  if (starts.defined() && (starts.scalar_type() != at::kLong || !starts.is_contiguous() || starts.dim() != 2 ||
+                           starts.size(0) != q.size(0) || starts.size(1) != q.size(2) || q.size(2) != k.size(2))) {
+    throw sdk::Error("attention: document starts must be contiguous int64 (B, S) for q " + c10::str(q.sizes()) +
+                     " and as many keys as queries (no KV cache); got " + c10::str(starts.sizes()));
+  }
   const bool ok = q.dim() == 4 && k.dim() == 4 && v.sizes() == k.sizes() && q.size(0) == k.size(0) &&
                   q.size(3) == k.size(3) && k.size(1) > 0 && q.size(1) % k.size(1) == 0 && q.size(2) <= k.size(2) &&
                   t.q > 0 && t.k > 0 && flash_attention_supports(q) && k.scalar_type() == q.scalar_type() &&
@@ -225,15 +254,18 @@ void check_inputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
 class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
-                            const at::Tensor& v, int64_t tile_q, int64_t tile_k) {
+                            const at::Tensor& v, const c10::optional<at::Tensor>& doc_starts, int64_t tile_q,
+                            int64_t tile_k) {
+    // Optional: LibTorch 1.13's Function takes no undefined tensor input.
+    const at::Tensor starts = doc_starts.value_or(at::Tensor());
     RECORD_FUNCTION("kforge::flash_attention", c10::ArrayRef<const c10::IValue>{});
     const FlashTiles t{tile_q, tile_k};
     const at::Tensor qf = as_kernel_input(q), kf = as_kernel_input(k), vf = as_kernel_input(v);
     const at::Tensor out = at::empty({q.size(0), q.size(1), q.size(2), q.size(3)}, qf.options());
     const at::Tensor lse = at::empty({q.size(0), q.size(1), q.size(2)}, qf.options());
-    forward_kernel(qf, kf, vf, out, lse, t);
+    forward_kernel(qf, kf, vf, starts, out, lse, t);
     const at::Tensor result = out.to(q.scalar_type());
-    ctx->save_for_backward({q, k, v, result, lse});
+    ctx->save_for_backward({q, k, v, result, lse, starts});
     ctx->saved_data["tile_q"] = tile_q;
     ctx->saved_data["tile_k"] = tile_k;
     return result;
@@ -243,15 +275,16 @@ class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFu
                                                  torch::autograd::variable_list grads) {
     RECORD_FUNCTION("kforge::flash_attention_backward", c10::ArrayRef<const c10::IValue>{});
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4];
+    const at::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4], &starts = saved[5];
     const FlashTiles t{ctx->saved_data["tile_q"].toInt(), ctx->saved_data["tile_k"].toInt()};
     const at::Tensor grad_out = grads[0].to(at::kFloat).contiguous();
     const at::Tensor delta = (grad_out * out.to(at::kFloat)).sum(-1);
     const at::Tensor qf = as_kernel_input(q), kf = as_kernel_input(k), vf = as_kernel_input(v);
     const at::Tensor dq = at::zeros(q.sizes(), qf.options()), dk = at::zeros(k.sizes(), kf.options()),
                      dv = at::zeros(v.sizes(), vf.options());
-    backward_kernel(qf, kf, vf, grad_out, lse, delta, dq, dk, dv, t);
-    return {dq.to(q.scalar_type()), dk.to(k.scalar_type()), dv.to(v.scalar_type()), at::Tensor(), at::Tensor()};
+    backward_kernel(qf, kf, vf, starts, grad_out, lse, delta, dq, dk, dv, t);
+    return {dq.to(q.scalar_type()), dk.to(k.scalar_type()), dv.to(v.scalar_type()),
+            at::Tensor(),           at::Tensor(),           at::Tensor()};
   }
 };
 
@@ -261,9 +294,11 @@ bool flash_attention_supports(const at::Tensor& q) {
   return q.device().is_cpu() && (q.scalar_type() == at::kFloat || q.scalar_type() == at::kBFloat16);
 }
 
-at::Tensor flash_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, FlashTiles tiles) {
-  check_inputs(q, k, v, tiles);
-  return FlashAttentionFunction::apply(q, k, v, tiles.q, tiles.k);
+at::Tensor flash_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, FlashTiles tiles,
+                           const at::Tensor& doc_starts) {
+  check_inputs(q, k, v, tiles, doc_starts);
+  return FlashAttentionFunction::apply(
+      q, k, v, doc_starts.defined() ? c10::optional<at::Tensor>(doc_starts) : c10::nullopt, tiles.q, tiles.k);
 }
 
 Width flash_attention_width() { return flash_attention_width_choice().get(); }

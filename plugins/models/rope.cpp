@@ -5,6 +5,7 @@
 #include <kforge/sdk/error.h>
 
 #include <string>
+#include <vector>
 
 namespace kforge::builtin::models {
 
@@ -29,6 +30,13 @@ std::pair<at::Tensor, at::Tensor> RopeTables::slice(int64_t seq_len, const at::T
     cached_sin_ = sin_.to(like.device(), like.scalar_type());
   }
   return {cached_cos_.narrow(0, 0, seq_len), cached_sin_.narrow(0, 0, seq_len)};
+}
+
+std::pair<at::Tensor, at::Tensor> RopeTables::gather(const at::Tensor& positions, const at::Tensor& like) {
+  const auto [cos, sin] = slice(positions.size(1), like);  // a row's positions never exceed its length
+  const at::Tensor index = positions.reshape({-1});
+  const std::vector<int64_t> shape{positions.size(0), 1, positions.size(1), cos.size(1)};
+  return {cos.index_select(0, index).view(shape), sin.index_select(0, index).view(shape)};
 }
 
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {

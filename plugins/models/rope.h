@@ -17,6 +17,9 @@ class RopeTables {
   /// Tables for positions [0, seq_len), on `like`'s device and in its dtype (cached per device/dtype).
   /// Throws sdk::ConfigError when seq_len exceeds max_seq_len.
   std::pair<at::Tensor, at::Tensor> slice(int64_t seq_len, const at::Tensor& like);
+  /// Tables for per-row positions (packed documents restart at 0): positions int64 [B, S] -> cos/sin
+  /// (B, 1, S, head_dim / 2), which apply_rope broadcasts over the heads. Throws as slice() beyond max_seq_len.
+  std::pair<at::Tensor, at::Tensor> gather(const at::Tensor& positions, const at::Tensor& like);
 
   const at::Tensor& cos() const { return cos_; }
   const at::Tensor& sin() const { return sin_; }
@@ -27,7 +30,7 @@ class RopeTables {
 };
 
 /// Rotates x (..., seq, head_dim) in rotate-half layout: the pair (i, i + hd/2) turns by angle[pos, i].
-/// cos/sin: (seq, head_dim / 2) in x's dtype. Returns a new contiguous tensor.
+/// cos/sin: (seq, head_dim / 2), or (B, 1, seq, head_dim / 2) per row, in x's dtype. Returns a new contiguous tensor.
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 
 }  // namespace kforge::builtin::models

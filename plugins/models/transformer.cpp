@@ -7,6 +7,9 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
+
+#include "documents.h"
 
 namespace kforge::builtin::models {
 namespace {
@@ -50,6 +53,10 @@ void Transformer::init_weights() {
 
 at::Tensor Transformer::forward(const at::Tensor& tokens) { return run(tokens, nullptr); }
 
+void Transformer::set_documents(const at::Tensor& doc_ids) {
+  doc_starts_ = doc_ids.defined() ? document_starts(doc_ids) : at::Tensor();
+}
+
 at::Tensor Transformer::run(const at::Tensor& tokens, KVCache* cache) {
   if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong) {
     throw sdk::Error("transformer: tokens must be an int64 tensor [batch, seq], got " +
@@ -61,13 +68,24 @@ at::Tensor Transformer::run(const at::Tensor& tokens, KVCache* cache) {
   const bool capturing = capture_active();  // the one test of the training path
   at::Tensor x = token_embedding_->forward(tokens);
   if (capturing) capture("embed", x);
-  auto [cos, sin] = rope_.slice(start + seq, x);
-  cos = cos.narrow(0, start, seq);
-  sin = sin.narrow(0, start, seq);
+  const at::Tensor doc_starts = cache ? at::Tensor() : doc_starts_;
+  if (doc_starts.defined() && doc_starts.sizes() != tokens.sizes()) {
+    throw sdk::Error("transformer: the document ids set (" + c10::str(doc_starts.sizes()) +
+                     ") do not match the tokens " + c10::str(tokens.sizes()));
+  }
+  at::Tensor cos, sin;
+  if (doc_starts.defined()) {  // positions restart at each document
+    std::tie(cos, sin) = rope_.gather(at::arange(seq, doc_starts.options()) - doc_starts, x);
+  } else {
+    std::tie(cos, sin) = rope_.slice(start + seq, x);
+    cos = cos.narrow(0, start, seq);
+    sin = sin.narrow(0, start, seq);
+  }
   for (size_t i = 0; i < layers_.size(); ++i) {
     const std::optional<BlockCapture> block_capture = capturing ? std::optional(capture_of_block(i)) : std::nullopt;
     const BlockCapture* c = block_capture ? &*block_capture : nullptr;
-    x = run_block(i, x, [&](const at::Tensor& in) { return layers_[i]->forward(in, cos, sin, cache, i, c); });
+    x = run_block(i, x,
+                  [&](const at::Tensor& in) { return layers_[i]->forward(in, cos, sin, cache, i, c, doc_starts); });
   }
   if (cache) cache->advance(seq);
   x = norm_->forward(x);

@@ -44,6 +44,9 @@ class Transformer : public sdk::Model {
   std::vector<std::pair<std::string, at::Tensor>> auxiliary_losses() override;
   /// Forwarded to every MoE layer's router.
   void set_step(int64_t step, int64_t max_steps) override;
+  /// Packed rows: forward() keeps attention within each document and restarts RoPE positions at each
+  /// (documents.h); decode() ignores them. Throws sdk::Error for ids that are not int64 [B, S] non-decreasing.
+  void set_documents(const at::Tensor& doc_ids) override;
   /// MoE: moe/aux_loss and moe/router_z_loss (unweighted sums over layers) and moe/expert_balance
   /// (min / max expert count over all layers' experts), of the last forward.
   std::vector<std::pair<std::string, double>> step_metrics() override;
@@ -70,6 +73,7 @@ class Transformer : public sdk::Model {
   std::shared_ptr<Norm> norm_;
   std::shared_ptr<OutputHead> output_head_;
   RopeTables rope_;
+  at::Tensor doc_starts_;  ///< set_documents(): each token's document start, or undefined
 };
 
 }  // namespace kforge::builtin::models

@@ -25,9 +25,10 @@ TransformerBlock::TransformerBlock(const ModelConfig& c, int64_t layer, const sd
 }
 
 at::Tensor TransformerBlock::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache,
-                                     size_t layer, const BlockCapture* capture) {
-  const at::Tensor h = x + tap(capture, BlockPoint::attn_out,
-                               attention_->forward(attention_norm_->forward(x), cos, sin, cache, layer, capture));
+                                     size_t layer, const BlockCapture* capture, const at::Tensor& doc_starts) {
+  const at::Tensor h =
+      x + tap(capture, BlockPoint::attn_out,
+              attention_->forward(attention_norm_->forward(x), cos, sin, cache, layer, capture, doc_starts));
   const at::Tensor normed = mlp_norm_->forward(h);
   return tap(capture, BlockPoint::residual,
              h + tap(capture, BlockPoint::mlp_out,

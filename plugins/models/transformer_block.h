@@ -23,9 +23,9 @@ class TransformerBlock : public torch::nn::Module {
   TransformerBlock(const ModelConfig& config, int64_t layer, const sdk::ComponentSource* components);
   /// With a cache, attention appends this block's K/V as layer `layer` (see Attention::forward) and
   /// an MoE layer routes without a capacity limit. A non-null `capture` receives the block's
-  /// points (BlockPoint) that it wants.
+  /// points (BlockPoint) that it wants. `doc_starts`: packed documents (Attention::forward).
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
-                     size_t layer = 0, const BlockCapture* capture = nullptr);
+                     size_t layer = 0, const BlockCapture* capture = nullptr, const at::Tensor& doc_starts = {});
   /// The MoE layer, or nullptr on a dense layer.
   const std::shared_ptr<MoE>& moe() const { return moe_; }
 

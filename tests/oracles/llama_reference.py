@@ -10,8 +10,10 @@ pre-norm blocks (GQA attention with repeat_interleave K/V, optional per-head QK 
 rotate-half RoPE, causal softmax attention; SwiGLU or GELU/ReLU MLP, or on MoE layers a
 softmax top-k router with renormalised weights over per-expert MLPs plus shared experts, no
 capacity limit) -> final norm -> LM head (optionally the embedding matrix). It writes logits.npy
-[B, S, V], loss.npy (mean cross-entropy against targets) and grad.<fqn>.npy for every parameter,
-all float64.
+[B, S, V], loss.npy (mean cross-entropy against targets, -100 ignored) and grad.<fqn>.npy for every
+parameter, all float64. With doc_ids.npy (int64 [B, S], packed documents) a query attends only to keys of
+its own document (an explicit [B, 1, S, S] same-document-and-causal mask) and RoPE positions count from
+each document's first token.
 
 Usage: llama_reference.py DIR --activations FILE.npz
 
@@ -90,7 +92,17 @@ def moe(h, P, prefix, cfg):
     return out
 
 
-def forward(cfg, P, tokens, record):
+def document_positions(doc_ids):
+    """Position of each token within its document: t minus the index of its document's first token."""
+    B, S = doc_ids.shape
+    pos = torch.zeros(B, S, dtype=torch.long)
+    for b in range(B):
+        for t in range(1, S):
+            pos[b, t] = pos[b, t - 1] + 1 if doc_ids[b, t] == doc_ids[b, t - 1] else 0
+    return pos
+
+
+def forward(cfg, P, tokens, record, doc_ids=None):
     """Logits of tokens [B, S]; record(point, value) receives every hook point's value."""
     dim, n_layers, n_heads = cfg["dim"], cfg["n_layers"], cfg["n_heads"]
     n_kv = cfg["n_kv_heads"]
@@ -107,6 +119,10 @@ def forward(cfg, P, tokens, record):
 
     cos, sin = rope_cos_sin(S, hd, cfg["rope_theta"])
     causal = torch.ones(S, S, dtype=torch.bool).tril()
+    if doc_ids is not None:
+        pos = document_positions(doc_ids)
+        cos, sin = cos[pos].unsqueeze(1), sin[pos].unsqueeze(1)  # [B, 1, S, hd]
+        causal = causal & (doc_ids[:, :, None] == doc_ids[:, None, :]).unsqueeze(1)  # [B, 1, S, S]
 
     emb = P["token_embedding.embedding.weight"]
     x = emb[tokens]
@@ -151,7 +167,9 @@ def main(d):
     tokens = torch.tensor(np.load(os.path.join(d, "tokens.npy")))
     targets = torch.tensor(np.load(os.path.join(d, "targets.npy")))
     B, S = tokens.shape
-    logits = forward(cfg, P, tokens, lambda point, value: None)
+    doc_path = os.path.join(d, "doc_ids.npy")
+    doc_ids = torch.tensor(np.load(doc_path)) if os.path.exists(doc_path) else None
+    logits = forward(cfg, P, tokens, lambda point, value: None, doc_ids)
     loss = F.cross_entropy(logits.reshape(B * S, -1), targets.reshape(-1))
     loss.backward()
 

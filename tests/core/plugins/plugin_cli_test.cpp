@@ -50,7 +50,8 @@ TEST(PluginCli, ListPluginsShowsTheDeclaredCapabilities) {
   EXPECT_EQ(capabilities["muon"], nlohmann::json::array({"needs_whole_matrices"}));
   EXPECT_EQ(capabilities["schedule_free_adamw"], nlohmann::json::array({"has_eval_weights"}));
   EXPECT_EQ(capabilities["adamw"], nlohmann::json::array());
-  EXPECT_EQ(capabilities["transformer"], nlohmann::json::array({"llama_layout"}));  // kforge convert maps it
+  // kforge convert maps it; it takes packed sequences
+  EXPECT_EQ(capabilities["transformer"], nlohmann::json::array({"llama_layout", "document_mask"}));
 }
 
 TEST(PluginCli, ListPluginsShowsTheKeyThatEnablesAComponent) {

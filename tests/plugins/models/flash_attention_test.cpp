@@ -12,6 +12,7 @@
 #include <string>
 
 #include "attention.h"
+#include "attention_grads.h"
 #include "kforge/sdk/error.h"
 #include "kv_cache.h"
 #include "rope.h"
@@ -29,33 +30,12 @@ struct Case {
   FlashTiles tiles;
 };
 
-struct Result {
-  at::Tensor out, dq, dk, dv;
-};
+using Result = AttentionGrads;
 
 // Output and gradients of sum(out * weight) through `attend`, computed in `dtype`.
 template <typename Attend>
 Result run(const Case& c, at::ScalarType dtype, Attend attend) {
-  at::manual_seed(7);
-  const at::Tensor q0 = at::randn({c.batch, c.heads, c.sq, c.hd});
-  const at::Tensor k0 = at::randn({c.batch, c.kv_heads, c.sk, c.hd});
-  const at::Tensor v0 = at::randn({c.batch, c.kv_heads, c.sk, c.hd});
-  const at::Tensor weight = at::randn({c.batch, c.heads, c.sq, c.hd});
-  at::Tensor q = q0.to(dtype).requires_grad_(), k = k0.to(dtype).requires_grad_(), v = v0.to(dtype).requires_grad_();
-  const at::Tensor out = attend(q, k, v);
-  (out.to(at::kFloat) * weight).sum().backward();
-  return {out.detach().to(at::kFloat), q.grad().to(at::kFloat), k.grad().to(at::kFloat), v.grad().to(at::kFloat)};
-}
-
-// Each of out, dq, dk, dv within tol * max(1, max |want|).
-void expect_close(const Result& got, const Result& want, double tol) {
-  const auto check = [tol](const at::Tensor& g, const at::Tensor& w, const char* what) {
-    EXPECT_LE(max_abs_diff(g, w), tol * std::max(1.0, w.abs().max().item<double>())) << what;
-  };
-  check(got.out, want.out, "output");
-  check(got.dq, want.dq, "dq");
-  check(got.dk, want.dk, "dk");
-  check(got.dv, want.dv, "dv");
+  return attention_grads({c.batch, c.heads, c.kv_heads, c.sq, c.sk, c.hd}, dtype, attend);
 }
 
 class FlashVsExplicit : public ::testing::TestWithParam<Case> {};

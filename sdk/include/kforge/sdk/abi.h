@@ -9,7 +9,7 @@
 
 /* Bump on any change to these structs, to the component interfaces or to their meaning, and record
  * the headers' new fingerprint (tests/sdk's abi fingerprint test says how). */
-#define KFORGE_PLUGIN_ABI_VERSION 6u
+#define KFORGE_PLUGIN_ABI_VERSION 7u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 
@@ -46,8 +46,12 @@ typedef struct kforge_config_key {
  * with rotate-half RoPE, feed_forward.w1/w2/w3 or moe experts, norm, output) whose [model] core keys mean what they
  * mean for the built-in transformer: `kforge convert` maps it to and from Hugging Face. */
 #define KFORGE_CAP_LLAMA_LAYOUT (1u << 2)
+/* A model that takes packed sequences: it overrides Model::set_documents, so attention stays within each document
+ * and positions restart at each ([data] pack_sequences = true needs it). */
+#define KFORGE_CAP_DOCUMENT_MASK (1u << 3)
 /* Every flag this ABI defines; the host refuses a component declaring others. */
-#define KFORGE_CAP_ALL (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT)
+#define KFORGE_CAP_ALL \
+  (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT | KFORGE_CAP_DOCUMENT_MASK)
 
 /* Static description of one component (listed without running plugin code). */
 typedef struct kforge_component_info {

@@ -51,6 +51,15 @@ class Model : public torch::nn::Module {
   }
   /// Model-specific metrics of the last step (e.g. "moe/expert_balance"), logged with train/*.
   virtual std::vector<std::pair<std::string, double>> step_metrics() { return {}; }
+  /// Packed sequences ([data] pack_sequences; models declaring KFORGE_CAP_DOCUMENT_MASK): doc_ids, int64
+  /// [batch, seq] and non-decreasing along each row, are the documents of the next forward()'s tokens;
+  /// attention then stays within a document and positions restart at each. The host sets them before every
+  /// training and evaluation forward; an undefined tensor restores plain causal attention.
+  virtual void set_documents(const torch::Tensor& doc_ids) {
+    if (doc_ids.defined()) {
+      throw Error("model " + name() + " does not take document ids ([data] pack_sequences needs a model that does)");
+    }
+  }
 
   /// Longest sequence the model accepts (positions), or 0 when it has no limit.
   virtual int64_t max_seq_len() const { return 0; }
