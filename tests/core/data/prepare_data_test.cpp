@@ -3,7 +3,9 @@
 // JSON Lines and compressed inputs, bad lines, any thread count and chunk size, the document index.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include "cli/commands.h"
 #include "data/npy_writer.h"
 #include "data/prepare.h"
+#include "data/progress.h"
 #include "data/tokenizer.h"
 #include "kforge/sdk/error.h"
 #include "support/data_test_util.h"
@@ -543,6 +546,26 @@ TEST_F(PrepareData, ErrorsAreClear) {
   EXPECT_HAS(log, "Example:");
   EXPECT_HAS(log, "--vocab-size");
   for (const char* flag : {"--format", "--text-field", "--skip-bad-lines", "--threads"}) EXPECT_HAS(log, flag);
+}
+
+// In a log (stderr not a terminal) a line per 5% step: bytes of the files, MB/s of text and tokens so far.
+TEST(PrepareProgress, ReportsBytesTextRateAndTokensInFivePercentSteps) {
+  testing::internal::CaptureStderr();
+  {
+    data::Progress progress("encoding", 200'000'000, true);
+    progress.update(10'000'000, 30'000'000, 7'000'000);  // 5%
+    progress.update(12'000'000, 35'000'000, 8'000'000);  // still 5%: no line
+    progress.update(100'000'000, 300'000'000, 70'000'000);
+    progress.finish();
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  if (::isatty(STDERR_FILENO)) GTEST_SKIP() << "stderr is a terminal: the report is one \\r line";
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 3) << err;
+  EXPECT_HAS(err, "encoding:   5.0% (10.0 / 200.0 MB), ");
+  EXPECT_HAS(err, " MB/s of text, 7000000 tokens\n");
+  EXPECT_HAS(err, "encoding:  50.0% (100.0 / 200.0 MB), ");
+  EXPECT_HAS(err, " MB/s of text, 70000000 tokens\n");
+  EXPECT_HAS(err, "encoding: 100.0% (200.0 / 200.0 MB)");
 }
 
 // Found by the tokenizer_model fuzz target: SentencePiece's Darts throws on a model with an empty
