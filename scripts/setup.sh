@@ -13,6 +13,7 @@ packages=(
   python3-torch python3-numpy               # the independent oracle of the numerical tests
   libarchive-dev                            # .npz archives (kforge extract)
   zstd                                      # the zstd tool: compressed inputs in the prepare-data tests
+  libpcre2-dev libutf8proc-dev              # byte-level BPE tokenizers: pre-tokenizer regexes, NFC
   python3-protobuf chromium                 # independent readers in the tests: TensorBoard event files, the HTML report
 )
 

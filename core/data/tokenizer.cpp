@@ -1,188 +1,73 @@
-// Tokenizer: a client of libkforge-sentencepiece.so (loaded into its own link namespace; see shim_api.h).
+// Tokenizer: picks the backend by the file's content and forwards to it.
 #include "data/tokenizer.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <mutex>
+#include <fstream>
 
-#include "data/sentencepiece_shim/shim_api.h"
+#include "data/hf_tokenizer_json.h"
+#include "data/sentencepiece_tokenizer.h"
+#include "data/tiktoken_file.h"
+#include "data/tokenizer_backend.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::data {
 namespace {
 
-struct Shim {
-  kforge_spm_train_fn train;
-  kforge_spm_load_fn load;
-  kforge_spm_unload_fn unload;
-  kforge_spm_encode_fn encode;
-  kforge_spm_decode_fn decode;
-  kforge_spm_query_fn query;
-  kforge_spm_free_fn free;
-};
-
-std::vector<std::filesystem::path> shim_candidates() {
-  std::vector<std::filesystem::path> out;
-  if (const char* env = std::getenv("KFORGE_SENTENCEPIECE_SHIM")) out.emplace_back(env);
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) out.push_back(exe.parent_path().parent_path() / "lib" / "libkforge-sentencepiece.so");
-  out.emplace_back(KFORGE_SPM_SHIM_BUILD_PATH);
-  return out;
+/// A JSON document starts with '{' after any whitespace; a SentencePiece model (protobuf) starts with a field tag.
+bool looks_like_json(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char c = 0;
+  while (in.get(c) && (c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
+  }
+  return in && c == '{';
 }
 
-const Shim& shim() {
-  static Shim instance;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* handle = nullptr;
-    std::string tried;
-    for (const auto& path : shim_candidates()) {
-      if (!std::filesystem::exists(path)) {
-        tried += "\n  " + path.string() + ": not found";
-        continue;
-      }
-      handle = ::dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed
-      if (handle != nullptr) break;
-      tried += "\n  " + path.string() + ": " + ::dlerror();
-    }
-    if (handle == nullptr) {
-      throw sdk::Error("cannot load the SentencePiece tokenizer library libkforge-sentencepiece.so (it ships in "
-                       "<prefix>/lib next to bin/kforge; KFORGE_SENTENCEPIECE_SHIM overrides the path):" + tried);
-    }
-    auto sym = [&](const char* name) {
-      void* f = ::dlsym(handle, name);
-      if (f == nullptr) throw sdk::Error(fmt::format("libkforge-sentencepiece.so lacks {}: rebuild kforge", name));
-      return f;
-    };
-    instance = Shim{reinterpret_cast<kforge_spm_train_fn>(sym("kforge_spm_train")),
-                    reinterpret_cast<kforge_spm_load_fn>(sym("kforge_spm_load")),
-                    reinterpret_cast<kforge_spm_unload_fn>(sym("kforge_spm_unload")),
-                    reinterpret_cast<kforge_spm_encode_fn>(sym("kforge_spm_encode")),
-                    reinterpret_cast<kforge_spm_decode_fn>(sym("kforge_spm_decode")),
-                    reinterpret_cast<kforge_spm_query_fn>(sym("kforge_spm_query")),
-                    reinterpret_cast<kforge_spm_free_fn>(sym("kforge_spm_free"))};
-  });
-  return instance;
-}
-
-// Takes ownership of a shim-allocated error message.
-std::string take(char* message) {
-  std::string out = message != nullptr ? message : "";
-  shim().free(message);
-  return out;
-}
-
-void unload(void* processor) {
-  if (processor != nullptr) shim().unload(processor);
+std::unique_ptr<TokenizerBackend> load_tokenizer(const std::filesystem::path& path) {
+  if (looks_like_json(path)) return load_hf_tokenizer_json(path);
+  if (path.extension() == ".tiktoken" || looks_like_tiktoken_file(path)) return load_tiktoken_file(path);
+  return load_sentencepiece_model(path);
 }
 
 }  // namespace
 
-Tokenizer::Tokenizer(const std::filesystem::path& model) : path_(model), sp_(nullptr, unload) {
+Tokenizer::Tokenizer(const std::filesystem::path& model) : path_(model) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(model, ec)) {
-    throw sdk::Error(fmt::format("tokenizer model '{}' does not exist (give a SentencePiece .model file)",
-                                 model.string()));
-  }
-  char* error = nullptr;
-  sp_.reset(shim().load(model.c_str(), &error));
-  if (!sp_) {
     throw sdk::Error(
-        fmt::format("cannot load tokenizer '{}' as a SentencePiece model: {}", model.string(), take(error)));
+        fmt::format("tokenizer '{}' does not exist (give a SentencePiece .model, a Hugging Face "
+                    "tokenizer.json or a .tiktoken file)",
+                    model.string()));
   }
+  impl_ = load_tokenizer(model);
 }
 
 Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 
-std::vector<int> Tokenizer::encode(std::string_view text) const {
-  int* ids = nullptr;
-  size_t n = 0;
-  if (char* error = shim().encode(sp_.get(), text.data(), text.size(), &ids, &n)) {
-    throw sdk::Error(fmt::format("tokenizer '{}': encode failed: {}", path_.string(), take(error)));
-  }
-  std::vector<int> out(ids, ids + n);
-  shim().free(ids);
-  return out;
-}
-
-std::string Tokenizer::decode(const std::vector<int>& ids) const {
-  char* text = nullptr;
-  if (char* error = shim().decode(sp_.get(), ids.data(), ids.size(), &text)) {
-    throw sdk::Error(fmt::format("tokenizer '{}': decode failed: {}", path_.string(), take(error)));
-  }
-  return take(text);
-}
+std::vector<int> Tokenizer::encode(std::string_view text) const { return impl_->encode(text); }
+std::string Tokenizer::decode(const std::vector<int>& ids) const { return impl_->decode(ids); }
 
 std::string Tokenizer::decode(const std::vector<int64_t>& ids) const {
   std::vector<int> narrow;
   narrow.reserve(ids.size());
   for (int64_t id : ids) {
     if (id < 0 || id >= vocab_size()) {
-      throw sdk::Error(fmt::format("tokenizer '{}': id {} is outside the vocabulary [0, {})", path_.string(), id,
-                                   vocab_size()));
+      throw sdk::Error(
+          fmt::format("tokenizer '{}': id {} is outside the vocabulary [0, {})", path_.string(), id, vocab_size()));
     }
     narrow.push_back(static_cast<int>(id));
   }
   return decode(narrow);
 }
 
-int Tokenizer::vocab_size() const { return shim().query(sp_.get(), "vocab_size"); }
-int Tokenizer::eos_id() const { return shim().query(sp_.get(), "eos"); }
-int Tokenizer::bos_id() const { return shim().query(sp_.get(), "bos"); }
-int Tokenizer::unk_id() const { return shim().query(sp_.get(), "unk"); }
-int Tokenizer::pad_id() const { return shim().query(sp_.get(), "pad"); }
-
-std::filesystem::path train_tokenizer(const TokenizerTrainOptions& o) {
-  if (o.inputs.empty()) throw sdk::Error("train_tokenizer: no input files");
-  if (o.model_type != "bpe" && o.model_type != "unigram") {
-    throw sdk::ConfigError(fmt::format("tokenizer model type '{}' is not supported; use bpe or unigram", o.model_type));
-  }
-  if (o.vocab_size < 8) throw sdk::ConfigError(fmt::format("vocab size {} is too small", o.vocab_size));
-  std::string inputs;
-  for (const auto& p : o.inputs) {
-    if (!inputs.empty()) inputs += ',';
-    inputs += p.string();
-  }
-  // Byte fallback spends 256 ids on raw bytes; only worth it with room for real pieces.
-  const bool byte_fallback = o.vocab_size >= 1024;
-  const std::vector<std::pair<std::string, std::string>> args{
-      {"input", inputs},
-      {"model_prefix", o.model_prefix.string()},
-      {"vocab_size", std::to_string(o.vocab_size)},
-      {"model_type", o.model_type},
-      {"num_threads", std::to_string(o.num_threads)},
-      {"input_sentence_size", std::to_string(o.input_sentence_size)},
-      {"shuffle_input_sentence", "true"},
-      // Paragraph-per-line text has long lines; the default (4192 bytes) would skip them.
-      {"max_sentence_length", "16384"},
-      {"byte_fallback", byte_fallback ? "true" : "false"},
-      // Without byte fallback every character seen must get a piece, or it decodes as unknown.
-      {"character_coverage", byte_fallback ? "0.9995" : "1.0"},
-      {"unk_id", "0"},
-      {"bos_id", "1"},
-      {"eos_id", "2"},
-      {"pad_id", "-1"},
-      {"minloglevel", o.quiet ? "1" : "0"},
-  };
-  std::vector<const char*> keys, values;
-  for (const auto& [k, v] : args) {
-    keys.push_back(k.c_str());
-    values.push_back(v.c_str());
-  }
-  if (char* error = shim().train(keys.data(), values.data(), args.size())) {
-    const std::string message = take(error);
-    throw sdk::Error(fmt::format("training the {} tokenizer (vocab {}) on {} failed: {}{}", o.model_type, o.vocab_size,
-                                 inputs, message,
-                                 message.find("ocabulary size") != std::string::npos
-                                     ? " (the corpus is too small for this vocabulary: lower --vocab-size)"
-                                     : ""));
-  }
-  return std::filesystem::path(o.model_prefix.string() + ".model");
-}
+int Tokenizer::vocab_size() const { return impl_->vocab_size(); }
+int Tokenizer::eos_id() const { return impl_->special_ids().eos; }
+int Tokenizer::bos_id() const { return impl_->special_ids().bos; }
+int Tokenizer::unk_id() const { return impl_->special_ids().unk; }
+int Tokenizer::pad_id() const { return impl_->special_ids().pad; }
+std::string Tokenizer::kind() const { return impl_->kind(); }
+std::string Tokenizer::describe() const { return impl_->describe(); }
 
 }  // namespace kforge::data
