@@ -14,6 +14,27 @@ std::vector<std::string> strings(const Value& list) {
   return out;
 }
 
+// [[data.datasets]], mix_temperature, [[data.phases]] and the anneal shortcut (one phase, lr_scale 1).
+void read_mixture(const Value& data, DataConfig& out) {
+  for (const Value& src : data.find("datasets")->list) {
+    out.datasets.push_back({src.find("path")->s, dataset_source_name(src.find("path")->s, src.find("name")->s),
+                            src.find("weight")->as_number()});
+  }
+  out.mix_temperature = data.find("mix_temperature")->as_number();
+  auto weights = [](const Value& table) {
+    std::vector<std::pair<std::string, double>> w;
+    for (const auto& [name, v] : table.table) w.emplace_back(name, v.as_number());
+    return w;
+  };
+  for (const Value& p : data.find("phases")->list) {
+    out.phases.push_back(
+        {p.find("start_step")->i, weights(*p.find("dataset_weights")), p.find("lr_scale")->as_number()});
+  }
+  if (const int64_t anneal = data.find("anneal_start_step")->i; anneal > 0) {
+    out.phases.push_back({anneal, weights(*data.find("anneal_weights")), 1.0});
+  }
+}
+
 bool is_power2_offset(int64_t offset) { return offset == 0 || (offset > 0 && (offset & (offset - 1)) == 0); }
 
 }  // namespace
@@ -25,6 +46,13 @@ bool CheckpointConfig::is_milestone(int64_t step) const {
 bool CheckpointConfig::should_save(int64_t step) const {
   if (window && step >= window->start && step <= window->stop) return is_milestone(step);
   return step % interval == 0;
+}
+
+std::string dataset_source_name(const std::string& path, const std::string& name) {
+  if (!name.empty()) return name;
+  std::filesystem::path p(path);
+  if (!p.has_filename()) p = p.parent_path();  // "dir/" -> "dir"
+  return p.filename().string();
 }
 
 SectionView JobConfig::view(const std::string& section) const {
@@ -59,6 +87,7 @@ JobConfig make_job_config(Value tree, std::filesystem::path file) {
                         i("train", "nan_max_consecutive"), strings(at(t, "train", "hooks"))};
   c.data = DataConfig{str("data", "dataset_path"), str("data", "file_pattern"), str("data", "tokenizer_path"),
                       str("data", "dataset_type")};
+  read_mixture(*t.find("data"), c.data);
   c.eval = EvalConfig{at(t, "eval", "enabled").b, i("eval", "interval"), i("eval", "steps"),
                       str("eval", "dataset_path"), str("eval", "file_pattern")};
   const Value& window = at(t, "checkpoint", "dyn_ckpt_window");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/resolver.h"
@@ -25,9 +26,28 @@ struct TrainConfig {
   int64_t effective_data_seed() const { return data_seed.value_or(seed); }
 };
 
+/// One [[data.datasets]] source of a mixture.
+struct DatasetSource {
+  std::string path, name;  ///< name: the configured one, else the path's last component
+  double weight = 1.0;
+};
+
+/// One [[data.phases]] entry (anneal_start_step > 0 becomes one with lr_scale 1.0).
+struct TrainingPhase {
+  int64_t start_step = 0;
+  std::vector<std::pair<std::string, double>> dataset_weights;  ///< by source name; unnamed sources keep theirs
+  double lr_scale = 1.0;
+};
+
 struct DataConfig {
   std::string dataset_path, file_pattern, tokenizer_path, dataset_type;
+  std::vector<DatasetSource> datasets;  ///< a mixture when non-empty (dataset_path is then unset)
+  double mix_temperature = 1.0;
+  std::vector<TrainingPhase> phases;  ///< sorted by start_step, anneal included
 };
+
+/// A mixture source's metric name: `name` when set, else the last component of `path`.
+std::string dataset_source_name(const std::string& path, const std::string& name);
 
 struct EvalConfig {
   bool enabled;

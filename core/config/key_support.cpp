@@ -33,7 +33,11 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
         "schedule_free_warmup_steps"}},
       {"scheduler",
        {"name", "warmup_steps", "decay_steps", "min_lr_ratio", "stable_steps", "wsd_decay_type", "rex_alpha"}},
-      {"data", {"dataset_path", "file_pattern", "tokenizer_path", "dataset_type"}},
+      {"data",
+       {"dataset_path", "file_pattern", "tokenizer_path", "dataset_type", "datasets", "mix_temperature", "phases",
+        "anneal_start_step", "anneal_weights", "pack_sequences"}},
+      {"data.datasets", {"path", "weight", "name"}},
+      {"data.phases", {"start_step", "dataset_weights", "lr_scale"}},
       {"eval", {"enabled", "interval", "steps", "dataset_path", "file_pattern"}},
       {"distributed", {"dp_shard", "dp_replicate", "nccl_timeout_sec"}},
       {"checkpoint",
@@ -67,11 +71,7 @@ const Table& not_implemented() {
         {"hf_dataset_name", "hf_dataset_config", "hf_dataset_split", "hf_dataset_text_field", "hf_dataset_image_field",
          "hf_dataset_prompt_field", "hf_image_size", "hf_streaming"},
         refused(hf));
-    add("data", {"pack_sequences"}, refused("document packing with document-masked attention"));
-    add("data", {"datasets", "mix_temperature", "phases", "anneal_start_step", "anneal_weights"},
-        refused("dataset mixtures, phases and annealing; train on one dataset_path"));
-    add("data.datasets", {"path", "weight", "name", "hf_name", "hf_config"}, refused("dataset mixtures"));
-    add("data.phases", {"start_step", "dataset_weights", "lr_scale"}, refused("data phases"));
+    add("data.datasets", {"hf_name", "hf_config"}, refused(hf));
     add("data", {"num_workers"},
         no_effect("the memory-mapped shards are read in the training process", Value::integer(0)));
     add("data", {"pin_memory"}, no_effect("this is a CPU build", Value::boolean(false)));

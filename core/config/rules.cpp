@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "config/job_config.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::config {
@@ -123,7 +124,7 @@ void check_data(const Section& d) {
   for (size_t k = 0; k < d.at("datasets").list.size(); ++k) {
     Section src{d.at("datasets").list[k], fmt::format("data.datasets[{}]", k)};
     src.require(!src.at("path").s.empty() || !src.at("hf_name").s.empty(), "path", "each dataset needs a path or an hf_name");
-    src.positive("weight");
+    src.require(src.f("weight") >= 0, "weight", "must be >= 0 (a source of weight 0 is never sampled)");
   }
   const Value& phases = d.at("phases");
   int64_t previous = -1;
@@ -297,7 +298,48 @@ void check_vlm_sections(const Value& root) {
   }
 }
 
+// The names a phase or the anneal weights give must be sources' names.
+void check_weight_names(const Section& owner, const char* key, const std::set<std::string>& names,
+                        const std::string& known) {
+  for (const auto& [name, w] : owner.at(key).table) {
+    owner.require(names.count(name) == 1, key,
+                  fmt::format("'{}' is not the name of a [[data.datasets]] source (sources: {})", name, known));
+  }
+}
+
 }  // namespace
+
+void check_mixture(const Value& root) {
+  const Section d = section(root, "data");
+  const Value& sources = d.at("datasets");
+  if (sources.list.empty()) {
+    d.require(d.at("phases").list.empty(), "phases", "phases switch mixture weights: set [[data.datasets]] sources");
+    d.require(d.i("anneal_start_step") == 0, "anneal_start_step",
+              "annealing switches mixture weights: set [[data.datasets]] sources");
+    return;
+  }
+  d.require(d.at("dataset_path").s.empty(), "dataset_path",
+            "a mixture ([[data.datasets]]) reads its sources' paths: remove dataset_path, or the [[data.datasets]]");
+  std::set<std::string> names;
+  std::string known;
+  double total = 0;
+  for (size_t k = 0; k < sources.list.size(); ++k) {
+    Section src{sources.list[k], fmt::format("data.datasets[{}]", k)};
+    const std::string name = dataset_source_name(src.at("path").s, src.at("name").s);
+    src.require(names.insert(name).second, src.at("name").s.empty() ? "path" : "name",
+                fmt::format("a second source named '{}' (the name defaults to the path's last component): give each "
+                            "source a unique name",
+                            name));
+    known += (known.empty() ? "'" : ", '") + name + "'";
+    total += src.f("weight");
+  }
+  d.require(total > 0, "datasets", "every source has weight 0: at least one weight must be > 0");
+  for (size_t k = 0; k < d.at("phases").list.size(); ++k) {
+    check_weight_names(Section{d.at("phases").list[k], fmt::format("data.phases[{}]", k)}, "dataset_weights", names,
+                       known);
+  }
+  if (d.i("anneal_start_step") > 0) check_weight_names(d, "anneal_weights", names, known);
+}
 
 void check_sections(const Value& root) {
   check_model(section(root, "model"));

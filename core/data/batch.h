@@ -13,6 +13,7 @@ namespace kforge::data {
 struct Batch {
   at::Tensor input_ids;  ///< int64 [B, S]: window[:-1]
   at::Tensor labels;     ///< int64 [B, S]: window[1:]
+  at::Tensor sources;    ///< int64 [B] mixture source of each row (undefined without a mixture)
 };
 
 /// Stacks the windows `indices` of `dataset` (S = window - 1). With `vocab_size` > 0, throws

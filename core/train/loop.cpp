@@ -24,6 +24,7 @@ namespace kforge::train {
 std::vector<data::Batch> Trainer::next_micro_batches() {
   std::vector<data::Batch> batches;
   const int64_t vocab_size = job_.view("model").get_int("vocab_size");
+  if (mixture_) return mixture_->micro_batches(step_, vocab_size);
   for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) {
     batches.push_back(data::make_batch(*train_data_, sampler_->next_batch(), vocab_size));
   }
@@ -74,9 +75,10 @@ TrainingResult Trainer::train() {
     const std::vector<data::Batch> batches = next_micro_batches();
     model_->set_step(step_, train.max_steps);
     const double lr_factor = scheduler_->factor(step_);
-    optimizer_->set_lr_factor(lr_factor);
+    optimizer_->set_lr_factor(mixture_ ? lr_factor * mixture_->lr_scale(step_) : lr_factor);  // a phase's lr_scale
     const double lr = optimizer_->lr();
-    const StepResult result = agree(options_.step_fn(*this, batches));
+    const StepResult local = options_.step_fn(*this, batches);
+    const StepResult result = agree(local);
     const bool finite = std::isfinite(result.loss) && std::isfinite(result.grad_norm);
     if (finite) {
       const profiling::UserScope scope("optimizer");
@@ -109,6 +111,7 @@ TrainingResult Trainer::train() {
       if (const sdk::MetricList model_metrics = model_->step_metrics(); !model_metrics.empty()) {
         tracker_->log(step_, model_metrics);
       }
+      if (mixture_) tracker_->log(step_, mixture_->metrics(batches, local.row_losses));
     }
     if (leader()) status.update(step_, result.loss);
     const sdk::StepEvent event{step_, result.loss, result.grad_norm, lr, tokens_seen_, model_.get()};

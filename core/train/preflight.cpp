@@ -16,12 +16,22 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   // An optimizer checks its [optimizer] values (betas, Muon's, Schedule-Free's, a third party's)
   // when it is built: build it once over a stand-in, so the dry run refuses what the run would.
   components.check_optimizer_values();
-  if (job.data.dataset_path.empty()) {
+  config::check_mixture(job.tree);
+  if (!job.data.datasets.empty()) {
+    std::vector<data::MixtureDataset::Source> sources;
+    for (const config::DatasetSource& s : job.data.datasets) {
+      sources.push_back({s.name, components.dataset(s.path, job.data.file_pattern)});
+    }
+    auto mixture = std::make_unique<data::MixtureDataset>(std::move(sources));
+    out.mixture = mixture.get();
+    out.train_data = std::move(mixture);
+  } else if (job.data.dataset_path.empty()) {
     throw sdk::ConfigError(
         "[data] dataset_path is not set: point it at a directory of tokenised shards (make one with "
         "`kforge prepare-data --input FILE.txt --output DIR --train-tokenizer --vocab-size 8000`)");
+  } else {
+    out.train_data = components.dataset(job.data.dataset_path, job.data.file_pattern);
   }
-  out.train_data = components.dataset(job.data.dataset_path, job.data.file_pattern);
   if (job.eval.enabled) out.eval_data = components.dataset(job.eval.dataset_path, job.eval.file_pattern);
   return out;
 }

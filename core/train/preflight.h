@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/job_config.h"
+#include "data/mixture_dataset.h"
 #include "kforge/sdk/dataset.h"
 #include "plugins/components.h"
 
@@ -15,10 +16,11 @@ namespace kforge::train {
 struct Preflight {
   std::vector<std::string> warnings;                    ///< keys that have no effect here, each once
   std::unique_ptr<sdk::Dataset> train_data, eval_data;  ///< opened and checked (eval: when enabled)
+  const data::MixtureDataset* mixture = nullptr;        ///< train_data, when [[data.datasets]] mixes sources
 };
 
 /// In the order a run meets them: the keys this kforge does not implement, the world-size rules,
-/// the precision, and the training and eval data (opened).
+/// the precision, the mixture's names, and the training and eval data (opened).
 /// Throws sdk::ConfigError for what the run must refuse.
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size);
 

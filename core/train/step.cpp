@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "profiling/user_scope.h"
+#include "train/mixture_feed.h"
 #include "train/precision.h"
 #include "train/trainer.h"
 
@@ -25,13 +26,16 @@ double clip_grad_norm(const std::vector<sdk::NamedParameter>& params, double max
 StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches) {
   const double n = static_cast<double>(micro_batches.size());
   double loss_sum = 0;
+  std::vector<at::Tensor> row_losses;
   const std::optional<at::ScalarType> autocast = cpu_autocast_dtype(trainer.job().train.mixed_precision);
   for (const data::Batch& batch : micro_batches) {
     at::Tensor loss;
     {
       const profiling::UserScope scope("forward");
       const CpuAutocastGuard guard(autocast);
-      loss = trainer.loss().compute(trainer.forward(batch.input_ids), batch.labels);
+      const at::Tensor logits = trainer.forward(batch.input_ids);
+      loss = trainer.loss().compute(logits, batch.labels);
+      if (batch.sources.defined()) row_losses.push_back(row_cross_entropy(logits, batch.labels));
       for (const auto& [name, aux] : trainer.model().auxiliary_losses()) loss = loss + aux;
     }
     {
@@ -43,7 +47,7 @@ StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro
   const profiling::UserScope scope("gradient sync and clip");
   trainer.sync_gradients();
   const double norm = trainer.clip_gradients(trainer.job().train.grad_clip_norm);
-  return {loss_sum / n, norm};
+  return {loss_sum / n, norm, std::move(row_losses)};
 }
 
 }  // namespace kforge::train

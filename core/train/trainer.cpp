@@ -95,8 +95,12 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   train_data_ = std::move(checked.train_data);
   log.info("train data: {}", train_data_->describe());
   const dist::Group& dp = runtime_->dp();
-  sampler_ = std::make_unique<data::BatchSampler>(train_data_->size(), train.batch_size, train.effective_data_seed(),
-                                                  dp.rank(), dp.size(), /*shuffle=*/true);
+  if (checked.mixture) {
+    mixture_ = std::make_unique<MixtureFeed>(job_, *checked.mixture, dp);
+  } else {
+    sampler_ = std::make_unique<data::BatchSampler>(train_data_->size(), train.batch_size, train.effective_data_seed(),
+                                                    dp.rank(), dp.size(), /*shuffle=*/true);
+  }
   eval_data_ = std::move(checked.eval_data);
   if (eval_data_) log.info("eval data: {}", eval_data_->describe());
 

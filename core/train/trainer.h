@@ -18,6 +18,7 @@
 #include "plugins/registry.h"
 #include "train/freeze.h"
 #include "train/fully_sharded.h"
+#include "train/mixture_feed.h"
 #include "train/replicated_model.h"
 #include "train/step.h"
 
@@ -120,7 +121,8 @@ class Trainer {
   std::unique_ptr<sdk::Scheduler> scheduler_;
   std::unique_ptr<sdk::Loss> loss_;
   std::unique_ptr<sdk::Dataset> train_data_, eval_data_;
-  std::unique_ptr<data::BatchSampler> sampler_;
+  std::unique_ptr<data::BatchSampler> sampler_;  ///< one dataset_path
+  std::unique_ptr<MixtureFeed> mixture_;         ///< [[data.datasets]] (then no sampler_)
   std::vector<std::shared_ptr<sdk::Hook>> hooks_;
   std::unique_ptr<metrics::MetricsTracker> tracker_;
   std::unique_ptr<checkpoint::CheckpointManager> checkpoints_;

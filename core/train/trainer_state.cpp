@@ -78,7 +78,9 @@ checkpoint::Snapshot Trainer::snapshot() const {
     for (const auto& item : model_->named_buffers(true)) s.model.emplace(item.key(), item.value().detach());
   }
   s.rng = at::detail::getDefaultCPUGenerator().get_state();
-  const auto position = sampler_->position();
+  // A mixture's order is global (train_state.mixture); its ranks have each drawn step x grad_accum batches.
+  const auto position =
+      sampler_ ? sampler_->position() : data::BatchSampler::Position{0, step_ * job_.train.grad_accum_steps};
   const dist::Group& dp = runtime_->dp();
   s.train_state = {{"step", step_},
                    {"tokens_seen", tokens_seen_},
@@ -92,6 +94,7 @@ checkpoint::Snapshot Trainer::snapshot() const {
                    {"nan", {{"consecutive", consecutive_nans_}, {"total", total_nans_}}},
                    {"freeze", canonical_freeze_meta(effective_freeze(step_, freeze_))},
                    {"scheduler", {{"name", job_.view("scheduler").get_string("name")}, {"next_step", step_}}}};
+  if (mixture_) s.train_state["mixture"] = mixture_->state();
   const std::vector<std::string> backends = job_.view("metrics").get_string_list("backends");
   const std::vector<std::string> run_ids = tracker_->run_ids();  // rank 0's are the ones committed
   for (size_t i = 0; i < run_ids.size() && i < backends.size(); ++i) {
@@ -128,7 +131,14 @@ void Trainer::restore(const checkpoint::Snapshot& s) {
     consecutive_nans_ = ts.at("nan").at("consecutive").get<int64_t>();
     total_nans_ = ts.at("nan").at("total").get<int64_t>();
     resumed_metric_runs_ = ts.value("metric_runs", std::map<std::string, std::string>{});
-    sampler_->restore(data_position(ts));
+    if (sampler_) {
+      sampler_->restore(data_position(ts));
+    } else if (ts.contains("mixture")) {
+      mixture_->restore(ts.at("mixture"));
+    } else {
+      log::get().warn("the checkpoint of step {} has no mixture position: the mixture's sample order starts afresh",
+                      s.step);
+    }
     if (s.rng.defined()) {
       at::Generator generator = at::detail::getDefaultCPUGenerator();
       generator.set_state(s.rng);

@@ -60,8 +60,12 @@ TEST_P(RunAndDryRun, BothRefuseWithExit2AndTheSameMessageAndTheRunTrainsNothing)
 const Case kCases[] = {
     {"vlm_debug", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n", "",
      "[vlm] is not implemented in this kforge: vision-language models"},
-    {"mixture_phases", "[[data.datasets]]\npath = \"a\"\n[[data.phases]]\nstart_step = 10\nlr_scale = 0.1\n", "",
-     "[data] phases = [{ start_step = 10, dataset_weights = {}, lr_scale = 0.1 }]: not implemented"},
+    {"mixture_unknown_phase_source",
+     "[[data.datasets]]\npath = \"a\"\n[[data.phases]]\nstart_step = 10\ndataset_weights = { wiki = 0.5 }\n",
+     "--data.dataset_path=''",
+     "[data.phases[0]] dataset_weights = { wiki = 0.5 }: 'wiki' is not the name of a [[data.datasets]] source "
+     "(sources: 'a')"},
+    {"mixture_and_dataset_path", "[[data.datasets]]\npath = \"a\"\n", "", "[data] dataset_path = \""},
     {"pack_sequences", "", "--data.pack_sequences=true", "command line: [data] pack_sequences = true: not implemented"},
     {"activation_checkpointing", "", "--train.activation_checkpointing=full",
      "[train] activation_checkpointing = \"full\": not implemented"},

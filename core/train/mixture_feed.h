@@ -1,0 +1,60 @@
+// MixtureFeed: the trainer's side of a data mixture ([[data.datasets]]): this rank's micro-batches
+// from the global sample stream, the phases' learning-rate scale, the per-source metrics and the
+// position a checkpoint keeps.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "config/job_config.h"
+#include "data/batch.h"
+#include "data/mixture_dataset.h"
+#include "data/mixture_sampler.h"
+#include "dist/group.h"
+#include "kforge/sdk/metric_backend.h"
+
+namespace kforge::train {
+
+/// The sampler's phases from the config: phase 0 is [[data.datasets]]' weights from step 0; each
+/// [[data.phases]] entry (and the anneal shortcut) replaces the weights of the sources it names,
+/// the others keep their configured weight.
+std::vector<data::MixturePhase> mixture_phases(const config::DataConfig& data);
+
+/// float64 [B]: each row's mean cross-entropy over its labelled positions (label != -100) from
+/// logits [B, S, V] (detached, computed in fp32).
+at::Tensor row_cross_entropy(const at::Tensor& logits, const at::Tensor& labels);
+
+class MixtureFeed {
+ public:
+  /// `data` and `dp` must outlive the feed.
+  MixtureFeed(const config::JobConfig& job, const data::MixtureDataset& data, const dist::Group& dp);
+
+  /// The step's micro-batches for this rank: each global micro-batch is the next batch_size x
+  /// dp-size samples of the stream, of which data-parallel rank r takes rows [r*B, (r+1)*B). Logs
+  /// when a phase starts (or is the one a resumed run continues in).
+  /// `vocab_size` as for data::make_batch.
+  std::vector<data::Batch> micro_batches(int64_t step, int64_t vocab_size);
+  /// The learning-rate multiplier of the phase active at `step`.
+  double lr_scale(int64_t step) const;
+  /// Collective over dp: data/<name>/tokens (tokens drawn from the source since the start, all
+  /// ranks) and loss/<name> (mean of the step's row losses of the source over all ranks; absent
+  /// for a source no row came from). `row_losses`: per micro-batch, row_cross_entropy's [B].
+  sdk::MetricList metrics(const std::vector<data::Batch>& batches, const std::vector<at::Tensor>& row_losses) const;
+
+  /// {"samples", "sources": [{"name", "windows", "draws"}]}: the same on every rank.
+  nlohmann::json state() const;
+  /// Throws sdk::Error when the checkpoint mixed other sources (names or sizes).
+  void restore(const nlohmann::json& state);
+
+ private:
+  const data::MixtureDataset& data_;
+  const dist::Group& dp_;
+  int64_t batch_size_, grad_accum_, seq_len_;
+  data::MixtureSampler sampler_;
+  size_t logged_phase_ = SIZE_MAX;
+};
+
+}  // namespace kforge::train
