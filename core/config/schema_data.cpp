@@ -30,7 +30,7 @@ std::vector<SectionSpec> data_sections() {
   s.push_back({"data",
                {string_key("dataset_path", "", "directory of pre-tokenised shards"),
                 string_key("file_pattern", "*.npy", "glob of shard file names"),
-                string_key("tokenizer_path", "", "tokenizer model (SentencePiece .model)"),
+                string_key("tokenizer_path", "", "SentencePiece .model, BPE tokenizer.json or .tiktoken"),
                 string_key("dataset_type", "memmap", "dataset plugin"),
                 int_key("num_workers", 4, "data-loading workers"),
                 bool_key("pin_memory", true, "pin host memory (GPU builds)"),
