@@ -16,6 +16,12 @@ namespace kforge::interop {
 SpecialTokens export_tokenizer(const std::filesystem::path& spm_model, const std::filesystem::path& out,
                                int64_t vocab_size, int64_t max_seq_len) {
   const data::Tokenizer tokenizer(spm_model);
+  if (tokenizer.kind() != "sentencepiece") {
+    throw sdk::Error(
+        fmt::format("{} is a {} tokenizer: kforge convert --to hf exports SentencePiece models only (copy "
+                    "the tokenizer files into the output directory by hand)",
+                    spm_model.string(), tokenizer.kind()));
+  }
   if (tokenizer.vocab_size() > vocab_size) {
     throw sdk::Error(fmt::format("{}: the tokenizer has {} pieces but [model] vocab_size is {}", spm_model.string(),
                                  tokenizer.vocab_size(), vocab_size));
