@@ -128,7 +128,8 @@ int cmd_prepare_data(int argc, char** argv) {
         "train       {} documents, {} tokens in {} shard(s) ({})\n"
         "eval        {} documents, {} tokens in {} shard(s)\n"
         "skipped     {} bad line(s), {} empty document(s)\n"
-        "throughput  {:.1f} MB of text in {:.2f} s: {:.2f} MB/s, {:.0f} tokens/s ({} threads)\n"
+        "throughput  {:.1f} MB of text in {:.2f} s: {:.2f} MB/s, {:.0f} tokens/s, {:.2f} MB per CPU second "
+        "({} threads)\n"
         "metadata    {}\n\n"
         "config:\n"
         "  [model] vocab_size = {}\n"
@@ -136,8 +137,9 @@ int cmd_prepare_data(int argc, char** argv) {
         r.tokenizer.string(), r.vocab_size, r.eos_id, r.train_documents, r.train_tokens, r.train_shards.size(),
         data::dtype_name(r.dtype), r.eval_documents, r.eval_tokens, r.eval_shards.size(), r.skipped_lines,
         r.empty_documents, r.text_bytes / 1e6, r.encode_seconds, r.text_bytes / 1e6 / std::max(r.encode_seconds, 1e-9),
-        static_cast<double>(r.train_tokens + r.eval_tokens) / std::max(r.encode_seconds, 1e-9), r.threads,
-        r.metadata.string(), r.vocab_size, (o.output / "train").string(), r.tokenizer.string());
+        static_cast<double>(r.train_tokens + r.eval_tokens) / std::max(r.encode_seconds, 1e-9),
+        r.text_bytes / 1e6 / std::max(r.encode_cpu_seconds, 1e-9), r.threads, r.metadata.string(), r.vocab_size,
+        (o.output / "train").string(), r.tokenizer.string());
     if (!r.eval_shards.empty()) {
       std::cout << fmt::format("  [eval]  dataset_path = \"{}\"\n", (o.output / "eval").string());
     }

@@ -4,6 +4,7 @@
 #include "data/prepare.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
@@ -39,6 +40,14 @@ struct PassTally {
 };
 
 constexpr int kBadLinesShown = 5;
+
+// User + system CPU time of every thread of the process so far.
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 std::string no_text_message(const PrepareOptions& o) {
   return o.skip_bad_lines ? "the input files hold no document (every line is blank, bad or an empty text)"
@@ -218,6 +227,7 @@ PrepareResult prepare_data(const PrepareOptions& o) {
       eval(eval_dir, eval_index_dir, r.dtype, o.shard_tokens);
   int64_t doc = 0;
   const auto started = std::chrono::steady_clock::now();
+  const double cpu_started = process_cpu_seconds();
   const PassTally pass =
       run_prepare_pass(o, formats, r.threads, how, "encoding", total_bytes, !warned, [&](const EncodedChunk& chunk) {
         const int* ids = chunk.tokens.data();
@@ -229,6 +239,7 @@ PrepareResult prepare_data(const PrepareOptions& o) {
   train.close();
   eval.close();
   r.encode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  r.encode_cpu_seconds = process_cpu_seconds() - cpu_started;
   if (pass.documents == 0) throw sdk::Error(no_text_message(o));
   if (counted >= 0 && pass.documents != counted) {
     throw sdk::Error(fmt::format("the inputs changed while being read: {} documents counted, then {} encoded", counted,

@@ -42,6 +42,7 @@ struct PrepareResult {
   std::vector<std::filesystem::path> train_shards, eval_shards;
   uint64_t text_bytes = 0;    ///< decompressed text read by the encoding pass
   double encode_seconds = 0;  ///< wall time of the encoding pass (reading, encoding, writing)
+  double encode_cpu_seconds = 0;  ///< CPU time (user + system, every thread) of the encoding pass
   int threads = 0;            ///< encoding threads used
 };
 
