@@ -12,6 +12,7 @@
 #include "kforge/sdk/error.h"
 #include "plugins/components.h"
 #include "train/evaluator.h"
+#include "train/packing.h"
 
 namespace kforge::cli {
 namespace {
@@ -44,6 +45,7 @@ int cmd_eval(int argc, char** argv) {
   const config::JobConfig& job = ckpt.job;
   std::unique_ptr<sdk::Loss> loss;
   std::unique_ptr<sdk::Dataset> data;
+  int64_t eos_id = -1;  // [data] pack_sequences: evaluate packed documents as the run trained on them
   try {
     if (job.eval.dataset_path.empty()) {
       throw sdk::ConfigError("the checkpoint's config has no eval.dataset_path: pass --eval.dataset_path=DIR");
@@ -54,6 +56,7 @@ int cmd_eval(int argc, char** argv) {
     const plugins::Components components(session->host->registry, job);
     loss = components.loss();
     data = components.dataset(job.eval.dataset_path, job.eval.file_pattern);
+    eos_id = train::packing_eos_id(job, components.model_capabilities());
   } catch (const std::exception& e) {
     std::cerr << kEvalCommand << ": " << e.what() << "\n";
     return kExitUsage;
@@ -61,7 +64,7 @@ int cmd_eval(int argc, char** argv) {
   sdk::MetricList metrics;
   try {
     metrics = train::evaluate(*ckpt.model, *loss, *data, job.train.batch_size, job.eval.steps,
-                              job.view("model").get_int("vocab_size"));
+                              job.view("model").get_int("vocab_size"), dist::Group(), nullptr, eos_id);
   } catch (const std::exception& e) {
     std::cerr << kEvalCommand << ": evaluation failed: " << e.what() << "\n";
     return kExitFailure;

@@ -4,11 +4,12 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "data/documents.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::data {
 
-Batch make_batch(const sdk::Dataset& dataset, const std::vector<int64_t>& indices, int64_t vocab_size) {
+Batch make_batch(const sdk::Dataset& dataset, const std::vector<int64_t>& indices, int64_t vocab_size, int64_t eos_id) {
   if (indices.empty()) throw sdk::Error("make_batch: no sample indices");
   std::vector<at::Tensor> rows;
   rows.reserve(indices.size());
@@ -24,7 +25,9 @@ Batch make_batch(const sdk::Dataset& dataset, const std::vector<int64_t>& indice
         indices[static_cast<size_t>(row)], windows[row][col].item<int64_t>(), col, vocab_size, dataset.describe()));
   }
   const int64_t w = windows.size(1);
-  return Batch{windows.narrow(1, 0, w - 1).contiguous(), windows.narrow(1, 1, w - 1).contiguous()};
+  Batch batch{windows.narrow(1, 0, w - 1).contiguous(), windows.narrow(1, 1, w - 1).contiguous()};
+  if (eos_id >= 0) mark_documents(batch, eos_id);
+  return batch;
 }
 
 }  // namespace kforge::data

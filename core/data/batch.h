@@ -14,12 +14,15 @@ struct Batch {
   at::Tensor input_ids;  ///< int64 [B, S]: window[:-1]
   at::Tensor labels;     ///< int64 [B, S]: window[1:]
   at::Tensor sources;    ///< int64 [B] mixture source of each row (undefined without a mixture)
+  at::Tensor doc_ids;    ///< int64 [B, S] document of each input token (undefined unless packing)
 };
 
 /// Stacks the windows `indices` of `dataset` (S = window - 1). With `vocab_size` > 0, throws
 /// sdk::Error for a token id >= vocab_size (which the model's embedding would refuse as "index out
 /// of range in self"), naming the window, the id, its position, the vocab size and the data (the
 /// memmap dataset's describe() names the file holding its largest id and where).
-Batch make_batch(const sdk::Dataset& dataset, const std::vector<int64_t>& indices, int64_t vocab_size = 0);
+/// With `eos_id` >= 0 ([data] pack_sequences), splits the windows into documents (data/documents.h).
+Batch make_batch(const sdk::Dataset& dataset, const std::vector<int64_t>& indices, int64_t vocab_size = 0,
+                 int64_t eos_id = -1);
 
 }  // namespace kforge::data

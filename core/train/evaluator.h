@@ -17,9 +17,10 @@ namespace kforge::train {
 /// training mode is restored afterwards. Collective over `group`: each member evaluates its
 /// rank-strided share of the windows and the loss is the mean over all members. `forward`
 /// replaces model.forward (the trainer's, which gathers FSDP shards) when given. A token id at or past
-/// `vocab_size` is refused naming where it is (data::make_batch).
+/// `vocab_size` is refused naming where it is (data::make_batch). With `eos_id` >= 0 ([data] pack_sequences)
+/// the windows are split into documents there, and the model is given them (sdk::Model::set_documents).
 sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
                          int64_t steps, int64_t vocab_size, const dist::Group& group = dist::Group(),
-                         const std::function<at::Tensor(const at::Tensor&)>& forward = nullptr);
+                         const std::function<at::Tensor(const at::Tensor&)>& forward = nullptr, int64_t eos_id = -1);
 
 }  // namespace kforge::train

@@ -26,7 +26,7 @@ std::vector<data::Batch> Trainer::next_micro_batches() {
   const int64_t vocab_size = job_.view("model").get_int("vocab_size");
   if (mixture_) return mixture_->micro_batches(step_, vocab_size);
   for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) {
-    batches.push_back(data::make_batch(*train_data_, sampler_->next_batch(), vocab_size));
+    batches.push_back(data::make_batch(*train_data_, sampler_->next_batch(), vocab_size, eos_id_));
   }
   return batches;
 }
@@ -127,7 +127,7 @@ TrainingResult Trainer::train() {
       optimizer_->use_eval_weights();
       const sdk::MetricList metrics = evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps,
                                                job_.view("model").get_int("vocab_size"), runtime_->dp(),
-                                               [this](const at::Tensor& tokens) { return forward(tokens); });
+                                               [this](const at::Tensor& tokens) { return forward(tokens); }, eos_id_);
       optimizer_->use_train_weights();
       tracker_->log(step_, metrics);
       for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);

@@ -4,6 +4,7 @@
 #include "config/rules.h"
 #include "config/support_check.h"
 #include "kforge/sdk/error.h"
+#include "train/packing.h"
 #include "train/precision.h"
 
 namespace kforge::train {
@@ -33,6 +34,7 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
     out.train_data = components.dataset(job.data.dataset_path, job.data.file_pattern);
   }
   if (job.eval.enabled) out.eval_data = components.dataset(job.eval.dataset_path, job.eval.file_pattern);
+  out.eos_id = packing_eos_id(job, components.model_capabilities());
   return out;
 }
 

@@ -17,6 +17,7 @@ struct Preflight {
   std::vector<std::string> warnings;                    ///< keys that have no effect here, each once
   std::unique_ptr<sdk::Dataset> train_data, eval_data;  ///< opened and checked (eval: when enabled)
   const data::MixtureDataset* mixture = nullptr;        ///< train_data, when [[data.datasets]] mixes sources
+  int64_t eos_id = -1;  ///< [data] pack_sequences: the EOS id that splits windows into documents (packing.h)
 };
 
 /// In the order a run meets them: the keys this kforge does not implement, the world-size rules,

@@ -103,6 +103,7 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   }
   eval_data_ = std::move(checked.eval_data);
   if (eval_data_) log.info("eval data: {}", eval_data_->describe());
+  eos_id_ = checked.eos_id;
 
   // Hooks, metrics, checkpoints.
   for (auto& hook : components_.hooks()) hooks_.push_back(std::move(hook));

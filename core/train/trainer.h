@@ -121,6 +121,7 @@ class Trainer {
   std::unique_ptr<sdk::Scheduler> scheduler_;
   std::unique_ptr<sdk::Loss> loss_;
   std::unique_ptr<sdk::Dataset> train_data_, eval_data_;
+  int64_t eos_id_ = -1;  ///< [data] pack_sequences: windows split into documents at this id (packing.h)
   std::unique_ptr<data::BatchSampler> sampler_;  ///< one dataset_path
   std::unique_ptr<MixtureFeed> mixture_;         ///< [[data.datasets]] (then no sampler_)
   std::vector<std::shared_ptr<sdk::Hook>> hooks_;

@@ -92,8 +92,6 @@ const Case kRefused[] = {
     {"video", "[vision_encoder]\n[vlm]\n[video]\nmax_frames = 8\n", {}, {"cfg.toml:3:1: [video]", "video training"}},
     {"hf_mixture_source", "[data]\n[[data.datasets]]\npath = \"a\"\nhf_name = \"wikitext\"\n", {},
      {"[data.datasets[0]] hf_name = \"wikitext\"", "Hugging Face datasets"}},
-    {"pack_sequences", "[data]\npack_sequences = true\n", {},
-     {"cfg.toml:2:18: [data] pack_sequences = true", "document packing", "set false"}},
     {"activation_checkpointing", "[train]\nactivation_checkpointing = \"full\"\n", {},
      {"[train] activation_checkpointing = \"full\"", "activation checkpointing", "set \"none\""}},
     {"hf_dataset", "[data]\nhf_dataset_name = \"wikitext\"\n", {}, {"[data] hf_dataset_name = \"wikitext\"", "set None"}},
@@ -109,9 +107,10 @@ INSTANTIATE_TEST_SUITE_P(KempnerForgeKeys, Refused, ::testing::ValuesIn(kRefused
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Refused, EveryRefusedKeyIsListedInOneMessage) {
-  const std::string message = refusal("[train]\nactivation_checkpointing = \"selective\"\n[data]\npack_sequences = true\n",
-                                      {"--distributed.tp=2"});
-  expect_has(message, {"activation_checkpointing", "pack_sequences", "[distributed] tp = 2"});
+  const std::string message =
+      refusal("[train]\nactivation_checkpointing = \"selective\"\n[data]\nhf_dataset_name = \"wikitext\"\n",
+              {"--distributed.tp=2"});
+  expect_has(message, {"activation_checkpointing", "hf_dataset_name", "[distributed] tp = 2"});
 }
 
 TEST(Refused, DefaultsAndExplicitInertValuesPass) {

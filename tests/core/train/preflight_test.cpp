@@ -66,7 +66,8 @@ const Case kCases[] = {
      "[data.phases[0]] dataset_weights = { wiki = 0.5 }: 'wiki' is not the name of a [[data.datasets]] source "
      "(sources: 'a')"},
     {"mixture_and_dataset_path", "[[data.datasets]]\npath = \"a\"\n", "", "[data] dataset_path = \""},
-    {"pack_sequences", "", "--data.pack_sequences=true", "command line: [data] pack_sequences = true: not implemented"},
+    {"pack_sequences_without_eos", "", "--data.pack_sequences=true",
+     "[data] pack_sequences = true needs the EOS id that separates documents"},
     {"activation_checkpointing", "", "--train.activation_checkpointing=full",
      "[train] activation_checkpointing = \"full\": not implemented"},
     {"hf_dataset", "", "--data.hf_dataset_name=wikitext", "[data] hf_dataset_name = \"wikitext\": not implemented"},
