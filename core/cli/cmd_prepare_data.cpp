@@ -24,7 +24,7 @@ tokens_000.npy, tokens_001.npy, ... of --shard-tokens tokens each (the last one 
 vocabularies up to 65536, else uint32); documents continue across shards. OUTPUT/doc_index/SPLIT/
 tokens_NNN.docs.npy (int64) holds the offsets in shard NNN at which its documents start. --threads
 encode in parallel; the output is the same for any number of threads. OUTPUT/metadata.json records the
-tokenizer (and its XXH3-64 hash), vocabulary, dtype, token and document counts, skipped lines, shards,
+tokenizer (its kind and XXH3-64 hash), vocabulary, dtype, token and document counts, skipped lines, shards,
 document indexes and sources.
 
 Example:
@@ -44,7 +44,7 @@ int cmd_prepare_data(int argc, char** argv) {
       "kforge prepare-data",
       "Tokenise text or JSON Lines files (optionally compressed) with a tokenizer (a SentencePiece "
       "model trained here, or given) into .npy token shards for the memmap dataset.");
-  options.custom_help("--input FILE... --output DIR (--train-tokenizer --vocab-size N | --tokenizer MODEL.model)");
+  options.custom_help("--input FILE... --output DIR (--train-tokenizer --vocab-size N | --tokenizer FILE)");
   options.add_options("positional")("files", "", cxxopts::value<std::vector<std::string>>());
   options.add_options()("i,input",
                         "text or JSON Lines file(s) to tokenise, optionally gzip/zstd/xz compressed (repeatable; "
@@ -54,10 +54,12 @@ int cmd_prepare_data(int argc, char** argv) {
       "train-tokenizer", "train a SentencePiece tokenizer on the input (OUTPUT/tokenizer.model)")(
       "vocab-size", "vocabulary size of the trained tokenizer", cxxopts::value<int>())(
       "model-type", "tokenizer model: bpe or unigram", cxxopts::value<std::string>()->default_value("bpe"))(
-      "tokenizer", "use this SentencePiece .model instead of training one", cxxopts::value<std::string>())(
-      "eval-fraction", "fraction of documents (the last ones) written to OUTPUT/eval",
-      cxxopts::value<double>()->default_value("0.05"))("shard-tokens", "tokens per shard file",
-                                                       cxxopts::value<int64_t>()->default_value("50000000"))(
+      "tokenizer",
+      "use this tokenizer instead of training one: a SentencePiece .model, a Hugging Face tokenizer.json or a "
+      ".tiktoken file",
+      cxxopts::value<std::string>())("eval-fraction", "fraction of documents (the last ones) written to OUTPUT/eval",
+                                     cxxopts::value<double>()->default_value("0.05"))(
+      "shard-tokens", "tokens per shard file", cxxopts::value<int64_t>()->default_value("50000000"))(
       "documents", "plain-text document boundaries: paragraphs (blank lines) or lines",
       cxxopts::value<std::string>()->default_value("paragraphs"))(
       "format", "input format: auto (JSON Lines for *.jsonl and *.ndjson, else text), text or jsonl",

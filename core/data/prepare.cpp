@@ -150,7 +150,7 @@ PrepareResult prepare_data(const PrepareOptions& o) {
     formats.push_back(o.format.value_or(format_from_name(p)));
   }
   if (o.train_tokenizer == !o.tokenizer.empty()) {
-    throw sdk::ConfigError("give exactly one of --train-tokenizer (with --vocab-size N) or --tokenizer MODEL.model");
+    throw sdk::ConfigError("give exactly one of --train-tokenizer (with --vocab-size N) or --tokenizer FILE");
   }
   if (o.train_tokenizer && o.vocab_size <= 0) {
     throw sdk::ConfigError("--train-tokenizer needs --vocab-size N (e.g. 8000, or 32000 for a large corpus)");
@@ -275,6 +275,7 @@ PrepareResult prepare_data(const PrepareOptions& o) {
       {"format", "kforge-tokens-v1"},
       {"kforge_version", KFORGE_SDK_VERSION},
       {"tokenizer", r.tokenizer.string()},
+      {"tokenizer_kind", tok.kind()},
       {"tokenizer_xxh3_64", file_xxh3(r.tokenizer)},
       {"tokenizer_trained", o.train_tokenizer},
       {"model_type", o.train_tokenizer ? o.model_type : ""},

@@ -201,6 +201,7 @@ TEST_F(PrepareData, WritesShardsMetadataAndTheTokenizer) {
   EXPECT_EQ(meta["skipped_lines"], 0);
   ASSERT_TRUE(xxhsum_available()) << "xxhsum (Debian xxhash, scripts/setup.sh) checks the tokenizer hash";
   EXPECT_EQ(meta["tokenizer_xxh3_64"], xxhsum_h3(out() / "tokenizer.model"));
+  EXPECT_EQ(meta["tokenizer_kind"], "sentencepiece");
   EXPECT_EQ(meta["document_index"]["train"].size(), meta["shards"]["train"].size());
   EXPECT_EQ(meta["document_index"]["train"][0], "doc_index/train/tokens_000.docs.npy");
   for (const std::string split : {"train", "eval"}) {
