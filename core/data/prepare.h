@@ -1,5 +1,6 @@
 // prepare_data: text files (plain or JSON Lines, optionally gzip / zstd / xz compressed, streamed) -> tokens on
-// every core -> train/eval .npy shards with a document index per shard + metadata.json.
+// every core -> train/eval .npy shards with a document index per shard + metadata.json. Memory holds the
+// chunks in flight (about 2 x threads + 2 of chunk_bytes each, with their tokens) and the longest line.
 #pragma once
 
 #include <cstdint>
