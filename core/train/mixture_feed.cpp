@@ -52,7 +52,7 @@ MixtureFeed::MixtureFeed(const config::JobConfig& job, const data::MixtureDatase
       sampler_(source_sizes(data), mixture_phases(job.data), job.data.mix_temperature,
                static_cast<uint64_t>(job.train.effective_data_seed())) {}
 
-std::vector<data::Batch> MixtureFeed::micro_batches(int64_t step, int64_t vocab_size) {
+std::vector<data::Batch> MixtureFeed::micro_batches(int64_t step, int64_t vocab_size, int64_t eos_id) {
   const size_t phase = sampler_.phase_at(step);
   if (phase != logged_phase_) {
     std::string mix;
@@ -72,7 +72,7 @@ std::vector<data::Batch> MixtureFeed::micro_batches(int64_t step, int64_t vocab_
       indices.push_back(data_.offset(static_cast<size_t>(d.source)) + d.element);
       sources.push_back(d.source);
     }
-    data::Batch batch = data::make_batch(data_, indices, vocab_size);
+    data::Batch batch = data::make_batch(data_, indices, vocab_size, eos_id);
     batch.sources = at::tensor(sources, at::kLong);
     batches.push_back(std::move(batch));
   }
