@@ -2,8 +2,8 @@
 // built-in transformer with document-masked attention, against the same shape with plain causal attention,
 // for each attention kernel; and of the attention kernels alone. A measurement, not a test (benchmarks/README.md).
 //
-//   build/tests/plugins/models/bench_packing [--batch B] [--seq S] [--dim D] [--layers L] [--heads H] [--vocab V]
-//   [--steps N]
+//   build/tests/plugins/models/bench_packing [--batch B] [--seq S] [--dim D] [--layers L] [--heads H]
+//                                            [--vocab V] [--steps N] [--threads T]
 //
 // Rows are packed with documents of a fixed mean length (geometric lengths, seeded); "1 doc" is a packed row
 // of one document: the cost of the document machinery when it masks nothing.
@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,29 +34,18 @@ using kforge::builtin::models::Transformer;
 
 struct Options {
   int64_t batch = 4, seq = 512, dim = 256, layers = 4, heads = 4, vocab = 8000, steps = 6;
+  int64_t threads = 0;  ///< 0: LibTorch's default
 };
 
 Options parse(int argc, char** argv) {
   Options o;
+  const std::map<std::string, int64_t*> fields = {
+      {"--batch", &o.batch}, {"--seq", &o.seq},     {"--dim", &o.dim},     {"--layers", &o.layers},
+      {"--heads", &o.heads}, {"--vocab", &o.vocab}, {"--steps", &o.steps}, {"--threads", &o.threads}};
   for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i];
-    const int64_t value = std::atoll(argv[i + 1]);
-    if (key == "--batch")
-      o.batch = value;
-    else if (key == "--seq")
-      o.seq = value;
-    else if (key == "--dim")
-      o.dim = value;
-    else if (key == "--layers")
-      o.layers = value;
-    else if (key == "--heads")
-      o.heads = value;
-    else if (key == "--vocab")
-      o.vocab = value;
-    else if (key == "--steps")
-      o.steps = value;
-    else
-      throw std::runtime_error("unknown option " + key);
+    const auto field = fields.find(argv[i]);
+    if (field == fields.end()) throw std::runtime_error(std::string("unknown option ") + argv[i]);
+    *field->second = std::atoll(argv[i + 1]);
   }
   return o;
 }
@@ -67,25 +58,48 @@ at::Tensor packed_ids(int64_t batch, int64_t seq, int64_t mean_length) {
   return ids;
 }
 
-// Median seconds of `steps` runs of `body` after one warm-up run.
-double median_seconds(int64_t steps, const std::function<void()>& body) {
+using Layouts = std::vector<std::pair<std::string, at::Tensor>>;  ///< name, document ids
+
+double seconds(const std::function<void()>& body) {
+  const auto start = std::chrono::steady_clock::now();
   body();
-  std::vector<double> times;
-  for (int64_t i = 0; i < steps; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    body();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Median seconds of run(l) for l = -1 (unpacked) and each layout index, after one warm-up round; the layouts
+// take turns within each of the `steps` rounds, so a change of machine load hits them alike.
+std::vector<double> median_seconds(int64_t steps, size_t layouts, const std::function<void(int)>& run) {
+  std::vector<std::vector<double>> times(layouts + 1);
+  for (int64_t round = -1; round < steps; ++round) {
+    for (size_t l = 0; l <= layouts; ++l) {
+      const double t = seconds([&] { run(static_cast<int>(l) - 1); });
+      if (round >= 0) times[l].push_back(t);
+    }
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  std::vector<double> out;
+  for (auto& t : times) {
+    std::sort(t.begin(), t.end());
+    out.push_back(t[t.size() / 2]);
+  }
+  return out;
+}
+
+// "name unpacked T | layout T (packed / unpacked) | ...", times in ms.
+std::string timing_line(const std::string& name, const std::vector<double>& t, const Layouts& layouts) {
+  std::string line = fmt::format("  {:<15} unpacked {:8.2f}", name, t[0] * 1e3);
+  for (size_t l = 0; l < layouts.size(); ++l) {
+    line += fmt::format(" | {} {:8.2f} ({:.2f}x)", layouts[l].first, t[l + 1] * 1e3, t[l + 1] / t[0]);
+  }
+  return line;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  if (o.threads > 0) at::set_num_threads(static_cast<int>(o.threads));
   at::manual_seed(0);
-  const std::vector<std::pair<std::string, at::Tensor>> layouts = {
+  const Layouts layouts = {
       {"1 doc", at::zeros({o.batch, o.seq}, at::kLong)},
       {fmt::format("docs ~{}", o.seq / 2), packed_ids(o.batch, o.seq, o.seq / 2)},
       {"docs ~128", packed_ids(o.batch, o.seq, 128)},
@@ -110,17 +124,12 @@ int main(int argc, char** argv) {
       {"math composite",
        [&](const at::Tensor& s) { return kforge::builtin::models::causal_attention(q, k, v, false, s); }},
   };
+  std::vector<at::Tensor> starts;
+  for (const auto& layout : layouts) starts.push_back(kforge::builtin::models::document_starts(layout.second));
   for (const auto& [kernel, attend] : kernels) {
-    const auto time = [&](const at::Tensor& starts) {
-      return median_seconds(o.steps, [&] { attend(starts).sum().backward(); });
-    };
-    const double plain = time(at::Tensor());
-    std::string line = fmt::format("  {:<15} unpacked {:7.2f}", kernel, plain * 1e3);
-    for (const auto& [name, ids] : layouts) {
-      const double packed = time(kforge::builtin::models::document_starts(ids));
-      line += fmt::format(" | {} {:7.2f} ({:.2f}x)", name, packed * 1e3, packed / plain);
-    }
-    fmt::print("{}\n", line);
+    const std::vector<double> t = median_seconds(
+        o.steps, layouts.size(), [&](int l) { attend(l < 0 ? at::Tensor() : starts[l]).sum().backward(); });
+    fmt::print("{}\n", timing_line(kernel, t, layouts));
   }
 
   // The whole model: forward, cross-entropy, backward (the optimizer step is the same either way).
@@ -138,21 +147,12 @@ int main(int argc, char** argv) {
     Transformer model(c);
     const at::Tensor tokens = at::randint(0, o.vocab, {o.batch, o.seq}, at::kLong);
     const at::Tensor labels = at::randint(0, o.vocab, {o.batch, o.seq}, at::kLong);
-    const auto time = [&](const at::Tensor& ids) {
-      model.set_documents(ids);
-      return median_seconds(o.steps, [&] {
-        model.zero_grad();
-        at::cross_entropy_loss(model.forward(tokens).reshape({-1, o.vocab}), labels.reshape({-1})).backward();
-      });
-    };
-    const double plain = time(at::Tensor());
-    const std::string kernel = backend == "flash" ? "flash" : fused ? "math fused" : "math composite";
-    std::string line = fmt::format("  {:<15} unpacked {:7.1f}", kernel, plain * 1e3);
-    for (const auto& [name, ids] : layouts) {
-      const double packed = time(ids);
-      line += fmt::format(" | {} {:7.1f} ({:.2f}x)", name, packed * 1e3, packed / plain);
-    }
-    fmt::print("{}\n", line);
+    const std::vector<double> t = median_seconds(o.steps, layouts.size(), [&](int l) {
+      model.set_documents(l < 0 ? at::Tensor() : layouts[l].second);
+      model.zero_grad();
+      at::cross_entropy_loss(model.forward(tokens).reshape({-1, o.vocab}), labels.reshape({-1})).backward();
+    });
+    fmt::print("{}\n", timing_line(backend == "flash" ? "flash" : fused ? "math fused" : "math composite", t, layouts));
   }
   return 0;
 }
