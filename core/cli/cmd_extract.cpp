@@ -254,7 +254,9 @@ int cmd_extract(int argc, char** argv) {
       "hook points, comma-separated: per-layer ones (e.g. residual,attn_out,mlp_out,attention) "
       "and model-wide ones (e.g. embed,final_norm)",
       cxxopts::value<std::string>()->default_value("residual"))(
-      "tokenizer", "SentencePiece .model (default: data.tokenizer_path of the checkpoint's config)",
+      "tokenizer",
+      "tokenizer: a SentencePiece .model, a Hugging Face tokenizer.json or a .tiktoken file (default: "
+      "data.tokenizer_path of the checkpoint's config)",
       cxxopts::value<std::string>())("output", "the .npz file to write", cxxopts::value<std::string>());
   add_plugin_dir_option(options);
   add_allow_unsafe_plugin_dir_option(options);

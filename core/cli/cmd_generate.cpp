@@ -77,7 +77,9 @@ int cmd_generate(int argc, char** argv) {
       "seed", "seed of the sampling generator", cxxopts::value<uint64_t>()->default_value("0"));
   add_plugin_dir_option(options);
   add_allow_unsafe_plugin_dir_option(options);
-  options.add_options()("tokenizer", "SentencePiece .model (default: data.tokenizer_path of the checkpoint's config)",
+  options.add_options()("tokenizer",
+                        "tokenizer: a SentencePiece .model, a Hugging Face tokenizer.json or a .tiktoken file "
+                        "(default: data.tokenizer_path of the checkpoint's config)",
                         cxxopts::value<std::string>())("h,help", "this help");
   const ParsedOptions parsed = parse_options(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;

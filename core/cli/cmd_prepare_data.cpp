@@ -126,7 +126,7 @@ int cmd_prepare_data(int argc, char** argv) {
   try {
     const data::PrepareResult r = data::prepare_data(o);
     std::cout << fmt::format(
-        "tokenizer   {} ({} pieces, eos {})\n"
+        "tokenizer   {} ({}, {} pieces, eos {})\n"
         "train       {} documents, {} tokens in {} shard(s) ({})\n"
         "eval        {} documents, {} tokens in {} shard(s)\n"
         "skipped     {} bad line(s), {} empty document(s)\n"
@@ -136,9 +136,10 @@ int cmd_prepare_data(int argc, char** argv) {
         "config:\n"
         "  [model] vocab_size = {}\n"
         "  [data]  dataset_path = \"{}\"  tokenizer_path = \"{}\"\n",
-        r.tokenizer.string(), r.vocab_size, r.eos_id, r.train_documents, r.train_tokens, r.train_shards.size(),
-        data::dtype_name(r.dtype), r.eval_documents, r.eval_tokens, r.eval_shards.size(), r.skipped_lines,
-        r.empty_documents, r.text_bytes / 1e6, r.encode_seconds, r.text_bytes / 1e6 / std::max(r.encode_seconds, 1e-9),
+        r.tokenizer.string(), r.tokenizer_kind, r.vocab_size, r.eos_id, r.train_documents, r.train_tokens,
+        r.train_shards.size(), data::dtype_name(r.dtype), r.eval_documents, r.eval_tokens, r.eval_shards.size(),
+        r.skipped_lines, r.empty_documents, r.text_bytes / 1e6, r.encode_seconds,
+        r.text_bytes / 1e6 / std::max(r.encode_seconds, 1e-9),
         static_cast<double>(r.train_tokens + r.eval_tokens) / std::max(r.encode_seconds, 1e-9),
         r.text_bytes / 1e6 / std::max(r.encode_cpu_seconds, 1e-9), r.threads, r.metadata.string(), r.vocab_size,
         (o.output / "train").string(), r.tokenizer.string());

@@ -36,7 +36,7 @@ Commands:
   run            train with a TOML config (resumes from checkpoint.dir automatically)
   launch         start and supervise N local worker processes of a distributed job
   list-plugins   list the components of every plugin found, and refused plugin files
-  prepare-data   tokenise text files into .npy shards with a SentencePiece tokenizer
+  prepare-data   tokenise text or JSON Lines (plain, gzip, zstd) into .npy shards
   generate       continue prompts with a checkpoint (KV-cache sampling)
   eval           eval loss and perplexity of a checkpoint on its eval dataset
   convert        export a checkpoint to Hugging Face safetensors, or import one

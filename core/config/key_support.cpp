@@ -63,7 +63,10 @@ const Table& not_implemented() {
     auto add = [&](const std::string& section, std::vector<std::string> keys, const KeySupport& s) {
       for (auto& k : keys) t[{section, k}] = s;
     };
-    const std::string hf = "Hugging Face datasets; use pre-tokenised shards (kforge prepare-data)";
+    const std::string hf =
+        "Hugging Face datasets; export the dataset to JSON Lines and tokenise it with `kforge prepare-data --format "
+        "jsonl --text-field <field>` (gzip/zstd exports too), then set dataset_path; Parquet exports have no Debian "
+        "C++ reader";
     add("train", {"activation_checkpointing"}, refused("activation checkpointing"));
     add("train", {"compile_model"}, no_effect("kforge has no graph compiler", Value::boolean(false)));
     add("train", {"nccl_health_check_interval"}, no_effect("collective health checks"));

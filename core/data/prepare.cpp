@@ -195,6 +195,7 @@ PrepareResult prepare_data(const PrepareOptions& o) {
   }
   PrepareResult r;
   r.tokenizer = fs::absolute(model).lexically_normal();
+  r.tokenizer_kind = tok.kind();
   r.vocab_size = tok.vocab_size();
   r.eos_id = tok.eos_id();
   r.dtype = dtype_for_vocab(r.vocab_size);

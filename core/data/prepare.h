@@ -36,6 +36,7 @@ struct PrepareOptions {
 
 struct PrepareResult {
   std::filesystem::path tokenizer, metadata;
+  std::string tokenizer_kind;  ///< Tokenizer::kind() of the tokenizer used
   int vocab_size = 0, eos_id = -1;
   TokenDtype dtype = TokenDtype::uint16;
   int64_t train_documents = 0, eval_documents = 0, train_tokens = 0, eval_tokens = 0;

@@ -185,6 +185,7 @@ class PrepareData : public ::testing::Test {
 TEST_F(PrepareData, WritesShardsMetadataAndTheTokenizer) {
   ASSERT_EQ(rc_, 0) << *output_;
   EXPECT_HAS(*output_, "dataset_path = \"" + (out() / "train").string() + "\"");
+  EXPECT_HAS(*output_, "tokenizer.model (sentencepiece, 300 pieces");  // says which kind it loaded
   EXPECT_TRUE(fs::is_regular_file(out() / "tokenizer.model"));
   std::ifstream in(out() / "metadata.json");
   const nlohmann::json meta = nlohmann::json::parse(in);
