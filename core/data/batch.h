@@ -13,7 +13,8 @@ namespace kforge::data {
 struct Batch {
   at::Tensor input_ids;  ///< int64 [B, S]: window[:-1]
   at::Tensor labels;     ///< int64 [B, S]: window[1:]
-  at::Tensor sources;    ///< int64 [B] mixture source of each row (undefined without a mixture)
+  at::Tensor sources;    ///< int64 [B] mixture source of each row (undefined without a mixture, and on steps
+                         ///< whose metrics are not logged)
   at::Tensor doc_ids;    ///< int64 [B, S] document of each input token (undefined unless packing)
 };
 

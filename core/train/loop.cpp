@@ -24,7 +24,8 @@ namespace kforge::train {
 std::vector<data::Batch> Trainer::next_micro_batches() {
   std::vector<data::Batch> batches;
   const int64_t vocab_size = job_.view("model").get_int("vocab_size");
-  if (mixture_) return mixture_->micro_batches(step_, vocab_size, eos_id_);
+  // Rows carry their sources (and the step computes their losses) only for a step whose metrics are logged.
+  if (mixture_) return mixture_->micro_batches(step_, vocab_size, eos_id_, tracker_->is_log_step(step_ + 1));
   for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) {
     batches.push_back(data::make_batch(*train_data_, sampler_->next_batch(), vocab_size, eos_id_));
   }

@@ -52,7 +52,8 @@ MixtureFeed::MixtureFeed(const config::JobConfig& job, const data::MixtureDatase
       sampler_(source_sizes(data), mixture_phases(job.data), job.data.mix_temperature,
                static_cast<uint64_t>(job.train.effective_data_seed())) {}
 
-std::vector<data::Batch> MixtureFeed::micro_batches(int64_t step, int64_t vocab_size, int64_t eos_id) {
+std::vector<data::Batch> MixtureFeed::micro_batches(int64_t step, int64_t vocab_size, int64_t eos_id,
+                                                    bool tag_sources) {
   const size_t phase = sampler_.phase_at(step);
   if (phase != logged_phase_) {
     std::string mix;
@@ -73,7 +74,7 @@ std::vector<data::Batch> MixtureFeed::micro_batches(int64_t step, int64_t vocab_
       sources.push_back(d.source);
     }
     data::Batch batch = data::make_batch(data_, indices, vocab_size, eos_id);
-    batch.sources = at::tensor(sources, at::kLong);
+    if (tag_sources) batch.sources = at::tensor(sources, at::kLong);
     batches.push_back(std::move(batch));
   }
   return batches;

@@ -35,8 +35,10 @@ class MixtureFeed {
   /// The step's micro-batches for this rank: each global micro-batch is the next batch_size x
   /// dp-size samples of the stream, of which data-parallel rank r takes rows [r*B, (r+1)*B). Logs
   /// when a phase starts (or is the one a resumed run continues in).
-  /// `vocab_size` and `eos_id` as for data::make_batch.
-  std::vector<data::Batch> micro_batches(int64_t step, int64_t vocab_size, int64_t eos_id = -1);
+  /// `vocab_size` and `eos_id` as for data::make_batch. With `tag_sources`, each batch carries its
+  /// rows' sources (Batch::sources), for which the step computes the row losses of loss/<name>: the
+  /// loop asks for them only on steps whose metrics it logs.
+  std::vector<data::Batch> micro_batches(int64_t step, int64_t vocab_size, int64_t eos_id, bool tag_sources);
   /// The learning-rate multiplier of the phase active at `step`.
   double lr_scale(int64_t step) const;
   /// Collective over dp: data/<name>/tokens (tokens drawn from the source since the start, all

@@ -15,8 +15,9 @@ class Trainer;
 struct StepResult {
   double loss = 0;       ///< mean of the micro-batch losses
   double grad_norm = 0;  ///< global L2 norm of the gradients before clipping
-  /// With a data mixture (batches carry sources): per micro-batch, float64 [B] each row's mean
-  /// cross-entropy (row_cross_entropy), for the loss/<source> metrics; may be left empty.
+  /// For batches that carry their sources (a data mixture, on a step whose metrics are logged): per
+  /// micro-batch, float64 [B] each row's mean cross-entropy (row_cross_entropy), for the
+  /// loss/<source> metrics; may be left empty.
   std::vector<at::Tensor> row_losses;
 };
 
@@ -28,7 +29,7 @@ using StepFn = std::function<StepResult(Trainer& trainer, const std::vector<data
 
 /// The standard text step: per micro-batch logits = trainer.forward(input_ids), loss (+ the model's
 /// auxiliary losses) / n_micro, backward; then the data-parallel gradient average and global-norm
-/// clipping to train.grad_clip_norm; with a mixture, each row's cross-entropy.
+/// clipping to train.grad_clip_norm; for batches that carry their sources, each row's cross-entropy.
 StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches);
 
 /// torch.nn.utils.clip_grad_norm_ semantics: returns the pre-clip total norm and scales the

@@ -2,11 +2,13 @@
 // phase's per-source rows follow its weights within binomial noise (a zero weight draws none), the
 // phase's lr_scale applies from exactly the step after its start_step, loss/<source> averages
 // the step's rows of each source to train/loss, the anneal shortcut is one phase, and resuming
-// across a phase boundary or from two ranks onto one continues the same global sample stream.
+// across a phase boundary or from two ranks onto one continues the same global sample stream; the
+// row losses behind loss/<source> are computed only on logged steps.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "checkpoint/checkpoint_manager.h"
 #include "core/train/train_fixture.h"
@@ -150,6 +152,30 @@ TEST(MixtureTraining, TheAnnealShortcutIsOnePhaseWithLrScaleOne) {
   EXPECT_EQ(metric(anneal, "train/lr"), metric(phase, "train/lr"));
   const auto web = metric(anneal, "data/web/tokens");
   EXPECT_EQ(web.at(10), web.at(5)) << "the anneal phase drew a zero-weight source";
+}
+
+// The per-row cross-entropy behind loss/<source> is computed on the steps whose metrics are logged
+// (steps 1, 5 and 10 at log_interval 5), and on no other: there the batches carry no sources.
+TEST(MixtureTraining, RowLossesAreComputedOnlyOnLoggedSteps) {
+  TrainFixture fx;
+  make_mixture(fx, 1.0, "");
+  std::vector<int64_t> tagged, computed;
+  int64_t step = 0;
+  const train::StepFn watching_step = [&](train::Trainer& trainer, const std::vector<data::Batch>& batches) {
+    ++step;
+    if (batches.front().sources.defined()) tagged.push_back(step);
+    train::StepResult result = train::standard_step(trainer, batches);
+    if (!result.row_losses.empty()) computed.push_back(step);
+    return result;
+  };
+  fx.run(mix_args(kMixRun, {"--train.max_steps=10", "--metrics.log_interval=5"}), {}, watching_step);
+  EXPECT_EQ(tagged, (std::vector<int64_t>{1, 5, 10}));
+  EXPECT_EQ(computed, tagged);
+  std::set<int64_t> logged;  // every logged step has rows of some source
+  for (const std::string& name : kMixNames) {
+    for (const auto& [s, loss] : metric(fx, "loss/" + name)) logged.insert(s);
+  }
+  EXPECT_EQ(logged, (std::set<int64_t>{1, 5, 10}));
 }
 
 // Two ranks with 2 rows each, then one rank with 4: the same global batches, so the same losses
