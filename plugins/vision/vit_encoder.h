@@ -1,0 +1,40 @@
+// VitEncoder: the siglip2 and clip vision encoders, native ViTs whose parameter names are Hugging Face's
+// (vision_model.embeddings.patch_embedding.weight, vision_model.encoder.layers.0.self_attn.q_proj.weight,
+// ...), so a model.safetensors loads by name (hf_tensors.h).
+#pragma once
+
+#include <torch/nn/modules/normalization.h>
+
+#include <memory>
+#include <vector>
+
+#include "vision_encoder.h"
+#include "vit_config.h"
+#include "vit_embeddings.h"
+#include "vit_layer.h"
+
+namespace kforge::vision {
+
+/// The output is Hugging Face's vision_model(...).last_hidden_state, as KempnerForge returns it:
+/// siglip2: post_layernorm(last layer's output), every patch token (no CLS exists); clip:
+/// embeddings -> pre_layrnorm -> layers, the last layer's output with the CLS token (position 0)
+/// stripped. CLIP's post_layernorm only normalises the pooled CLS output, which is not returned, so the
+/// clip encoder has no post_layernorm parameters (a checkpoint's are reported unused by load_hf_tensors,
+/// as are the SigLIP pooling head and any text tower).
+class VitEncoder : public VisionEncoder {
+ public:
+  /// Validates the config (VitConfig::validate) and builds the tower with LibTorch's default init.
+  explicit VitEncoder(const VitConfig& config);
+  int64_t feature_dim() const override { return config_.hidden_size; }
+  int64_t num_tokens() const override { return config_.num_patches(); }
+  const VitConfig& config() const { return config_; }
+  at::Tensor forward(const at::Tensor& pixels) override;
+
+ private:
+  VitConfig config_;
+  std::shared_ptr<VitEmbeddings> embeddings_;
+  torch::nn::LayerNorm pre_layrnorm_{nullptr}, post_layernorm_{nullptr};
+  std::vector<std::shared_ptr<VitLayer>> layers_;
+};
+
+}  // namespace kforge::vision
