@@ -1,5 +1,7 @@
 #include "config/job_config.h"
 
+#include <fmt/format.h>
+
 #include "config/rules.h"
 #include "kforge/sdk/error.h"
 
@@ -14,11 +16,29 @@ std::vector<std::string> strings(const Value& list) {
   return out;
 }
 
+// The export `name_key` of `table` names (hf_dataset_name or hf_name; null or "" for none), with
+// [data]'s text field and `split`; `spelled` is how messages name the table ("data.datasets[1]").
+std::optional<HfExport> hf_export(const Value& table, const std::string& spelled, const char* name_key,
+                                  const char* config_key, const std::string& split, const std::string& text_field) {
+  const Value& name = *table.find(name_key);
+  if (name.is_null() || name.s.empty()) return std::nullopt;
+  const Value& config = *table.find(config_key);
+  return HfExport{name.s, config.is_null() ? "" : config.s, split, text_field,
+                  fmt::format("{}: [{}] {} = \"{}\"", name.source.describe(), spelled, name_key, name.s)};
+}
+
 // [[data.datasets]], mix_temperature, [[data.phases]] and the anneal shortcut (one phase, lr_scale 1).
 void read_mixture(const Value& data, DataConfig& out) {
-  for (const Value& src : data.find("datasets")->list) {
-    out.datasets.push_back({src.find("path")->s, dataset_source_name(src.find("path")->s, src.find("name")->s),
-                            src.find("weight")->as_number()});
+  const std::string& split = data.find("hf_dataset_split")->s;
+  const std::string& text_field = data.find("hf_dataset_text_field")->s;
+  const Value& sources = *data.find("datasets");
+  for (size_t k = 0; k < sources.list.size(); ++k) {
+    const Value& src = sources.list[k];
+    std::optional<HfExport> hf =
+        hf_export(src, fmt::format("data.datasets[{}]", k), "hf_name", "hf_config", split, text_field);
+    const std::string& path = src.find("path")->s;
+    out.datasets.push_back({path, dataset_source_name(hf ? hf->name : path, src.find("name")->s),
+                            src.find("weight")->as_number(), std::move(hf)});
   }
   out.mix_temperature = data.find("mix_temperature")->as_number();
   auto weights = [](const Value& table) {
@@ -88,8 +108,16 @@ JobConfig make_job_config(Value tree, std::filesystem::path file) {
   c.data = DataConfig{str("data", "dataset_path"), str("data", "file_pattern"), str("data", "tokenizer_path"),
                       str("data", "dataset_type")};
   read_mixture(*t.find("data"), c.data);
-  c.eval = EvalConfig{at(t, "eval", "enabled").b, i("eval", "interval"), i("eval", "steps"),
-                      str("eval", "dataset_path"), str("eval", "file_pattern")};
+  const std::string& text_field = str("data", "hf_dataset_text_field");
+  c.data.hf = hf_export(*t.find("data"), "data", "hf_dataset_name", "hf_dataset_config",
+                        str("data", "hf_dataset_split"), text_field);
+  c.eval = EvalConfig{at(t, "eval", "enabled").b,
+                      i("eval", "interval"),
+                      i("eval", "steps"),
+                      str("eval", "dataset_path"),
+                      str("eval", "file_pattern"),
+                      hf_export(*t.find("eval"), "eval", "hf_dataset_name", "hf_dataset_config",
+                                str("eval", "hf_dataset_split"), text_field)};
   const Value& window = at(t, "checkpoint", "dyn_ckpt_window");
   const Value& load_path = at(t, "checkpoint", "load_path");
   c.checkpoint = CheckpointConfig{

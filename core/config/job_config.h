@@ -26,10 +26,18 @@ struct TrainConfig {
   int64_t effective_data_seed() const { return data_seed.value_or(seed); }
 };
 
+/// A Hugging Face dataset exported to JSON Lines on local disk ([data] hf_dataset_name, [eval]
+/// hf_dataset_name, a [[data.datasets]] source's hf_name), read through a token cache (train/hf_data.h).
+struct HfExport {
+  std::string name, config, split, text_field;  ///< config: "" for none; text_field: [data] hf_dataset_text_field
+  std::string where;                            ///< for messages: "<file>:<line>: [data] hf_dataset_name = \"<name>\""
+};
+
 /// One [[data.datasets]] source of a mixture.
 struct DatasetSource {
-  std::string path, name;  ///< name: the configured one, else the path's last component
+  std::string path, name;  ///< name: the configured one, else the last component of path (or of hf_name)
   double weight = 1.0;
+  std::optional<HfExport> hf;  ///< hf_name (path is then unset)
 };
 
 /// One [[data.phases]] entry (anneal_start_step > 0 becomes one with lr_scale 1.0).
@@ -44,6 +52,7 @@ struct DataConfig {
   std::vector<DatasetSource> datasets;  ///< a mixture when non-empty (dataset_path is then unset)
   double mix_temperature = 1.0;
   std::vector<TrainingPhase> phases;  ///< sorted by start_step, anneal included
+  std::optional<HfExport> hf;         ///< hf_dataset_name (dataset_path and datasets are then unset)
 };
 
 /// A mixture source's metric name: `name` when set, else the last component of `path`.
@@ -53,6 +62,7 @@ struct EvalConfig {
   bool enabled;
   int64_t interval, steps;
   std::string dataset_path, file_pattern;
+  std::optional<HfExport> hf;  ///< hf_dataset_name (dataset_path is then unset)
 };
 
 struct DynamicWindow {

@@ -35,10 +35,12 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
        {"name", "warmup_steps", "decay_steps", "min_lr_ratio", "stable_steps", "wsd_decay_type", "rex_alpha"}},
       {"data",
        {"dataset_path", "file_pattern", "tokenizer_path", "dataset_type", "datasets", "mix_temperature", "phases",
-        "anneal_start_step", "anneal_weights", "pack_sequences"}},
-      {"data.datasets", {"path", "weight", "name"}},
+        "anneal_start_step", "anneal_weights", "pack_sequences", "hf_dataset_name", "hf_dataset_config",
+        "hf_dataset_split", "hf_dataset_text_field"}},
+      {"data.datasets", {"path", "weight", "name", "hf_name", "hf_config"}},
       {"data.phases", {"start_step", "dataset_weights", "lr_scale"}},
-      {"eval", {"enabled", "interval", "steps", "dataset_path", "file_pattern"}},
+      {"eval", {"enabled", "interval", "steps", "dataset_path", "file_pattern", "hf_dataset_name", "hf_dataset_config",
+                "hf_dataset_split"}},
       {"distributed", {"dp_shard", "dp_replicate", "nccl_timeout_sec"}},
       {"checkpoint",
        {"dir", "interval", "dyn_ckpt_window", "async_mode", "keep_last_n", "load_path", "exclude_from_loading",
@@ -63,23 +65,20 @@ const Table& not_implemented() {
     auto add = [&](const std::string& section, std::vector<std::string> keys, const KeySupport& s) {
       for (auto& k : keys) t[{section, k}] = s;
     };
-    const std::string hf =
-        "Hugging Face datasets; export the dataset to JSON Lines and tokenise it with `kforge prepare-data --format "
-        "jsonl --text-field <field>` (gzip/zstd exports too), then set dataset_path; Parquet exports have no Debian "
-        "C++ reader";
     add("train", {"activation_checkpointing"}, refused("activation checkpointing"));
     add("train", {"compile_model"}, no_effect("kforge has no graph compiler", Value::boolean(false)));
     add("train", {"nccl_health_check_interval"}, no_effect("collective health checks"));
-    add("data",
-        {"hf_dataset_name", "hf_dataset_config", "hf_dataset_split", "hf_dataset_text_field", "hf_dataset_image_field",
-         "hf_dataset_prompt_field", "hf_image_size", "hf_streaming"},
-        refused(hf));
-    add("data.datasets", {"hf_name", "hf_config"}, refused(hf));
+    add("data", {"hf_dataset_image_field", "hf_dataset_prompt_field", "hf_image_size"},
+        refused("vision-language models (these keys read a VLM dataset's images and prompts)"));
+    add("data", {"hf_streaming"},
+        refused("streaming a Hugging Face dataset: KempnerForge's stream shuffles within a 10,000-document buffer, "
+                "shards documents over the ranks and restarts on resume, so it trains on another sample order than "
+                "the map-style dataset; kforge reads a local JSON Lines export through its token cache, with "
+                "exact resume"));
     add("data", {"num_workers"},
         no_effect("the memory-mapped shards are read in the training process", Value::integer(0)));
     add("data", {"pin_memory"}, no_effect("this is a CPU build", Value::boolean(false)));
     add("data", {"prefetch_factor"}, no_effect("there are no loader workers"));
-    add("eval", {"hf_dataset_name", "hf_dataset_config", "hf_dataset_split"}, refused(hf));
     add("distributed", {"tp", "pp", "cp", "ep"},
         refused("tensor, pipeline, context and expert parallelism; it parallelises over data only (dp_replicate, "
                 "dp_shard)"));

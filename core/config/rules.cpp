@@ -124,6 +124,10 @@ void check_data(const Section& d) {
   for (size_t k = 0; k < d.at("datasets").list.size(); ++k) {
     Section src{d.at("datasets").list[k], fmt::format("data.datasets[{}]", k)};
     src.require(!src.at("path").s.empty() || !src.at("hf_name").s.empty(), "path", "each dataset needs a path or an hf_name");
+    src.require(src.at("path").s.empty() || src.at("hf_name").s.empty(), "hf_name",
+                "a source reads either path (tokenised shards) or hf_name (a local JSON Lines export), not both");
+    src.require(src.at("hf_config").s.empty() || !src.at("hf_name").s.empty(), "hf_config",
+                "hf_config picks a subdirectory of an hf_name export: set hf_name too");
     src.require(src.f("weight") >= 0, "weight", "must be >= 0 (a source of weight 0 is never sampled)");
   }
   const Value& phases = d.at("phases");
@@ -140,6 +144,31 @@ void check_data(const Section& d) {
   }
   d.require(phases.list.empty() || d.i("anneal_start_step") == 0, "anneal_start_step",
             "phases and anneal_start_step are mutually exclusive: use phases for multi-phase scheduling");
+}
+
+// The Hugging Face exports ([data] hf_dataset_name, [eval] hf_dataset_name, [[data.datasets]] hf_name):
+// each is the only data of its place, and names the text field (the run requires tokenizer_path, as
+// KempnerForge's build does: train/hf_data.h).
+void check_hf_exports(const Value& root) {
+  const Section d = section(root, "data");
+  const Section e = section(root, "eval");
+  const char* either = "set one: dataset_path (tokenised shards) or hf_dataset_name (a local JSON Lines export)";
+  d.require(d.null("hf_dataset_config") || !d.null("hf_dataset_name"), "hf_dataset_config",
+            "hf_dataset_config picks a subdirectory of the hf_dataset_name export: set hf_dataset_name too");
+  e.require(e.null("hf_dataset_config") || !e.null("hf_dataset_name"), "hf_dataset_config",
+            "hf_dataset_config picks a subdirectory of the hf_dataset_name export: set hf_dataset_name too");
+  bool exported = !d.null("hf_dataset_name") || !e.null("hf_dataset_name");
+  if (!d.null("hf_dataset_name")) {
+    d.require(d.at("dataset_path").s.empty(), "hf_dataset_name", either);
+    d.require(d.at("datasets").list.empty(), "hf_dataset_name",
+              "a mixture ([[data.datasets]]) names its sources' exports with hf_name: remove hf_dataset_name, or the "
+              "[[data.datasets]]");
+  }
+  if (!e.null("hf_dataset_name")) e.require(e.at("dataset_path").s.empty(), "hf_dataset_name", either);
+  for (const Value& src : d.at("datasets").list) exported = exported || !src.find("hf_name")->s.empty();
+  if (!exported) return;
+  d.require(!d.at("hf_dataset_text_field").s.empty(), "hf_dataset_text_field",
+            "must name the JSON member that holds each document's text (e.g. \"text\")");
 }
 
 void check_checkpoint(const Section& c) {
@@ -325,7 +354,8 @@ void check_mixture(const Value& root) {
   double total = 0;
   for (size_t k = 0; k < sources.list.size(); ++k) {
     Section src{sources.list[k], fmt::format("data.datasets[{}]", k)};
-    const std::string name = dataset_source_name(src.at("path").s, src.at("name").s);
+    const std::string& path = src.at("path").s;
+    const std::string name = dataset_source_name(path.empty() ? src.at("hf_name").s : path, src.at("name").s);
     src.require(names.insert(name).second, src.at("name").s.empty() ? "path" : "name",
                 fmt::format("a second source named '{}' (the name defaults to the path's last component): give each "
                             "source a unique name",
@@ -347,6 +377,7 @@ void check_sections(const Value& root) {
   check_optimizer(section(root, "optimizer"));
   check_scheduler(section(root, "scheduler"));
   check_data(section(root, "data"));
+  check_hf_exports(root);
   const Section eval = section(root, "eval");
   eval.positive("interval");
   eval.positive("steps");

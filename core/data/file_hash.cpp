@@ -28,4 +28,8 @@ std::string file_xxh3(const std::filesystem::path& path) {
   return fmt::format("{:016x}", XXH3_64bits_digest(state.get()));
 }
 
+std::string bytes_xxh3(const std::string& bytes) {
+  return fmt::format("{:016x}", XXH3_64bits(bytes.data(), bytes.size()));
+}
+
 }  // namespace kforge::data

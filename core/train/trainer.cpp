@@ -51,7 +51,12 @@ std::unique_ptr<sdk::Optimizer> build_optimizer(const config::JobConfig& job, co
 
 Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry, TrainingOptions options)
     : job_(job), registry_(registry), options_(std::move(options)), components_(registry, job) {
-  Preflight checked = preflight(job_, components_, dist::rank_info_from_env().world_size);
+  // The process group is joined by the preflight when rank 0 must tokenise a Hugging Face export first.
+  Preflight checked = preflight(job_, components_, dist::rank_info_from_env().world_size,
+                                [this]() -> const dist::Group& {
+                                  join_process_groups();
+                                  return runtime_->world();
+                                });
   join_process_groups();
   auto& log = log::get();
   if (leader()) {
@@ -178,6 +183,7 @@ void Trainer::apply_freeze() {
 Trainer::~Trainer() = default;
 
 void Trainer::join_process_groups() {
+  if (runtime_) return;  // already joined
   const dist::RankInfo info = dist::rank_info_from_env();
   runtime_ = info.distributed() ? std::make_unique<dist::Runtime>(info, job_.distributed)
                                 : std::make_unique<dist::Runtime>();

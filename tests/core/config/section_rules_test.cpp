@@ -132,6 +132,18 @@ const BadValue kData[] = {
      {"[data.phases[0]] dataset_weights = { wiki = -1.0 }", "weight of 'wiki' must be >= 0"}},
     {"phases_and_anneal", "[data]\nanneal_start_step = 50\n[[data.phases]]\nstart_step = 10\n", {},
      {"cfg.toml:2:21: [data] anneal_start_step = 50", "use phases for multi-phase scheduling"}},
+    {"source_path_and_hf_name", "[[data.datasets]]\npath = \"a\"\nhf_name = \"export\"\n", {},
+     {"cfg.toml:3:11: [data.datasets[0]] hf_name = \"export\"", "either path", "or hf_name", "not both"}},
+    {"source_hf_config_alone", "[[data.datasets]]\npath = \"a\"\nhf_config = \"en\"\n", {},
+     {"cfg.toml:3:13: [data.datasets[0]] hf_config = \"en\"", "set hf_name too"}},
+    {"hf_dataset_and_path", "[data]\ndataset_path = \"shards\"\nhf_dataset_name = \"export\"\n", {},
+     {"cfg.toml:3:19: [data] hf_dataset_name = \"export\"", "set one: dataset_path"}},
+    {"hf_dataset_and_mixture", "[data]\nhf_dataset_name = \"export\"\n[[data.datasets]]\npath = \"a\"\n", {},
+     {"cfg.toml:2:19: [data] hf_dataset_name = \"export\"", "names its sources' exports with hf_name"}},
+    cli("hf_config_alone", "--eval.hf_dataset_config=en", "[eval] hf_dataset_config = \"en\"",
+        "set hf_dataset_name too"),
+    cli("hf_empty_text_field", "--data.hf_dataset_text_field=\"\"", "[data] hf_dataset_text_field = \"\"",
+        "must name the JSON member", {"--data.hf_dataset_name=export"}),
 };
 INSTANTIATE_TEST_SUITE_P(Data, SectionRule, ::testing::ValuesIn(kData),
                          [](const auto& info) { return std::string(info.param.name); });

@@ -90,13 +90,12 @@ const Case kRefused[] = {
      {"command line: [vlm] is not implemented"}},
     {"adapter", "[vision_encoder]\n[adapter]\ntype = \"linear\"\n[vlm]\n", {}, {"cfg.toml:2:1: [adapter]"}},
     {"video", "[vision_encoder]\n[vlm]\n[video]\nmax_frames = 8\n", {}, {"cfg.toml:3:1: [video]", "video training"}},
-    {"hf_mixture_source", "[data]\n[[data.datasets]]\npath = \"a\"\nhf_name = \"wikitext\"\n", {},
-     {"[data.datasets[0]] hf_name = \"wikitext\"", "Hugging Face datasets"}},
     {"activation_checkpointing", "[train]\nactivation_checkpointing = \"full\"\n", {},
      {"[train] activation_checkpointing = \"full\"", "activation checkpointing", "set \"none\""}},
-    {"hf_dataset", "[data]\nhf_dataset_name = \"wikitext\"\n", {}, {"[data] hf_dataset_name = \"wikitext\"", "set None"}},
-    {"hf_streaming", "", {"--data.hf_streaming=true"}, {"[data] hf_streaming = true", "Hugging Face"}},
-    {"hf_eval", "", {"--eval.hf_dataset_name=wikitext"}, {"[eval] hf_dataset_name = \"wikitext\""}},
+    {"hf_streaming", "", {"--data.hf_streaming=true"},
+     {"[data] hf_streaming = true", "another sample order", "exact resume", "set false"}},
+    {"hf_vlm_image_field", "[data]\nhf_dataset_image_field = \"img\"\n", {},
+     {"[data] hf_dataset_image_field = \"img\"", "vision-language models"}},
     {"tensor_parallel", "", {"--distributed.tp=2"}, {"[distributed] tp = 2", "set 1"}},
     {"pipeline_parallel", "[distributed]\npp = 4\n", {}, {"[distributed] pp = 4"}},
     {"pipeline_schedule", "[distributed]\npp_schedule = \"gpipe\"\n", {}, {"[distributed] pp_schedule = \"gpipe\""}},
@@ -108,15 +107,19 @@ INSTANTIATE_TEST_SUITE_P(KempnerForgeKeys, Refused, ::testing::ValuesIn(kRefused
 
 TEST(Refused, EveryRefusedKeyIsListedInOneMessage) {
   const std::string message =
-      refusal("[train]\nactivation_checkpointing = \"selective\"\n[data]\nhf_dataset_name = \"wikitext\"\n",
+      refusal("[train]\nactivation_checkpointing = \"selective\"\n[data]\nhf_streaming = true\n",
               {"--distributed.tp=2"});
-  expect_has(message, {"activation_checkpointing", "hf_dataset_name", "[distributed] tp = 2"});
+  expect_has(message, {"activation_checkpointing", "hf_streaming", "[distributed] tp = 2"});
 }
 
 TEST(Refused, DefaultsAndExplicitInertValuesPass) {
   EXPECT_EQ(refusal(""), "");
   EXPECT_EQ(refusal("[train]\nactivation_checkpointing = \"none\"\n[distributed]\ntp = 1\npp_schedule = \"1f1b\"\n"
                     "[data]\npack_sequences = false\ndatasets = []\n"),
+            "");
+  // Local Hugging Face exports are read (through a token cache); hf_streaming = false asks for nothing.
+  EXPECT_EQ(refusal("[data]\nhf_dataset_name = \"export\"\nhf_dataset_config = \"en\"\nhf_dataset_split = \"train\"\n"
+                    "hf_dataset_text_field = \"content\"\nhf_streaming = false\n[eval]\nhf_dataset_name = \"export\"\n"),
             "");
 }
 

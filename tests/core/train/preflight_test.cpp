@@ -70,7 +70,9 @@ const Case kCases[] = {
      "[data] pack_sequences = true needs the EOS id that separates documents"},
     {"activation_checkpointing", "", "--train.activation_checkpointing=full",
      "[train] activation_checkpointing = \"full\": not implemented"},
-    {"hf_dataset", "", "--data.hf_dataset_name=wikitext", "[data] hf_dataset_name = \"wikitext\": not implemented"},
+    {"hf_hub_id", "", "--data.dataset_path='' --data.hf_dataset_name=allenai/c4 --data.tokenizer_path=tok.model",
+     "[data] hf_dataset_name = \"allenai/c4\": 'allenai/c4' is not a local file or directory, and kforge has no "
+     "Hugging Face Hub access"},
     {"tensor_parallel", "", "--distributed.tp=2", "[distributed] tp = 2: not implemented"},
     {"pipeline_parallel", "", "--distributed.pp=2", "[distributed] pp = 2: not implemented"},
     {"fp8", "", "--train.mixed_precision=fp8", "[train] mixed_precision = \"fp8\" is not available on the CPU"},

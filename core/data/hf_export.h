@@ -1,0 +1,26 @@
+// hf_export: the JSON Lines files of one split of a Hugging Face dataset exported to local disk, and the
+// key of the token cache they are tokenised into.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kforge::data {
+
+/// The files of split `split` of the export at `path`, sorted by name. `path` may be one file (taken
+/// whatever the split). A directory is searched (in its subdirectory `config` when that is not empty)
+/// for SPLIT.EXT and SPLIT-*.EXT (`train-00000-of-00002.jsonl`), also under `data/`, and for the
+/// files of a SPLIT/ subdirectory; EXT is .jsonl, .json or .ndjson, optionally compressed (.gz, .zst,
+/// .xz, .bz2, .lz4). Throws sdk::ConfigError (for the caller to prefix with the config key) when `path`
+/// does not exist (a hub id: there is no hub access; it says how to export), when a file of the split is
+/// Parquet or Arrow (naming it; export JSON Lines), or when no file matches (naming the files there).
+std::vector<std::filesystem::path> hf_export_files(const std::filesystem::path& path, const std::string& config,
+                                                   const std::string& split);
+
+/// 16 hex digits: XXH3-64 of the files' absolute names, sizes and modification times, the tokenizer's
+/// content hash, the text field and the split. Any change to these names another cache.
+std::string hf_cache_key(const std::vector<std::filesystem::path>& files, const std::string& tokenizer_xxh3,
+                         const std::string& text_field, const std::string& split);
+
+}  // namespace kforge::data

@@ -1,0 +1,119 @@
+// hf_data: a Hugging Face export's token cache: found by its key, written once by rank 0, read by all.
+#include "train/hf_data.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <exception>
+#include <filesystem>
+
+#include "data/file_hash.h"
+#include "data/hf_export.h"
+#include "data/prepare.h"
+#include "kforge/sdk/error.h"
+#include "listing/listing_cache.h"
+#include "log/log.h"
+
+namespace kforge::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// <name>[-<config>]-<split>-<key>, from the export's last path component, in characters a file name keeps.
+std::string hf_cache_name(const config::HfExport& hf, const std::string& key) {
+  fs::path name(hf.name);
+  if (!name.has_filename()) name = name.parent_path();
+  std::string label = name.filename().string() + (hf.config.empty() ? "" : "-" + hf.config) + "-" + hf.split;
+  for (char& c : label) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return label + "-" + key;
+}
+
+// Tokenises `files` into `dir` through a temporary sibling renamed into place, so a cache that exists is whole.
+void write_hf_cache(const config::JobConfig& job, const config::HfExport& hf, const std::vector<fs::path>& files,
+                    const fs::path& dir) {
+  const fs::path partial = dir.parent_path() / fmt::format("{}.partial-{}", dir.filename().string(), ::getpid());
+  fs::remove_all(partial);
+  data::PrepareOptions o;
+  o.inputs = files;
+  o.output = partial;
+  o.tokenizer = job.data.tokenizer_path;
+  o.eval_fraction = 0;
+  o.format = data::InputFormat::jsonl;
+  o.text_field = hf.text_field;
+  const data::PrepareResult r = data::prepare_data(o);
+  std::error_code ec;
+  fs::rename(partial, dir, ec);
+  if (ec) {
+    fs::remove_all(partial);
+    if (!fs::exists(dir / "metadata.json")) {
+      throw sdk::Error(fmt::format("cannot move the token cache {} into place at {}: {}", partial.string(),
+                                   dir.string(), ec.message()));
+    }
+  }
+  log::get().info("{}: {} documents, {} tokens ({} skipped lines) in {:.1f} s on {} threads", hf.where,
+                  r.train_documents, r.train_tokens, r.skipped_lines, r.encode_seconds, r.threads);
+}
+
+}  // namespace
+
+std::optional<ShardDir> hf_shards(const config::JobConfig& job, const config::HfExport& hf, const HfCacheGroup& group) {
+  if (job.data.tokenizer_path.empty()) {
+    throw sdk::ConfigError(
+        fmt::format("{}: a Hugging Face export is tokenised with [data] tokenizer_path, which is not set: set it to a "
+                    "SentencePiece .model, a tokenizer.json or a .tiktoken file",
+                    hf.where));
+  }
+  std::vector<fs::path> files;
+  try {
+    files = data::hf_export_files(hf.name, hf.config, hf.split);
+  } catch (const sdk::ConfigError& e) {
+    throw sdk::ConfigError(fmt::format("{}: {}", hf.where, e.what()));
+  }
+  const fs::path root = listing::cache_dir();
+  if (root.empty()) {
+    throw sdk::ConfigError(fmt::format(
+        "{}: no directory for its token cache: set KFORGE_CACHE_DIR (neither XDG_CACHE_HOME nor HOME is set)",
+        hf.where));
+  }
+  const std::string key = data::hf_cache_key(files, data::file_xxh3(job.data.tokenizer_path), hf.text_field, hf.split);
+  const fs::path dir = root / "hf" / hf_cache_name(hf, key);
+  const ShardDir shards{(dir / "train").string(), "tokens_*.npy"};
+  const bool ready = fs::exists(dir / "metadata.json");
+  if (!group) return ready ? std::optional<ShardDir>(shards) : std::nullopt;
+  const dist::Group& g = group();
+  auto& log = log::get();
+  std::exception_ptr failed;
+  if (g.rank() == 0) {
+    if (ready) {
+      log.info("{}: reading its token cache {} (KFORGE_CACHE_DIR sets where caches go)", hf.where, dir.string());
+    } else {
+      uintmax_t bytes = 0;
+      for (const fs::path& f : files) bytes += fs::file_size(f);
+      log.info(
+          "{}: tokenising {} file(s) of split '{}' ({:.1f} MB, field '{}') with {} into the token cache {} "
+          "(KFORGE_CACHE_DIR sets where caches go); later runs read it",
+          hf.where, files.size(), hf.split, static_cast<double>(bytes) / 1e6, hf.text_field, job.data.tokenizer_path,
+          dir.string());
+      try {
+        fs::create_directories(dir.parent_path());
+        write_hf_cache(job, hf, files, dir);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    }
+  }
+  g.barrier();  // the other ranks wait for rank 0's cache
+  if (failed) std::rethrow_exception(failed);
+  if (!fs::exists(dir / "metadata.json")) {
+    throw sdk::Error(fmt::format(
+        "{}: rank {} finds no token cache at {} after rank 0 wrote it (rank 0's log says why it did not); ranks on "
+        "other hosts need KFORGE_CACHE_DIR on a filesystem every host sees",
+        hf.where, g.rank(), dir.string()));
+  }
+  return shards;
+}
+
+}  // namespace kforge::train

@@ -1,0 +1,34 @@
+// hf_data: the Hugging Face exports a config names ([data] hf_dataset_name, [eval] hf_dataset_name,
+// [[data.datasets]] hf_name), read as memory-mapped shards from a token cache that rank 0 writes with
+// prepare-data at start-up while the other ranks wait on the process group's barrier.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "config/job_config.h"
+#include "dist/group.h"
+
+namespace kforge::train {
+
+/// The group whose rank 0 tokenises a missing cache (joined on first use); empty: the dry run, which
+/// checks the export and tokenises nothing.
+using HfCacheGroup = std::function<const dist::Group&()>;
+
+/// Where the shards of a token cache are.
+struct ShardDir {
+  std::string dir, pattern;
+};
+
+/// The token cache of `hf`: <cache>/hf/<name>[-<config>]-<split>-<key>, where <cache> is
+/// $KFORGE_CACHE_DIR, else $XDG_CACHE_HOME/kforge, else ~/.cache/kforge, and <key> is
+/// data::hf_cache_key of the export's files, [data] tokenizer_path, the text field and the split.
+/// Its train/ holds the shards and metadata.json what prepare-data recorded. A missing cache is
+/// written by the group's rank 0 (every core; the log names it) and read by every rank after the
+/// barrier; nullopt when it is missing and `group` is empty. Throws sdk::ConfigError naming the key,
+/// file, line and value without [data] tokenizer_path and for an export that cannot be read (a hub
+/// id, Parquet, no file of the split).
+std::optional<ShardDir> hf_shards(const config::JobConfig& job, const config::HfExport& hf, const HfCacheGroup& group);
+
+}  // namespace kforge::train

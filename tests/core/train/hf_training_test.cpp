@@ -1,0 +1,158 @@
+// Training from a local Hugging Face dataset exported to JSON Lines ([data] hf_dataset_name, [eval]
+// hf_dataset_name, a [[data.datasets]] source's hf_name): rank 0 tokenises each split once into a token
+// cache under KFORGE_CACHE_DIR, the run trains and evaluates on it, and a later run (a mixture reading
+// the same export) reads the cache without tokenising again; two ranks tokenise once; the dry run
+// checks the export and tokenises nothing.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "core/train/train_fixture.h"
+#include "kforge/sdk/error.h"
+#include "plugins/components.h"
+#include "support/expect_text.h"
+#include "support/launch_job.h"
+#include "support/tiny_tokenizer.h"
+#include "train/preflight.h"
+
+namespace kforge::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Documents of random lowercase words, as JSON Lines with the text under "content" and another member.
+void write_jsonl(const fs::path& file, int documents, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::ofstream out(file);
+  for (int d = 0; d < documents; ++d) {
+    std::string text;
+    for (int w = 0; w < 12; ++w) {
+      for (int c = 0, len = 2 + static_cast<int>(rng() % 5); c < len; ++c) text += static_cast<char>('a' + rng() % 26);
+      text += ' ';
+    }
+    out << nlohmann::json{{"id", d}, {"content", text}}.dump() << "\n";
+  }
+}
+
+void replace_in(std::string& toml, const std::string& from, const std::string& to) {
+  const size_t at = toml.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  toml.replace(at, from.size(), to);
+}
+
+constexpr int kTrainDocs = 2 * 60, kValidationDocs = 30;
+
+// The fixture's training and eval data replaced by an export (two train shards and a validation split)
+// under root/export, tokenised with the tiny tokenizer; caches go to root/cache.
+struct HfFixture {
+  TrainFixture fx;
+  fs::path export_dir = fx.root / "export", cache = fx.root / "cache";
+
+  HfFixture() {
+    fs::create_directories(export_dir);
+    write_jsonl(export_dir / "train-00000-of-00002.jsonl", kTrainDocs / 2, 1);
+    write_jsonl(export_dir / "train-00001-of-00002.jsonl", kTrainDocs / 2, 2);
+    write_jsonl(export_dir / "validation.jsonl", kValidationDocs, 3);
+    const fs::path tokenizer = tiny_tokenizer(fx.root);
+    replace_in(fx.toml, fmt::format("[data]\ndataset_path = \"{}\"\n", fx.data_dir.string()),
+               fmt::format("[data]\nhf_dataset_name = \"{}\"\nhf_dataset_text_field = \"content\"\ntokenizer_path = "
+                           "\"{}\"\n",
+                           export_dir.string(), tokenizer.string()));
+    replace_in(fx.toml, fmt::format("[eval]\ndataset_path = \"{}\"\n", (fx.data_dir / "eval").string()),
+               fmt::format("[eval]\nhf_dataset_name = \"{}\"\n", export_dir.string()));
+    ::setenv("KFORGE_CACHE_DIR", cache.c_str(), 1);
+  }
+  ~HfFixture() { ::unsetenv("KFORGE_CACHE_DIR"); }
+
+  // The caches' directories, with their metadata.json's modification time.
+  std::map<std::string, fs::file_time_type> caches() const {
+    std::map<std::string, fs::file_time_type> out;
+    if (!fs::is_directory(cache / "hf")) return out;
+    for (const auto& entry : fs::directory_iterator(cache / "hf")) {
+      out[entry.path().filename().string()] = fs::last_write_time(entry.path() / "metadata.json");
+    }
+    return out;
+  }
+};
+
+TEST(HfExport, TrainsAndEvaluatesFromTheExportAndALaterRunReadsTheCacheWithoutTokenising) {
+  HfFixture hf;
+  const train::TrainingResult result = hf.fx.run({"--eval.enabled=true", "--train.max_steps=5"}, {});
+  ASSERT_EQ(result.step, 5);
+  const auto caches = hf.caches();
+  ASSERT_EQ(caches.size(), 2u) << "one token cache per split";
+  for (const auto& [name, time] : caches) {
+    const nlohmann::json meta = read_json(hf.cache / "hf" / name / "metadata.json");
+    const bool validation = name.find("-validation-") != std::string::npos;
+    EXPECT_EQ(meta["documents"]["train"], validation ? kValidationDocs : kTrainDocs) << name;
+    EXPECT_EQ(meta["sources"].size(), validation ? 1u : 2u) << name;
+    EXPECT_EQ(meta["text_field"], "content") << name;
+  }
+  const auto eval_loss = metric(hf.fx, "eval/loss");
+  ASSERT_EQ(eval_loss.count(5), 1u) << "no eval on the validation split";
+  EXPECT_TRUE(std::isfinite(eval_loss.at(5)));
+  EXPECT_TRUE(std::isfinite(metric(hf.fx, "train/loss").at(5)));
+
+  // A mixture of the export (hf_name, [data]'s split and text field) and shards reads the same train
+  // cache: no cache is written again and none is added, and the export is not read: a shard damaged in
+  // place (same size and time, so the same key) would fail a tokenisation.
+  const fs::path shard = hf.export_dir / "train-00000-of-00002.jsonl";
+  const fs::file_time_type shard_time = fs::last_write_time(shard);
+  std::fstream(shard, std::ios::in | std::ios::out | std::ios::binary).put('X');
+  fs::last_write_time(shard, shard_time);
+  TrainFixture mix;
+  mix.toml = hf.fx.toml;
+  replace_in(mix.toml, fmt::format("hf_dataset_name = \"{}\"\n", hf.export_dir.string()), "");
+  replace_in(mix.toml, fmt::format("dir = \"{}\"", hf.fx.checkpoint_dir.string()),
+             fmt::format("dir = \"{}\"", mix.checkpoint_dir.string()));
+  mix.toml += fmt::format(
+      "[[data.datasets]]\nhf_name = \"{}\"\nname = \"web\"\n[[data.datasets]]\npath = \"{}\"\nname = \"npy\"\n",
+      hf.export_dir.string(), mix.data_dir.string());
+  const train::TrainingResult mixed = mix.run({"--train.max_steps=4"}, {});
+  ASSERT_EQ(mixed.step, 4);
+  EXPECT_EQ(hf.caches(), caches) << "a cache was written again";
+  EXPECT_GT(metric(mix, "data/web/tokens").at(4), 0);
+}
+
+TEST(HfExport, TwoRanksTokeniseOnceAndTrain) {
+  HfFixture hf;
+  std::vector<std::string> args = replicated_over(2);
+  args.insert(args.end(), {"--train.batch_size=2", "--train.max_steps=3"});
+  std::string output;
+  ASSERT_EQ(launch(hf.fx, 2, args, &output), 0) << output;
+  const std::string said = "tokenising 2 file(s) of split 'train'";
+  const size_t first = output.find(said);
+  EXPECT_NE(first, std::string::npos) << output;
+  EXPECT_EQ(output.find(said, first + 1), std::string::npos) << "tokenised twice:\n" << output;
+  EXPECT_EQ(hf.caches().size(), 1u);
+  EXPECT_EQ(metric(hf.fx, "train/loss").size(), 3u);
+}
+
+TEST(HfExport, TheDryRunChecksTheExportAndTokenisesNothing) {
+  HfFixture hf;
+  const config::JobConfig job = hf.fx.job({"--eval.enabled=true"});
+  const train::Preflight checked = train::preflight(job, plugins::Components(hf.fx.plugins->registry, job), 1);
+  EXPECT_EQ(checked.train_data, nullptr);
+  EXPECT_EQ(checked.eval_data, nullptr);
+  ASSERT_EQ(checked.warnings.size(), 2u);
+  expect_has(checked.warnings[0], {"[data] hf_dataset_name = \"", "not tokenised yet"});
+  expect_has(checked.warnings[1], {"[eval] hf_dataset_name = \"", "not tokenised yet"});
+  EXPECT_FALSE(fs::exists(hf.cache / "hf"));
+
+  const config::JobConfig no_split = hf.fx.job({"--eval.enabled=true", "--eval.hf_dataset_split=test"});
+  try {
+    train::preflight(no_split, plugins::Components(hf.fx.plugins->registry, no_split), 1);
+    ADD_FAILURE() << "an export without the split passed";
+  } catch (const sdk::ConfigError& e) {
+    expect_has(e.what(), {"[eval] hf_dataset_name = \"", "no JSON Lines file of split 'test'", "'validation.jsonl'"});
+  }
+}
+
+}  // namespace
+}  // namespace kforge::test
