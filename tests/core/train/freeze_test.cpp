@@ -39,18 +39,6 @@ FreezeSpec spec(const std::string& module, bool frozen, const std::string& key =
   return {module, frozen, key, "cfg.toml:3:10"};
 }
 
-// Throws sdk::ConfigError; returns its message.
-template <typename F>
-std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const sdk::ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ConfigError";
-  return "";
-}
-
 TEST(FreezeParams, FnmatchOverFullNamesStarCrossesDots) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {"layers.*", {"embedding.weight", "norm.weight", "output_head.weight"}},
@@ -97,7 +85,7 @@ TEST(ApplyFreezeSpecs, AppliesInOrderWithAliasesAndCountsPerModule) {
 
 TEST(ApplyFreezeSpecs, PatternMatchingNoParameterNamesKeyPatternAndPrefixes) {
   auto params = model_params();
-  const std::string message = config_error([&] {
+  const std::string message = config_error_of([&] {
     train::apply_freeze_specs(params, {spec("layers.*", true), spec("layer.0.*", true, "train.freeze[1].module")}, {});
   });
   expect_has(message, {"cfg.toml:3:10", "train.freeze[1].module = \"layer.0.*\"", "matches no parameter",
@@ -110,7 +98,7 @@ TEST(ApplyFreezeSpecs, CheckPlanRejectsATypoInALateStage) {
   train::FreezePlan plan;
   plan.base = {spec("embedding.*", true)};
   plan.schedule = {{100, {spec("output_haed.*", false, "train.freeze_schedule[0].specs[0].module")}}};
-  const std::string message = config_error([&] { train::check_freeze_plan(params, plan); });
+  const std::string message = config_error_of([&] { train::check_freeze_plan(params, plan); });
   expect_has(message, {"train.freeze_schedule[0].specs[0].module = \"output_haed.*\"", "Did you mean 'output_head.*'?"});
   EXPECT_EQ(trainable(params).size(), params.size()) << "checking changes nothing";
 }
@@ -157,7 +145,8 @@ TEST(CanonicalFreezeMeta, SortedDeduplicatedAndOrderInvariant) {
 TEST(CheckFreezeMeta, MismatchNamesModulesCheckpointAndTheIgnoreKey) {
   const auto saved = train::canonical_freeze_meta({spec("adapter", true), spec("layers.*", false)});
   const auto expected = train::canonical_freeze_meta({spec("layers.*", true), spec("adapter", true)});
-  const std::string message = config_error([&] { train::check_freeze_meta(saved, expected, false, "ckpt/step_20"); });
+  const std::string message =
+      config_error_of([&] { train::check_freeze_meta(saved, expected, false, "ckpt/step_20"); });
   expect_has(message, {"checkpoint ckpt/step_20", "'layers.*' is trainable in the checkpoint but frozen in this config",
                        "ignore_freeze_mismatch = true"});
   EXPECT_EQ(message.find("adapter"), std::string::npos) << "only differing modules are named";
@@ -205,13 +194,14 @@ TEST(FreezeConfig, TrainKeysDefaultEmptyAndReadWithKeysAndSources) {
 
 TEST(FreezeConfig, ScheduleStartStepsMustBeNonNegativeAndStrictlyIncreasing) {
   ConfigHost h;
-  expect_has(config_error([&] { h.job("[[train.freeze_schedule]]\nstart_step = -1\n"); }),
+  expect_has(config_error_of([&] { h.job("[[train.freeze_schedule]]\nstart_step = -1\n"); }),
              {"[train.freeze_schedule[0]] start_step = -1", "must be >= 0"});
-  expect_has(config_error([&] {
+  expect_has(config_error_of([&] {
                h.job("[[train.freeze_schedule]]\nstart_step = 5\n[[train.freeze_schedule]]\nstart_step = 5\n");
              }),
              {"[train.freeze_schedule[1]] start_step = 5", "strictly monotonic"});
-  expect_has(config_error([&] { h.job("[[train.freeze]]\nfrozen = false\n"); }), {"[train.freeze[0]] module is required"});
+  expect_has(config_error_of([&] { h.job("[[train.freeze]]\nfrozen = false\n"); }),
+             {"[train.freeze[0]] module is required"});
 }
 
 }  // namespace
