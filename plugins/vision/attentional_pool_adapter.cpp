@@ -11,8 +11,7 @@
 namespace kforge::vision {
 
 AttentionalPoolAdapter::AttentionalPoolAdapter(int64_t in_dim, int64_t out_dim, int64_t pool_window, int64_t pool_heads)
-    : window_(pool_window), heads_(pool_heads) {
-  check_pool_window(pool_window);
+    : PoolingAdapter(pool_window), heads_(pool_heads) {
   if (pool_heads <= 0 || in_dim % pool_heads != 0) {
     throw sdk::ConfigError("[adapter] pool_heads = " + std::to_string(pool_heads) +
                            ": must be positive and divide the vision feature dimension (" + std::to_string(in_dim) +
@@ -26,14 +25,14 @@ AttentionalPoolAdapter::AttentionalPoolAdapter(int64_t in_dim, int64_t out_dim, 
   out_proj_ = register_module("out_proj", torch::nn::Linear(in_dim, out_dim));
 }
 
-int64_t AttentionalPoolAdapter::output_num_tokens(int64_t num_input_tokens) const {
-  check_attentional_pool_grid(num_input_tokens, window_);
-  return pooled_token_count(num_input_tokens, window_, "attentional_pool");
+int64_t AttentionalPoolAdapter::output_num_tokens(int64_t num_input_tokens, int64_t window) const {
+  check_attentional_pool_grid(num_input_tokens, window);
+  return pooled_token_count(num_input_tokens, window, "attentional_pool");
 }
 
-at::Tensor AttentionalPoolAdapter::forward(const at::Tensor& x) {
-  check_attentional_pool_grid(x.size(1), window_);
-  const int64_t b = x.size(0), c = x.size(2), w = window_;
+at::Tensor AttentionalPoolAdapter::forward(const at::Tensor& x, int64_t window) {
+  check_attentional_pool_grid(x.size(1), window);
+  const int64_t b = x.size(0), c = x.size(2), w = window;
   const int64_t per = patch_grid_side(x.size(1), "attentional_pool") / w;
   const int64_t m = b * per * per, cells = w * w;
   // (B, per*w, per*w, C) -> (M, w*w, C): each window's patches contiguous, windows row-major.

@@ -9,19 +9,19 @@
 
 namespace kforge::vision {
 
-AvgPoolAdapter::AvgPoolAdapter(int64_t in_dim, int64_t out_dim, int64_t pool_window) : window_(pool_window) {
-  check_pool_window(pool_window);
+AvgPoolAdapter::AvgPoolAdapter(int64_t in_dim, int64_t out_dim, int64_t pool_window) : PoolingAdapter(pool_window) {
   proj_ = register_module("proj", torch::nn::Linear(in_dim, out_dim));
 }
 
-int64_t AvgPoolAdapter::output_num_tokens(int64_t num_input_tokens) const {
-  return pooled_token_count(num_input_tokens, window_, "avgpool");
+int64_t AvgPoolAdapter::output_num_tokens(int64_t num_input_tokens, int64_t window) const {
+  return pooled_token_count(num_input_tokens, window, "avgpool");
 }
 
-at::Tensor AvgPoolAdapter::forward(const at::Tensor& x) {
+at::Tensor AvgPoolAdapter::forward(const at::Tensor& x, int64_t window) {
+  check_pool_window(window);
   const int64_t b = x.size(0), c = x.size(2);
   const int64_t side = patch_grid_side(x.size(1), "avgpool");
-  const int64_t w = std::min(window_, side);
+  const int64_t w = std::min(window, side);
   // With no padding, ceil_mode's edge windows are clipped to the grid and divided by the cells they hold.
   const at::Tensor grid = x.view({b, side, side, c}).permute({0, 3, 1, 2});
   const at::Tensor pooled = at::avg_pool2d(grid, {w, w}, {w, w}, {0, 0}, /*ceil_mode=*/true,

@@ -4,23 +4,23 @@
 
 #include <torch/nn/modules/linear.h>
 
-#include "vision_adapter.h"
+#include "pooling_adapter.h"
 
 namespace kforge::vision {
 
 /// A g x g grid gives ceil(g / window)^2 tokens, row-major over the windows; a window cut by the
 /// grid's bottom or right edge averages only the cells it covers (Molmo2 §A's ragged edges), and a
 /// window wider than the grid averages the whole grid into one token.
-class AvgPoolAdapter : public VisionAdapter {
+class AvgPoolAdapter : public PoolingAdapter {
  public:
-  /// Throws sdk::ConfigError naming [adapter] pool_window when it is not positive.
   AvgPoolAdapter(int64_t in_dim, int64_t out_dim, int64_t pool_window = 2);
-  int64_t output_num_tokens(int64_t num_input_tokens) const override;
+  using PoolingAdapter::forward;
+  using PoolingAdapter::output_num_tokens;
+  int64_t output_num_tokens(int64_t num_input_tokens, int64_t window) const override;
   /// x (B, g*g, in_dim) -> (B, ceil(g / window)^2, out_dim).
-  at::Tensor forward(const at::Tensor& x) override;
+  at::Tensor forward(const at::Tensor& x, int64_t window) override;
 
  private:
-  int64_t window_;
   torch::nn::Linear proj_{nullptr};
 };
 

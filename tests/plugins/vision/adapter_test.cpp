@@ -1,10 +1,12 @@
-// Adapters without the oracle: token counts, the pooling rules (square grids; attentional_pool's
-// divisible grid, checkable before anything is built), and make_adapter's refusals.
+// Adapters without the oracle: token counts, a per-call pooling window, the pooling rules (square grids;
+// attentional_pool's divisible grid, checkable before anything is built), and make_adapter's refusals.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include "adapter_factory.h"
+#include "hf_tensors.h"
 #include "patch_grid.h"
+#include "pooling_adapter.h"
 #include "support/expect_text.h"
 
 namespace kforge::test {
@@ -30,6 +32,24 @@ TEST(Adapters, OutputTokenCounts) {
   EXPECT_EQ(vision::pooled_token_count(25, 2, "avgpool"), 9);
   const at::Tensor out = vision::make_adapter(options("avgpool", 3))->forward(at::randn({2, 196, 8}));
   EXPECT_EQ(out.sizes(), at::IntArrayRef({2, 25, 4}));
+}
+
+TEST(Adapters, PoolingWindowCanBeChosenPerCall) {
+  for (const std::string type : {"avgpool", "attentional_pool"}) {
+    SCOPED_TRACE(type);
+    const auto image = vision::make_adapter(options(type, 2));
+    const auto video = vision::make_adapter(options(type, 3));
+    std::map<std::string, at::Tensor> weights;
+    for (const auto& p : image->named_parameters()) weights[p.key()] = p.value();
+    vision::load_hf_tensors(*video, weights, "the image adapter");
+    auto& pooling = dynamic_cast<vision::PoolingAdapter&>(*image);
+    EXPECT_EQ(pooling.pool_window(), 2);
+    const at::Tensor x = at::randn({2, 36, 8});
+    EXPECT_TRUE(at::equal(pooling.forward(x, 3), video->forward(x))) << "window 3, the same weights";
+    EXPECT_EQ(image->forward(x).size(1), 9);
+    EXPECT_EQ(pooling.output_num_tokens(36, 3), 4);
+    EXPECT_EQ(image->output_num_tokens(36), 9);
+  }
 }
 
 TEST(Adapters, AttentionalPoolRefusesAGridTheWindowDoesNotDivide) {
