@@ -5,6 +5,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <kforge/sdk/error.h>
 
+#include <cmath>
+
 namespace kforge::vision {
 
 RandomEncoder::RandomEncoder(int64_t num_tokens, int64_t feature_dim, int64_t seed)
@@ -21,8 +23,12 @@ at::Tensor RandomEncoder::forward(const at::Tensor& pixels) {
   const at::Tensor sums = pixels.detach().flatten(1).sum(1).to(at::kCPU);
   at::Tensor out = at::empty({batch, num_tokens_, feature_dim_}, at::kFloat);
   for (int64_t i = 0; i < batch; ++i) {
-    const double sum = sums[i].item<double>();
-    const auto seed = static_cast<uint64_t>(seed_ + static_cast<int64_t>(sum * 1e6));
+    const double scaled = sums[i].item<double>() * 1e6;
+    if (!(std::fabs(scaled) < 9e18)) {  // NaN, infinite, or past int64 (as python's int() of it would fail)
+      throw sdk::Error("vision encoder random: image " + std::to_string(i) + " of the batch has pixel sum " +
+                       std::to_string(scaled / 1e6) + ", which seeds no generator (expected finite pixel values)");
+    }
+    const auto seed = static_cast<uint64_t>(seed_ + static_cast<int64_t>(scaled));
     at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
     out[i].copy_(at::randn({num_tokens_, feature_dim_}, generator, at::kFloat));
   }

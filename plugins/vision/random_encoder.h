@@ -10,8 +10,9 @@ namespace kforge::vision {
 /// torch.randn from a CPU generator seeded with seed + trunc(sum(pixels[i]) * 1e6) (the sum in the
 /// pixels' dtype, the product in double, truncated toward zero; a negative seed wraps modulo 2^64 as
 /// torch.Generator.manual_seed does). The same image therefore gives the same tokens on any call and any
-/// rank; a different one almost surely differs. Nothing is learned: there are no parameters, and the
-/// output does not depend on the pixels through autograd.
+/// rank; a different one almost surely differs. A non-finite pixel sum throws sdk::Error naming the
+/// image. Nothing is learned: there are no parameters, and the output does not depend on the pixels
+/// through autograd.
 class RandomEncoder : public VisionEncoder {
  public:
   /// KempnerForge's defaults: 16 tokens of 768 features, seed 0. Sizes must be positive.

@@ -37,6 +37,7 @@ TEST(RandomEncoder, IsDeterministicPerImageAndHasNoParameters) {
   EXPECT_NEAR(batch.mean().item<double>(), 0.0, 0.1);  // standard normal draws: 3*16*768 of them
   EXPECT_NEAR(batch.std().item<double>(), 1.0, 0.1);
   EXPECT_THROW(vision::RandomEncoder(0, 4), std::exception);
+  EXPECT_THROW(encoder.forward(at::full({1, 3, 2, 2}, NAN)), std::exception) << "a NaN image seeds nothing";
 }
 
 }  // namespace
