@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/tokenizer.h"
@@ -63,12 +64,28 @@ int64_t packing_eos_id(const config::JobConfig& job, uint32_t model_capabilities
     }
     return eos;
   }
-  std::vector<std::string> dirs{job.data.dataset_path};
-  for (const config::DatasetSource& source : job.data.datasets) dirs.push_back(source.path);
-  for (const std::string& dir : dirs) {
-    if (dir.empty()) continue;
-    if (const std::optional<int64_t> eos = prepared_eos_id(dir)) return *eos;
+  // The data's metadata.json files: dataset_path's, or each mixture source's, which must agree.
+  std::vector<std::pair<std::string, std::string>> dirs{{"[data] dataset_path", job.data.dataset_path}};
+  for (const config::DatasetSource& source : job.data.datasets) {
+    dirs.emplace_back(fmt::format("source '{}'", source.name), source.path);
   }
+  std::optional<int64_t> found;
+  std::string said;
+  for (const auto& [what, dir] : dirs) {
+    if (dir.empty()) continue;
+    const std::optional<int64_t> eos = prepared_eos_id(dir);
+    if (!eos) continue;
+    said += fmt::format("{}{} (\"{}\") eos_id {}", said.empty() ? "" : ", ", what, dir, *eos);
+    if (found && *found != *eos) {
+      throw sdk::ConfigError(fmt::format(
+          "[data] pack_sequences = true: the mixture's sources were prepared with different EOS ids ({}), so no "
+          "one id splits every source's documents; set [data] tokenizer_path to the tokenizer of the data, or mix "
+          "sources prepared with one tokenizer",
+          said));
+    }
+    found = eos;
+  }
+  if (found) return *found;
   throw sdk::ConfigError(
       "[data] pack_sequences = true needs the EOS id that separates documents: set [data] tokenizer_path to the "
       "data's tokenizer, or train on shards written by `kforge prepare-data` (its metadata.json records eos_id)");

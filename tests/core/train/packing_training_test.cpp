@@ -1,16 +1,23 @@
 // Training with [data] pack_sequences = true: where the EOS id comes from (the tokenizer, else prepare-data's
-// metadata.json), the refusals (a model without the document_mask capability, no EOS id anywhere), and a short
-// run whose micro-batches carry document ids and ignored cross-document labels and whose loss is finite.
+// metadata.json, which a mixture's sources must agree on), the refusals (a model without the document_mask
+// capability, no EOS id anywhere, sources with different EOS ids), a short run whose micro-batches carry
+// document ids and ignored cross-document labels and whose loss is finite, and a packed 3-source mixture
+// that resumes exactly.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
+#include <set>
 
+#include "checkpoint/checkpoint_manager.h"
 #include "core/train/train_fixture.h"
 #include "data/documents.h"
+#include "data/npy_writer.h"
 #include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
 #include "support/expect_text.h"
+#include "support/launch_job.h"
 #include "support/tiny_tokenizer.h"
 #include "train/packing.h"
 #include "train/step.h"
@@ -85,6 +92,82 @@ TEST(Packing, APackedRunTrainsOnDocuments) {
   // The corpus holds token 2 (the EOS) every 64 tokens: windows of 17 meet one about every fourth window.
   EXPECT_GT(packed_batches, 0);
   EXPECT_GT(ignored_labels, 0);
+}
+
+// Three mixture sources "a", "b", "c" under the fixture's root in place of its dataset_path, each a
+// cyclic token stream holding every id (so the EOS 2 once every 64 tokens) with a metadata.json
+// saying which EOS id prepared it.
+void make_packed_mixture(TrainFixture& fx, const std::vector<int>& eos_ids) {
+  std::string sources;
+  for (size_t s = 0; s < eos_ids.size(); ++s) {
+    const std::string name(1, static_cast<char>('a' + s));
+    const auto dir = fx.root / "mix" / name;
+    std::filesystem::create_directories(dir);
+    std::vector<int> tokens(1200 + 500 * s);
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int>((i * (3 + 2 * s) + s) % 64);
+    data::write_npy_tokens(dir / "shard_0.npy", data::TokenDtype::uint16, tokens);
+    std::ofstream(dir / "metadata.json") << fmt::format(
+        R"({{"format": "kforge-tokens-v1", "vocab_size": 64, "eos_id": {}, "shards": {{"train": [], "eval": []}}}})",
+        eos_ids[s]);
+    sources += fmt::format("[[data.datasets]]\npath = \"{}\"\nweight = {}\n", dir.string(), s + 1);
+  }
+  const std::string path_line = fmt::format("dataset_path = \"{}\"\n", fx.data_dir.string());
+  const size_t at = fx.toml.find(path_line);
+  ASSERT_NE(at, std::string::npos);
+  fx.toml.replace(at, path_line.size(), "");
+  fx.toml += sources;
+}
+
+TEST(Packing, AMixtureTakesTheEosIdItsSourcesAgreeOnAndRefusesSourcesThatDisagreeNamingThem) {
+  TrainFixture agree, disagree;
+  make_packed_mixture(agree, {2, 2, 2});
+  EXPECT_EQ(train::packing_eos_id(agree.job({"--data.pack_sequences=true"}), kDocumentMaskCap), 2);
+  make_packed_mixture(disagree, {2, 2, 7});
+  const std::string refusal = packing_refusal(disagree.job({"--data.pack_sequences=true"}), kDocumentMaskCap);
+  expect_has(refusal, {"[data] pack_sequences = true", "source 'a' (", "eos_id 2", "source 'c' (", "eos_id 7",
+                       "set [data] tokenizer_path"});
+  // The tokenizer decides when it is set.
+  const auto tokenizer = tiny_tokenizer(disagree.root);
+  EXPECT_EQ(
+      train::packing_eos_id(disagree.job({"--data.pack_sequences=true", "--data.tokenizer_path=" + tokenizer.string()}),
+                            kDocumentMaskCap),
+      2);
+}
+
+TEST(Packing, APackedThreeSourceMixtureTrainsOnDocumentsAndResumesExactly) {
+  const std::vector<std::string> args = {"--data.pack_sequences=true", "--scheduler.name=constant",
+                                         "--scheduler.warmup_steps=0", "--eval.enabled=false",
+                                         "--checkpoint.interval=1000"};
+  auto with = [&](const std::string& more) {
+    std::vector<std::string> all = args;
+    all.push_back(more);
+    return all;
+  };
+  TrainFixture straight, split;
+  make_packed_mixture(straight, {2, 2, 2});
+  make_packed_mixture(split, {2, 2, 2});
+  std::set<int64_t> packed_sources;
+  const train::StepFn watching_step = [&](train::Trainer& trainer, const std::vector<data::Batch>& batches) {
+    for (const data::Batch& b : batches) {  // the fixture logs every step, so rows carry their sources
+      const at::Tensor rows_with_documents = std::get<0>(b.doc_ids.max(1)).gt(0);
+      for (int64_t r = 0; r < b.sources.size(0); ++r) {
+        if (rows_with_documents[r].item<bool>()) packed_sources.insert(b.sources[r].item<int64_t>());
+      }
+    }
+    return train::standard_step(trainer, batches);
+  };
+  straight.run(with("--train.max_steps=12"), {}, watching_step);
+  EXPECT_EQ(packed_sources, (std::set<int64_t>{0, 1, 2})) << "each source's rows are split into documents";
+  split.run(with("--train.max_steps=7"), {});
+  const train::TrainingResult resumed = split.run(with("--train.max_steps=12"), {});
+  ASSERT_EQ(resumed.resumed_from, 7);
+  const auto la = metric(straight, "train/loss"), lb = metric(split, "train/loss");
+  ASSERT_EQ(la.size(), 12u);
+  for (int64_t step = 1; step <= 12; ++step) EXPECT_EQ(la.at(step), lb.at(step)) << "step " << step;
+  const auto a = checkpoint::CheckpointManager::load(straight.checkpoint_dir / "step_12");
+  const auto b = checkpoint::CheckpointManager::load(split.checkpoint_dir / "step_12");
+  EXPECT_EQ(a.train_state.at("mixture"), b.train_state.at("mixture"));
+  for (const auto& [name, t] : a.model) EXPECT_TRUE(at::equal(t, b.model.at(name))) << name;
 }
 
 }  // namespace
