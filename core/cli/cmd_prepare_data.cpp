@@ -1,4 +1,5 @@
-// kforge prepare-data: tokenise text files into train/eval .npy shards for the memmap dataset.
+// kforge prepare-data: tokenise text files into train/eval .npy shards for the memmap dataset, or (--image-text)
+// turn an image-text JSON Lines manifest into WebDataset tar shards.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "cli/exit_codes.h"
 #include "cli/parse_options.h"
 #include "data/prepare.h"
+#include "data/webdataset_writer.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::cli {
@@ -35,7 +37,50 @@ Example:
   #   [model] vocab_size = 8000
   #   [data]  dataset_path = "data/austen/train"   tokenizer_path = "data/austen/tokenizer.model"
   #   [eval]  dataset_path = "data/austen/eval"
+
+With --image-text the one --input is a JSON Lines manifest, one {"image": "relative/path.jpg", "text": "...",
+"prompt": "..."} per line (image paths relative to the manifest; .jpg .jpeg .png or .webp), written as
+WebDataset shards OUTPUT/shard-NNNNNN.tar of --samples-per-shard samples: members NNNNNNNNN.jpg (the image's
+bytes), .txt (the text) and .json (the line's object), with OUTPUT/webdataset.json listing them:
+  kforge prepare-data --image-text --input photos/manifest.jsonl --output data/photos --samples-per-shard 1000
 )";
+
+// --image-text: the manifest to WebDataset shards; the tokenizer options do not apply.
+int prepare_image_text(const cxxopts::ParseResult& args, const std::vector<std::string>& inputs) {
+  data::WebDatasetWriteOptions o;
+  try {
+    for (const char* key : {"train-tokenizer", "vocab-size", "tokenizer", "text-field", "documents", "shard-tokens"}) {
+      if (args.count(key)) throw sdk::ConfigError(fmt::format("--{} does not apply with --image-text", key));
+    }
+    if (inputs.size() != 1) {
+      throw sdk::ConfigError(fmt::format("--image-text takes one --input manifest, not {}", inputs.size()));
+    }
+    if (!args.count("output")) throw sdk::ConfigError("no output directory: give --output DIR");
+    o.manifest = inputs.front();
+    o.output = args["output"].as<std::string>();
+    o.samples_per_shard = args["samples-per-shard"].as<int64_t>();
+    o.skip_bad_lines = args.count("skip-bad-lines") > 0;
+    o.overwrite = args.count("overwrite") > 0;
+  } catch (const std::exception& e) {
+    std::cerr << "kforge prepare-data: " << e.what() << "\n(see kforge prepare-data --help)\n";
+    return kExitUsage;
+  }
+  try {
+    const data::WebDatasetWriteResult r = data::write_webdataset(o);
+    for (const std::string& skipped : r.skipped) std::cerr << "kforge prepare-data: skipped " << skipped << "\n";
+    std::cout << fmt::format(
+        "samples     {} ({:.1f} MB of images) in {} shard(s), {} line(s) skipped\n"
+        "metadata    {}\n",
+        r.samples, r.image_bytes / 1e6, r.shards.size(), r.skipped.size(), r.metadata.string());
+    return kExitOk;
+  } catch (const sdk::ConfigError& e) {
+    std::cerr << "kforge prepare-data: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "kforge prepare-data: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
 
 }  // namespace
 
@@ -44,7 +89,9 @@ int cmd_prepare_data(int argc, char** argv) {
       "kforge prepare-data",
       "Tokenise text or JSON Lines files (optionally compressed) with a tokenizer (a SentencePiece "
       "model trained here, or given) into .npy token shards for the memmap dataset.");
-  options.custom_help("--input FILE... --output DIR (--train-tokenizer --vocab-size N | --tokenizer FILE)");
+  options.custom_help(
+      "--input FILE... --output DIR (--train-tokenizer --vocab-size N | --tokenizer FILE) | --image-text --input "
+      "MANIFEST.jsonl --output DIR");
   options.add_options("positional")("files", "", cxxopts::value<std::vector<std::string>>());
   options.add_options()("i,input",
                         "text or JSON Lines file(s) to tokenise, optionally gzip/zstd/xz compressed (repeatable; "
@@ -70,8 +117,10 @@ int cmd_prepare_data(int argc, char** argv) {
       "JSON Lines: skip lines that are not JSON or lack a string --text-field (counted, reported and recorded in "
       "metadata.json) instead of failing")("threads", "encoding threads (0: every core)",
                                            cxxopts::value<int>()->default_value("0"))(
-      "overwrite", "replace .npy shards already in OUTPUT/train and OUTPUT/eval")("q,quiet", "no progress on stderr")(
-      "h,help", "this help");
+      "overwrite", "replace .npy shards already in OUTPUT/train and OUTPUT/eval (--image-text: .tar shards)")(
+      "image-text", "the input is an image-text JSON Lines manifest: write WebDataset .tar shards")(
+      "samples-per-shard", "--image-text: samples per .tar shard", cxxopts::value<int64_t>()->default_value("1000"))(
+      "q,quiet", "no progress on stderr")("h,help", "this help");
   options.parse_positional({"files"});
   options.positional_help("");
 
@@ -79,6 +128,15 @@ int cmd_prepare_data(int argc, char** argv) {
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
 
+  if (args.count("image-text")) {
+    std::vector<std::string> inputs;
+    for (const char* key : {"input", "files"}) {
+      if (args.count(key)) {
+        for (const auto& p : args[key].as<std::vector<std::string>>()) inputs.push_back(p);
+      }
+    }
+    return prepare_image_text(args, inputs);
+  }
   data::PrepareOptions o;
   try {
     if (!args.count("input") && !args.count("files")) {

@@ -1,0 +1,38 @@
+// JsonlManifestSource: a LLaVA-style JSON Lines manifest, one {"image": "relative/path.jpg", "text": "...",
+// "prompt": "..."} object per line ("prompt" optional), image paths relative to the manifest's directory.
+// The manifest is read once (blank lines skipped); sample i is its i-th object.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "image_text/image_text_source.h"
+
+namespace kforge::image_text {
+
+struct ManifestLine {
+  int64_t line = 0;  ///< 1-based line number in the manifest
+  std::string image;
+  std::string text;
+  std::string prompt;
+};
+
+/// Parses one manifest line; throws sdk::Error naming `file`, `line` and what is wrong.
+ManifestLine parse_manifest_line(std::string_view json, const std::string& file, int64_t line);
+
+class JsonlManifestSource : public ImageTextSource {
+ public:
+  /// Reads the manifest; a line that is not such an object is an error naming the file and line.
+  explicit JsonlManifestSource(const std::filesystem::path& manifest);
+
+  int64_t size() const override { return static_cast<int64_t>(lines_.size()); }
+  /// Reads the image file; a missing or unreadable one throws SampleError.
+  RawSample load(int64_t index) const override;
+
+ private:
+  std::filesystem::path manifest_;
+  std::vector<ManifestLine> lines_;
+};
+
+}  // namespace kforge::image_text
