@@ -18,15 +18,27 @@ namespace kforge::sdk {
 struct ModelBlock {
   std::string name;                 ///< module path, e.g. "layers.0"
   std::vector<std::string> params;  ///< fully-qualified names of the parameters it owns
+  /// Sub-modules (paths under `name`, e.g. "attention") that forward() runs through run_module(): what
+  /// [train] activation_checkpointing = "selective" recomputes. Their parameters are those under "<name>.<module>.".
+  std::vector<std::string> checkpointable = {};
 };
 
 class Model : public torch::nn::Module {
  public:
-  /// One block's computation, input -> output.
+  /// One block's (or checkpointable module's) computation, input -> output. The host may keep it and call it
+  /// again during the backward (activation checkpointing), after forward() returned: it must hold what it reads
+  /// by value (or as members), use no tensor requiring a gradient other than its input and the unit's own
+  /// parameters, and compute the same again (the host replays the CPU generator, autocast, and the unit's
+  /// parameters and buffers the first call changed in place).
   using BlockFn = std::function<torch::Tensor(const torch::Tensor&)>;
   /// Runs block `index` (of blocks()) on `input`: the host's seam around every block, e.g. FSDP
   /// gathers the block's parameters first and again for its backward.
   using BlockRunner = std::function<torch::Tensor(size_t index, const torch::Tensor& input, const BlockFn& block)>;
+  /// Runs module `module` (of blocks()[block].checkpointable) of block `block` on `input`.
+  using ModuleRunner = std::function<torch::Tensor(size_t block, const std::string& module, const torch::Tensor& input,
+                                                   const BlockFn& fn)>;
+  /// Receives a block's side output (see block_side_output).
+  using SideOutputSink = std::function<void(const torch::Tensor& value)>;
 
   /// What a model keeps between decode() calls (e.g. a KV cache); opaque to the host.
   struct DecodeState {
@@ -79,6 +91,15 @@ class Model : public torch::nn::Module {
 
   /// Set by the host (an empty runner restores the default, which calls the block directly).
   void set_block_runner(BlockRunner runner) { block_runner_ = std::move(runner); }
+  /// The runner installed now (empty: the default), for a host seam that wraps another.
+  const BlockRunner& block_runner() const { return block_runner_; }
+  /// Set by the host (an empty runner restores the default, which calls the module directly).
+  void set_module_runner(ModuleRunner runner) { module_runner_ = std::move(runner); }
+  /// Set by the host around a block or module it may recompute: receives what block_side_output() declares.
+  void set_side_output_sink(SideOutputSink sink) { side_output_sink_ = std::move(sink); }
+  /// Set by the host while it re-runs a block or module for activation checkpointing: capture() delivers
+  /// nothing then (the first run delivered the values).
+  void set_recomputing(bool recomputing) { recomputing_ = recomputing; }
 
   /// Receives captured tensors (kforge extract): the point's name, e.g. "layers.3.attn_out", and its value.
   using CaptureSink = std::function<void(const std::string& point, const torch::Tensor& value)>;
@@ -95,6 +116,17 @@ class Model : public torch::nn::Module {
   torch::Tensor run_block(size_t index, const torch::Tensor& input, const BlockFn& block) {
     return block_runner_ ? block_runner_(index, input, block) : block(input);
   }
+  /// Inside block `block`'s function: runs its sub-module `module` (declared in ModelBlock::checkpointable)
+  /// through the host's module seam.
+  torch::Tensor run_module(size_t block, const std::string& module, const torch::Tensor& input, const BlockFn& fn) {
+    return module_runner_ ? module_runner_(block, module, input, fn) : fn(input);
+  }
+  /// Inside a block's (or module's) function: declares `value`, computed there and kept by the model for use
+  /// after it (e.g. an MoE layer's aux loss, added to the objective). When the host recomputes the unit in the
+  /// backward it makes `value` an output of the recomputation, so gradients still reach the unit through it.
+  void block_side_output(const torch::Tensor& value) const {
+    if (side_output_sink_) side_output_sink_(value);
+  }
   /// Whether any point is wanted (a cheap test before a model builds point names in its forward).
   bool capture_active() const { return static_cast<bool>(capture_sink_); }
   /// Whether `point` is wanted (lets a model skip work nobody asked for, e.g. attention probabilities).
@@ -106,11 +138,14 @@ class Model : public torch::nn::Module {
   }
   /// Hands `value` (detached) to the sink when `point` is wanted.
   void capture(const std::string& point, const torch::Tensor& value) const {
-    if (capture_sink_ && capturing(point)) capture_sink_(point, value.detach());
+    if (capture_sink_ && !recomputing_ && capturing(point)) capture_sink_(point, value.detach());
   }
 
  private:
   BlockRunner block_runner_;
+  ModuleRunner module_runner_;
+  SideOutputSink side_output_sink_;
+  bool recomputing_ = false;
   std::vector<std::string> capture_points_;
   CaptureSink capture_sink_;
 };
