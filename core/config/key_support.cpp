@@ -25,7 +25,7 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
       {"train",
        {"batch_size", "seq_len", "max_steps", "grad_accum_steps", "grad_clip_norm", "seed", "data_seed",
         "mixed_precision", "loss_fn", "z_loss_weight", "ce_chunk_size", "shutdown_timeout_sec", "num_threads",
-        "nan_max_consecutive", "hooks", "freeze", "freeze_schedule"}},
+        "nan_max_consecutive", "hooks", "freeze", "freeze_schedule", "activation_checkpointing"}},
       {"freeze", {"module", "frozen"}},
       {"freeze_schedule", {"start_step", "specs"}},
       {"optimizer",
@@ -65,7 +65,6 @@ const Table& not_implemented() {
     auto add = [&](const std::string& section, std::vector<std::string> keys, const KeySupport& s) {
       for (auto& k : keys) t[{section, k}] = s;
     };
-    add("train", {"activation_checkpointing"}, refused("activation checkpointing"));
     add("train", {"compile_model"}, no_effect("kforge has no graph compiler", Value::boolean(false)));
     add("train", {"nccl_health_check_interval"}, no_effect("collective health checks"));
     add("data", {"hf_dataset_image_field", "hf_dataset_prompt_field", "hf_image_size"},

@@ -89,6 +89,7 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
            model_->flops_per_token(train.seq_len) / 1e9, train.seq_len);
 
   shard_parameters();
+  checkpoint_activations();
   // The optimizer holds every parameter (none is frozen yet) and skips those without a gradient.
   optimizer_ = build_optimizer(job_, components_, fsdp_.get(), parameters());
   freeze_ = read_freeze_plan(job_);
@@ -214,6 +215,21 @@ void Trainer::shard_parameters() {
                   "their gradients and optimizer state; blocks are gathered one at a time",
                   shards, mesh.shape().size("dp_replicate") > 1 ? " (HSDP: replicated over dp_replicate)" : "",
                   bytes(fsdp_->shards()), bytes(params_));
+}
+
+void Trainer::checkpoint_activations() {
+  const std::string value = job_.view("train").get_string("activation_checkpointing");
+  const CheckpointMode mode = checkpoint_mode(value);
+  if (mode == CheckpointMode::none) return;
+  checkpointing_ = std::make_unique<ActivationCheckpointing>(*model_, mode);  // around the FSDP / DP block runner
+  size_t modules = 0;
+  for (const sdk::ModelBlock& block : model_->blocks()) modules += block.checkpointable.size();
+  log::get().info(
+      "[train] activation_checkpointing = \"{}\": {} run their forward without keeping activations "
+      "and again in the backward",
+      value,
+      mode == CheckpointMode::full ? fmt::format("the {} blocks", model_->blocks().size())
+                                   : fmt::format("the {} checkpointable modules", modules));
 }
 
 void Trainer::resume() {

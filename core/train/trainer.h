@@ -16,6 +16,7 @@
 #include "metrics/tracker.h"
 #include "plugins/components.h"
 #include "plugins/registry.h"
+#include "train/activation_checkpoint.h"
 #include "train/freeze.h"
 #include "train/fully_sharded.h"
 #include "train/mixture_feed.h"
@@ -82,6 +83,8 @@ class Trainer {
   /// dp_shard > 1: replaces the parameters the optimizer sees by this rank's FSDP shards;
   /// otherwise, on several ranks, sets up the overlapped gradient all-reduce.
   void shard_parameters();
+  /// [train] activation_checkpointing: recomputes blocks or checkpointable modules in the backward.
+  void checkpoint_activations();
   void resume();
   void restore(const checkpoint::Snapshot& snapshot);
   /// This rank's sampler position from a checkpoint's train_state (re-derived from the global
@@ -116,6 +119,7 @@ class Trainer {
   std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
   std::unique_ptr<FullyShardedModel> fsdp_;  ///< dp_shard > 1
   std::unique_ptr<ReplicatedModel> replicated_;  ///< dp_shard = 1 on several ranks
+  std::unique_ptr<ActivationCheckpointing> checkpointing_;  ///< [train] activation_checkpointing != "none"
   std::unique_ptr<sdk::Optimizer> optimizer_;
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule
   std::unique_ptr<sdk::Scheduler> scheduler_;

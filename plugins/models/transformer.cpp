@@ -5,7 +5,6 @@
 #include <kforge/sdk/error.h>
 
 #include <cmath>
-#include <optional>
 #include <string>
 #include <tuple>
 
@@ -82,10 +81,20 @@ at::Tensor Transformer::run(const at::Tensor& tokens, KVCache* cache) {
     sin = sin.narrow(0, start, seq);
   }
   for (size_t i = 0; i < layers_.size(); ++i) {
-    const std::optional<BlockCapture> block_capture = capturing ? std::optional(capture_of_block(i)) : std::nullopt;
-    const BlockCapture* c = block_capture ? &*block_capture : nullptr;
-    x = run_block(i, x,
-                  [&](const at::Tensor& in) { return layers_[i]->forward(in, cos, sin, cache, i, c, doc_starts); });
+    // The host may call these again in the backward (activation checkpointing): they hold what they read by value.
+    const std::shared_ptr<const BlockCapture> c =
+        capturing ? std::make_shared<const BlockCapture>(capture_of_block(i)) : nullptr;
+    const AttentionSeam attention_seam = [this, i](const at::Tensor& in, const BlockFn& attention) {
+      return run_module(i, "attention", in, attention);
+    };
+    x = run_block(i, x, [this, i, cos, sin, cache, c, doc_starts, attention_seam](const at::Tensor& in) {
+      at::Tensor out = layers_[i]->forward(in, cos, sin, cache, i, c, doc_starts, attention_seam);
+      if (const auto& moe = layers_[i]->moe(); moe && moe->last_routing().aux_loss.defined()) {
+        block_side_output(moe->last_routing().aux_loss);  // added to the objective by auxiliary_losses()
+        block_side_output(moe->last_routing().z_loss);
+      }
+      return out;
+    });
   }
   if (cache) cache->advance(seq);
   x = norm_->forward(x);
@@ -137,7 +146,7 @@ std::vector<sdk::ModelBlock> Transformer::blocks() const {
   std::vector<sdk::ModelBlock> out;
   out.reserve(layers_.size());
   for (size_t i = 0; i < layers_.size(); ++i) {
-    sdk::ModelBlock block{"layers." + std::to_string(i), {}};
+    sdk::ModelBlock block{"layers." + std::to_string(i), {}, {"attention"}};
     for (const auto& item : layers_[i]->named_parameters(/*recurse=*/true)) {
       block.params.push_back(block.name + "." + item.key());
     }

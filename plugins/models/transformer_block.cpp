@@ -25,13 +25,19 @@ TransformerBlock::TransformerBlock(const ModelConfig& c, int64_t layer, const sd
 }
 
 at::Tensor TransformerBlock::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache,
-                                     size_t layer, const BlockCapture* capture, const at::Tensor& doc_starts) {
+                                     size_t layer, std::shared_ptr<const BlockCapture> capture,
+                                     const at::Tensor& doc_starts, const AttentionSeam& attention_seam) {
+  const sdk::Model::BlockFn attend = [attention = attention_, cos, sin, cache, layer, capture,
+                                      doc_starts](const at::Tensor& in) {
+    return attention->forward(in, cos, sin, cache, layer, capture.get(), doc_starts);
+  };
+  const at::Tensor normed_x = attention_norm_->forward(x);
+  const BlockCapture* c = capture.get();
   const at::Tensor h =
-      x + tap(capture, BlockPoint::attn_out,
-              attention_->forward(attention_norm_->forward(x), cos, sin, cache, layer, capture, doc_starts));
+      x + tap(c, BlockPoint::attn_out, attention_seam ? attention_seam(normed_x, attend) : attend(normed_x));
   const at::Tensor normed = mlp_norm_->forward(h);
-  return tap(capture, BlockPoint::residual,
-             h + tap(capture, BlockPoint::mlp_out,
+  return tap(c, BlockPoint::residual,
+             h + tap(c, BlockPoint::mlp_out,
                      moe_ ? moe_->forward(normed, /*decoding=*/cache != nullptr) : mlp_->forward(normed)));
 }
 

@@ -2,9 +2,11 @@
 // mlp is the dense MLP or, on MoE layers, the mixture-of-experts layer.
 #pragma once
 
+#include <kforge/sdk/model.h>
 #include <kforge/sdk/registrar.h>
 #include <torch/nn/module.h>
 
+#include <functional>
 #include <memory>
 
 #include "attention.h"
@@ -16,6 +18,10 @@
 
 namespace kforge::builtin::models {
 
+/// Runs the attention sub-module's function on its input: the model's run_module seam (activation
+/// checkpointing "selective" recomputes it), or empty to call it directly.
+using AttentionSeam = std::function<at::Tensor(const at::Tensor& input, const sdk::Model::BlockFn& attention)>;
+
 class TransformerBlock : public torch::nn::Module {
  public:
   /// Layer `layer` is MoE when config.is_moe_layer(layer); its router then comes from
@@ -23,9 +29,11 @@ class TransformerBlock : public torch::nn::Module {
   TransformerBlock(const ModelConfig& config, int64_t layer, const sdk::ComponentSource* components);
   /// With a cache, attention appends this block's K/V as layer `layer` (see Attention::forward) and
   /// an MoE layer routes without a capacity limit. A non-null `capture` receives the block's
-  /// points (BlockPoint) that it wants. `doc_starts`: packed documents (Attention::forward).
+  /// points (BlockPoint) that it wants. `doc_starts`: packed documents (Attention::forward). Attention runs
+  /// through `attention_seam` (which may call it again in the backward: it holds what it reads by value).
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
-                     size_t layer = 0, const BlockCapture* capture = nullptr, const at::Tensor& doc_starts = {});
+                     size_t layer = 0, std::shared_ptr<const BlockCapture> capture = nullptr,
+                     const at::Tensor& doc_starts = {}, const AttentionSeam& attention_seam = {});
   /// The MoE layer, or nullptr on a dense layer.
   const std::shared_ptr<MoE>& moe() const { return moe_; }
 

@@ -90,8 +90,6 @@ const Case kRefused[] = {
      {"command line: [vlm] is not implemented"}},
     {"adapter", "[vision_encoder]\n[adapter]\ntype = \"linear\"\n[vlm]\n", {}, {"cfg.toml:2:1: [adapter]"}},
     {"video", "[vision_encoder]\n[vlm]\n[video]\nmax_frames = 8\n", {}, {"cfg.toml:3:1: [video]", "video training"}},
-    {"activation_checkpointing", "[train]\nactivation_checkpointing = \"full\"\n", {},
-     {"[train] activation_checkpointing = \"full\"", "activation checkpointing", "set \"none\""}},
     {"hf_streaming", "", {"--data.hf_streaming=true"},
      {"[data] hf_streaming = true", "another sample order", "exact resume", "set false"}},
     {"hf_vlm_image_field", "[data]\nhf_dataset_image_field = \"img\"\n", {},
@@ -106,10 +104,8 @@ INSTANTIATE_TEST_SUITE_P(KempnerForgeKeys, Refused, ::testing::ValuesIn(kRefused
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Refused, EveryRefusedKeyIsListedInOneMessage) {
-  const std::string message =
-      refusal("[train]\nactivation_checkpointing = \"selective\"\n[data]\nhf_streaming = true\n",
-              {"--distributed.tp=2"});
-  expect_has(message, {"activation_checkpointing", "hf_streaming", "[distributed] tp = 2"});
+  const std::string message = refusal("[distributed]\ncp = 2\n[data]\nhf_streaming = true\n", {"--distributed.tp=2"});
+  expect_has(message, {"[distributed] cp = 2", "hf_streaming", "[distributed] tp = 2"});
 }
 
 TEST(Refused, DefaultsAndExplicitInertValuesPass) {

@@ -68,8 +68,6 @@ const Case kCases[] = {
     {"mixture_and_dataset_path", "[[data.datasets]]\npath = \"a\"\n", "", "[data] dataset_path = \""},
     {"pack_sequences_without_eos", "", "--data.pack_sequences=true",
      "[data] pack_sequences = true needs the EOS id that separates documents"},
-    {"activation_checkpointing", "", "--train.activation_checkpointing=full",
-     "[train] activation_checkpointing = \"full\": not implemented"},
     {"hf_hub_id", "", "--data.dataset_path='' --data.hf_dataset_name=allenai/c4 --data.tokenizer_path=tok.model",
      "[data] hf_dataset_name = \"allenai/c4\": 'allenai/c4' is not a local file or directory, and kforge has no "
      "Hugging Face Hub access"},
