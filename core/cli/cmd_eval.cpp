@@ -1,9 +1,9 @@
 // kforge eval: eval loss and perplexity of a checkpoint on its config's eval dataset (KempnerForge §9.5).
-#include <cxxopts.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include <cxxopts.hpp>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -12,6 +12,7 @@
 #include "kforge/sdk/error.h"
 #include "plugins/components.h"
 #include "train/evaluator.h"
+#include "train/hf_data.h"
 #include "train/packing.h"
 
 namespace kforge::cli {
@@ -24,7 +25,8 @@ int cmd_eval(int argc, char** argv) {
                            "Evaluate a checkpoint: rebuilds the model from the checkpoint's config.toml (plus any\n"
                            "--section.key=value or --section.key value overrides, e.g. --eval.dataset_path=DIR\n"
                            "--eval.steps 50), loads its weights and reports the mean loss over eval.steps batches\n"
-                           "of train.batch_size windows of eval.dataset_path, in order, and perplexity =\n"
+                           "of train.batch_size windows of eval.dataset_path (or of the eval.hf_dataset_name\n"
+                           "export, through its token cache), in order, and perplexity =\n"
                            "exp(min(loss, 20)). Prints a table line, then one JSON line {step, tokens_seen,\n"
                            "eval/loss, eval/perplexity}.\n"
                            "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint or config.");
@@ -47,15 +49,23 @@ int cmd_eval(int argc, char** argv) {
   std::unique_ptr<sdk::Dataset> data;
   int64_t eos_id = -1;  // [data] pack_sequences: evaluate packed documents as the run trained on them
   try {
-    if (job.eval.dataset_path.empty()) {
-      throw sdk::ConfigError("the checkpoint's config has no eval.dataset_path: pass --eval.dataset_path=DIR");
+    if (job.eval.dataset_path.empty() && !job.eval.hf) {
+      throw sdk::ConfigError(
+          "the checkpoint's config has no eval.dataset_path: pass --eval.dataset_path=DIR (or "
+          "--eval.hf_dataset_name=DIR for a Hugging Face JSON Lines export)");
     }
     if (job.eval.steps < 1) {
       throw sdk::ConfigError(fmt::format("eval.steps = {}: pass --eval.steps=N with N >= 1", job.eval.steps));
     }
     const plugins::Components components(session->host->registry, job);
     loss = components.loss();
-    data = components.dataset(job.eval.dataset_path, job.eval.file_pattern);
+    if (job.eval.hf) {  // through its token cache, written now if missing (this process is the group)
+      const dist::Group self;
+      const auto cache = train::hf_shards(job, *job.eval.hf, [&self]() -> const dist::Group& { return self; });
+      data = components.dataset(cache->dir, cache->pattern);
+    } else {
+      data = components.dataset(job.eval.dataset_path, job.eval.file_pattern);
+    }
     eos_id = train::packing_eos_id(job, components.model_capabilities());
   } catch (const std::exception& e) {
     std::cerr << kEvalCommand << ": " << e.what() << "\n";

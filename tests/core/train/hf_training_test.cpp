@@ -1,7 +1,7 @@
 // Training from a local Hugging Face dataset exported to JSON Lines ([data] hf_dataset_name, [eval]
 // hf_dataset_name, a [[data.datasets]] source's hf_name): rank 0 tokenises each split once into a token
-// cache under KFORGE_CACHE_DIR, the run trains and evaluates on it, and a later run (a mixture reading
-// the same export) reads the cache without tokenising again; two ranks tokenise once; the dry run
+// cache under KFORGE_CACHE_DIR, the run trains and evaluates on it, so does `kforge eval`, and a later run
+// (a mixture reading the same export) reads the cache without tokenising again; two ranks tokenise once; the dry run
 // checks the export and tokenises nothing.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@
 #include "plugins/components.h"
 #include "support/expect_text.h"
 #include "support/launch_job.h"
+#include "support/test_host.h"
 #include "support/tiny_tokenizer.h"
 #include "train/preflight.h"
 
@@ -98,6 +99,14 @@ TEST(HfExport, TrainsAndEvaluatesFromTheExportAndALaterRunReadsTheCacheWithoutTo
   ASSERT_EQ(eval_loss.count(5), 1u) << "no eval on the validation split";
   EXPECT_TRUE(std::isfinite(eval_loss.at(5)));
   EXPECT_TRUE(std::isfinite(metric(hf.fx, "train/loss").at(5)));
+
+  // kforge eval on the checkpoint reads the validation split's cache too: the same loss.
+  std::string evaluated;
+  ASSERT_EQ(
+      run_command(fmt::format("'{}' eval --checkpoint '{}'", KFORGE_BIN, hf.fx.checkpoint_dir.string()), &evaluated), 0)
+      << evaluated;
+  const nlohmann::json line = nlohmann::json::parse(evaluated.substr(evaluated.rfind("{\"")));
+  EXPECT_NEAR(line.at("eval/loss").get<double>(), eval_loss.at(5), 1e-6 * eval_loss.at(5)) << evaluated;
 
   // A mixture of the export (hf_name, [data]'s split and text field) and shards reads the same train
   // cache: no cache is written again and none is added, and the export is not read: a shard damaged in
