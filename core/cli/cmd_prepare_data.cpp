@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cxxopts.hpp>
+#include <functional>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -45,6 +46,19 @@ bytes), .txt (the text) and .json (the line's object), with OUTPUT/webdataset.js
   kforge prepare-data --image-text --input photos/manifest.jsonl --output data/photos --samples-per-shard 1000
 )";
 
+// Runs the preparation: a ConfigError is a usage error (exit 2), any other error a failure (exit 1).
+int run_preparation(const std::function<int()>& prepare) {
+  try {
+    return prepare();
+  } catch (const sdk::ConfigError& e) {
+    std::cerr << "kforge prepare-data: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "kforge prepare-data: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
 // --image-text: the manifest to WebDataset shards; the tokenizer options do not apply.
 int prepare_image_text(const cxxopts::ParseResult& args, const std::vector<std::string>& inputs) {
   data::WebDatasetWriteOptions o;
@@ -65,7 +79,7 @@ int prepare_image_text(const cxxopts::ParseResult& args, const std::vector<std::
     std::cerr << "kforge prepare-data: " << e.what() << "\n(see kforge prepare-data --help)\n";
     return kExitUsage;
   }
-  try {
+  return run_preparation([&] {
     const data::WebDatasetWriteResult r = data::write_webdataset(o);
     for (const std::string& skipped : r.skipped) std::cerr << "kforge prepare-data: skipped " << skipped << "\n";
     std::cout << fmt::format(
@@ -73,13 +87,7 @@ int prepare_image_text(const cxxopts::ParseResult& args, const std::vector<std::
         "metadata    {}\n",
         r.samples, r.image_bytes / 1e6, r.shards.size(), r.skipped.size(), r.metadata.string());
     return kExitOk;
-  } catch (const sdk::ConfigError& e) {
-    std::cerr << "kforge prepare-data: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "kforge prepare-data: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }
 
 }  // namespace
@@ -181,7 +189,7 @@ int cmd_prepare_data(int argc, char** argv) {
     return kExitUsage;
   }
 
-  try {
+  return run_preparation([&] {
     const data::PrepareResult r = data::prepare_data(o);
     std::cout << fmt::format(
         "tokenizer   {} ({}, {} pieces, eos {})\n"
@@ -205,13 +213,7 @@ int cmd_prepare_data(int argc, char** argv) {
       std::cout << fmt::format("  [eval]  dataset_path = \"{}\"\n", (o.output / "eval").string());
     }
     return kExitOk;
-  } catch (const sdk::ConfigError& e) {
-    std::cerr << "kforge prepare-data: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "kforge prepare-data: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }
 
 }  // namespace kforge::cli
