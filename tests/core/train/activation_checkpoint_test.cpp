@@ -1,6 +1,7 @@
 // Activation checkpointing ([train] activation_checkpointing): "full" and "selective" against "none" — the same
 // losses, gradients and in-place state bit for bit (dense and MoE transformers, fp32 and bf16 autocast, gradient
-// accumulation, a frozen parameter), under FSDP and data parallelism on two ranks (threads); the recomputation
+// accumulation, a frozen parameter), under FSDP and data parallelism on two ranks (threads, and FSDP as two
+// processes through kforge launch); the recomputation
 // runs each unit's function again exactly once per backward, fires no capture twice, and the activations kept
 // between forward and backward shrink (live heap bytes, one thread).
 #include "train/activation_checkpoint.h"
@@ -17,6 +18,7 @@
 
 #include "kforge/sdk/error.h"
 #include "plugins/models/model_builder.h"
+#include "support/launch_job.h"
 #include "support/tiny_blocks_model.h"
 #include "support/two_ranks.h"
 #include "train/fully_sharded.h"
@@ -365,6 +367,21 @@ TEST(ActivationCheckpointing, TrainingThroughTheConfigKeyGivesTheLossesOfNone) {
   ASSERT_EQ(losses["none"].size(), 3u);
   EXPECT_EQ(losses["full"], losses["none"]);
   EXPECT_EQ(losses["selective"], losses["none"]);
+}
+
+// Two processes through `kforge launch`, FSDP over dp_shard = 2, the MoE job: full's losses are none's.
+TEST(ActivationCheckpointing, TwoRankFsdpJobThroughKforgeLaunchGivesTheLossesOfNone) {
+  std::map<std::string, std::map<int64_t, double>> losses;
+  for (const std::string mode : {"none", "full"}) {
+    TrainFixture fx;
+    launch(fx, 2,  // a shell command: the quotes keep "none" a string
+           {"--train.max_steps=4", "--distributed.dp_shard=2", "--eval.enabled=false",
+            "'--train.activation_checkpointing=\"" + mode + "\"'", "--model.num_experts=4", "--model.moe_top_k=2",
+            "--model.moe_router=sigmoid_topk", "--model.moe_aux_loss_weight=0.01"});
+    losses[mode] = metric(fx, "train/loss");
+  }
+  ASSERT_EQ(losses["none"].size(), 4u);
+  EXPECT_EQ(losses["full"], losses["none"]);
 }
 
 }  // namespace
