@@ -1,9 +1,9 @@
 // Activation checkpointing ([train] activation_checkpointing): "full" and "selective" against "none" — the same
 // losses, gradients and in-place state bit for bit (dense and MoE transformers, fp32 and bf16 autocast, gradient
 // accumulation, a frozen parameter), under FSDP and data parallelism on two ranks (threads, and FSDP as two
-// processes through kforge launch); the recomputation
-// runs each unit's function again exactly once per backward, fires no capture twice, and the activations kept
-// between forward and backward shrink (live heap bytes, one thread).
+// processes through kforge launch); the recomputation runs each unit's function again exactly once per backward,
+// fires no capture twice, and the activations kept between forward and backward shrink (live heap bytes, one
+// thread).
 #include "train/activation_checkpoint.h"
 
 #include <ATen/ATen.h>
