@@ -2,6 +2,7 @@
 // and incomplete samples warned about (naming shard and key) and counted, never a crash; JSONL manifests.
 #include "image_text/webdataset_source.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -59,6 +60,36 @@ TEST(WebDataset, SamplesInShardNameOrderWithTheirCaptionsAndPrompts) {
     EXPECT_EQ(std::filesystem::path(s.origin).filename(), i < 2 ? "a.tar" : "b.tar");
   }
   EXPECT_THROW(source.load(3), sdk::Error);
+}
+
+// Python's tarfile (PAX format) writes extended headers before long or non-ASCII names: a sample is read back
+// from the first of its headers.
+TEST(WebDataset, ShardsWithPaxHeadersFromPythonTarfile) {
+  const auto dir = temp_dir("wds_pax");
+  const std::string png = encode_png_by_hand(3, 2, 3, test_pattern(3, 2, 4).pixels);
+  std::ofstream(dir / "image.png", std::ios::binary) << png;
+  const std::string long_key = "d/" + std::string(120, 'k');
+  const std::string script = fmt::format(
+      "import io, tarfile\n"
+      "png = open('{0}/image.png', 'rb').read()\n"
+      "with tarfile.open('{0}/pax.tar', 'w', format=tarfile.PAX_FORMAT) as t:\n"
+      "  for name, data in [('{1}.png', png), ('{1}.txt', 'long'.encode()), ('caf\\u00e9.png', png),\n"
+      "                     ('caf\\u00e9.txt', 'accent'.encode()), ('short.png', png), ('short.txt', b'short')]:\n"
+      "    info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))\n",
+      dir.string(), long_key);
+  std::ofstream(dir / "make.py") << script;
+  std::string output;
+  ASSERT_EQ(run_command(std::string(KFORGE_PYTHON) + " '" + (dir / "make.py").string() + "'", &output), 0) << output;
+  const WebDatasetSource source({dir / "pax.tar"});
+  ASSERT_EQ(source.size(), 3);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {long_key, "long"}, {"caf\u00e9", "accent"}, {"short", "short"}};
+  for (int64_t i = 0; i < 3; ++i) {
+    const image_text::RawSample s = source.load(i);
+    EXPECT_EQ(s.key, expected[i].first);
+    EXPECT_EQ(s.caption, expected[i].second);
+    EXPECT_TRUE(s.image == png) << s.key;
+  }
 }
 
 TEST(WebDataset, TruncatedShardKeepsTheSamplesBeforeTheCutAndWarns) {
