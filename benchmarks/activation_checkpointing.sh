@@ -31,11 +31,7 @@ done
 WORK=benchmarks/.work/activation_checkpointing
 rm -rf "$WORK"
 mkdir -p "$WORK/data"
-/usr/bin/python3 - "$WORK/data" <<'EOF'
-import sys, numpy as np
-rng = np.random.default_rng(0)
-np.save(f"{sys.argv[1]}/tokens.npy", rng.integers(0, 16384, size=400_000, dtype=np.uint16))
-EOF
+/usr/bin/python3 benchmarks/random_tokens.py 16384 400000 "$WORK/data/tokens.npy"
 
 printf "%-6s %-10s %14s %16s\n" "shape" "mode" "step time (s)" "peak RSS (GiB)"
 for shape in $SHAPES; do

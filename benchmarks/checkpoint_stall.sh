@@ -34,10 +34,7 @@ rm -rf "$WORK"
 mkdir -p "$WORK/data"
 vocab=$("$PY" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["model"]["vocab_size"])' "$cfg")
 seq=$("$PY" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["train"]["seq_len"])' "$cfg")
-"$PY" -c 'import sys, numpy as np
-v, n, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-np.save(out, np.random.default_rng(0).integers(0, v, size=n, dtype=np.int64).astype(np.uint16))' \
-  "$vocab" $(( (STEPS + 2) * BATCH * (seq + 1) * 2 )) "$WORK/data/tokens.npy"
+"$PY" benchmarks/random_tokens.py "$vocab" $(( (STEPS + 2) * BATCH * (seq + 1) * 2 )) "$WORK/data/tokens.npy"
 
 echo "== $SHAPE: $STEPS steps, batch $BATCH, a save every $INTERVAL steps, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for mode in disabled async; do

@@ -93,10 +93,7 @@ for shape in $SHAPES; do
   vocab=$("$PY" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["model"]["vocab_size"])' "$cfg")
   seq=$("$PY" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["train"]["seq_len"])' "$cfg")
   ntok=$(( (STEPS + 2) * BATCH * (seq + 1) * 2 ))
-  "$PY" -c 'import sys, numpy as np
-v, n, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-np.save(out, np.random.default_rng(0).integers(0, v, size=n, dtype=np.int64).astype(np.uint16))' \
-    "$vocab" "$ntok" "$data/tokens.npy"
+  "$PY" benchmarks/random_tokens.py "$vocab" "$ntok" "$data/tokens.npy"
 
   echo "== [$shape] kforge: $STEPS steps, batch $BATCH x seq $seq" >&2
   "$KFORGE" run "$cfg" --train.max_steps="$STEPS" --train.batch_size="$BATCH" --train.num_threads="$THREADS" \
