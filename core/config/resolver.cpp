@@ -308,6 +308,13 @@ void add_enabled_components(Value& resolved, const std::vector<SectionSpec>& sch
   }
 }
 
+// Whether a config (raw tree) has section `spec`: it is not optional, given, or implied by a given one ([adapter]
+// by [vlm]).
+bool config_has_section(const Value& raw, const SectionSpec& spec) {
+  return !spec.optional || raw.find(spec.name) != nullptr ||
+         (!spec.implied_by.empty() && raw.find(spec.implied_by) != nullptr);
+}
+
 const SectionSpec* core_section(const std::string& name) {
   for (const SectionSpec& s : core_schema()) {
     if (s.name == name) return &s;
@@ -388,6 +395,8 @@ std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catal
   }
   for (const sdk::KindInfo& slot : sdk::kKinds) {
     auto section = std::find_if(schema.begin(), schema.end(), [&](const SectionSpec& s) { return s.name == slot.section; });
+    // A kind whose section the config does not have ([vision_encoder] in a text run) selects nothing.
+    if (!config_has_section(raw, *section)) continue;
     const Value* where_value = nullptr;
     std::vector<std::string> done;
     for (const std::string& name : selected_names(raw, slot, *section, catalog, &where_value)) {
@@ -439,10 +448,8 @@ Value resolve(const Value& raw, const std::vector<SectionSpec>& schema, const Ca
   }
   Value out = Value::make_table();
   for (const SectionSpec& spec : schema) {
-    const Value* given = raw.find(spec.name);
-    const bool implied = !spec.implied_by.empty() && raw.find(spec.implied_by) != nullptr;
-    if (spec.optional && given == nullptr && !implied) continue;
-    out.set(spec.name, resolve_table(given, spec, spec.name, catalog));
+    if (!config_has_section(raw, spec)) continue;
+    out.set(spec.name, resolve_table(raw.find(spec.name), spec, spec.name, catalog));
   }
   add_enabled_components(out, schema, catalog);
   return out;

@@ -7,15 +7,14 @@ namespace kforge::config::schema_parts {
 std::vector<SectionSpec> multimodal_sections() {
   std::vector<SectionSpec> s;
   s.push_back({"vision_encoder",
-               {string_key("type", "random", "vision encoder", {"clip", "random", "siglip2"}),
+               {string_key("type", "random", "vision encoder plugin"),
                 string_key("path", "", "Hugging Face id or local path of the encoder"),
                 int_key("feature_dim", 0, "encoder feature width (0: probe the encoder)"),
                 int_key("num_tokens", 0, "image tokens per image (0: probe the encoder)")},
                true,
                "the VLM's vision encoder (required by [vlm])"});
   SectionSpec adapter{"adapter",
-                      {string_key("type", "mlp_2layer", "vision-to-text connector",
-                                  {"attentional_pool", "avgpool", "linear", "mlp_2layer"}),
+                      {string_key("type", "mlp_2layer", "vision-to-text connector (adapter plugin)"),
                        int_key("hidden_dim", 0, "mlp_2layer hidden width (0: the model dim)"),
                        string_key("activation", "gelu", "mlp_2layer activation", {"gelu", "silu", "relu"}),
                        int_key("pool_window", 2, "pooling window side (avgpool, attentional_pool)"),

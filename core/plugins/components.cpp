@@ -120,6 +120,14 @@ std::shared_ptr<sdk::Router> Components::make_router(const std::string& name, co
   return build<sdk::RouterFactory>(kind_info(sdk::kind::router), name, spec);
 }
 
+std::shared_ptr<sdk::VisionEncoder> Components::vision_encoder() const {
+  return build_selected<sdk::VisionEncoderFactory>(sdk::kind::vision_encoder);
+}
+
+std::shared_ptr<sdk::Adapter> Components::adapter(const sdk::AdapterSpec& spec) const {
+  return build_selected<sdk::AdapterFactory>(sdk::kind::adapter, spec);
+}
+
 uint32_t Components::optimizer_capabilities() const {
   const sdk::KindInfo& optimizer = kind_info(sdk::kind::optimizer);
   return entry(optimizer, selected(optimizer)).meta.capabilities;

@@ -37,6 +37,10 @@ class Components final : public sdk::ComponentSource {
   std::vector<std::unique_ptr<sdk::MetricBackend>> metric_backends(
       const sdk::RunInfo& run, const std::map<std::string, std::string>& resumed_run_ids = {}) const;
   std::shared_ptr<sdk::Router> make_router(const std::string& name, const sdk::RouterSpec& spec) const override;
+  /// The [vision_encoder] type (a VLM's image tower).
+  std::shared_ptr<sdk::VisionEncoder> vision_encoder() const;
+  /// The [adapter] type between `spec`'s widths.
+  std::shared_ptr<sdk::Adapter> adapter(const sdk::AdapterSpec& spec) const;
 
   /// The KFORGE_CAP_* flags the configured optimizer declares (e.g. KFORGE_CAP_NEEDS_WHOLE_MATRICES),
   /// without building it.

@@ -15,7 +15,7 @@ const std::vector<std::string>& adapter_types() {
   return types;
 }
 
-std::shared_ptr<VisionAdapter> make_adapter(const AdapterOptions& o) {
+std::shared_ptr<sdk::Adapter> make_adapter(const AdapterOptions& o) {
   if (o.in_dim <= 0 || o.out_dim <= 0) {
     throw sdk::ConfigError("[adapter] " + o.type + ": in_dim = " + std::to_string(o.in_dim) +
                            " (the vision feature_dim)" + ", out_dim = " + std::to_string(o.out_dim) +

@@ -1,11 +1,11 @@
 // make_adapter: builds the [adapter] type by name from its keys (KempnerForge's AdapterConfig).
 #pragma once
 
+#include <kforge/sdk/adapter.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "vision_adapter.h"
 
 namespace kforge::vision {
 
@@ -24,6 +24,6 @@ const std::vector<std::string>& adapter_types();
 
 /// Throws sdk::ConfigError naming the key and value: an unknown type (listing adapter_types()), a
 /// non-positive in_dim/out_dim, a negative hidden_dim, and each adapter's own checks.
-std::shared_ptr<VisionAdapter> make_adapter(const AdapterOptions& options);
+std::shared_ptr<sdk::Adapter> make_adapter(const AdapterOptions& options);
 
 }  // namespace kforge::vision

@@ -24,7 +24,7 @@ const std::vector<std::string>& encoder_types() {
   return types;
 }
 
-std::shared_ptr<VisionEncoder> make_vision_encoder(const EncoderOptions& o) {
+std::shared_ptr<sdk::VisionEncoder> make_vision_encoder(const EncoderOptions& o) {
   if (o.feature_dim < 0 || o.num_tokens < 0) {
     throw sdk::ConfigError("[vision_encoder] feature_dim = " + std::to_string(o.feature_dim) +
                            ", num_tokens = " + std::to_string(o.num_tokens) + ": must be >= 0 (0: the encoder's own)");

@@ -2,11 +2,11 @@
 // VisionEncoderConfig: type, path, feature_dim, num_tokens).
 #pragma once
 
+#include <kforge/sdk/vision_encoder.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "vision_encoder.h"
 
 namespace kforge::vision {
 
@@ -26,6 +26,6 @@ const std::vector<std::string>& encoder_types();
 /// path/model.safetensors with load_hf_tensors. Throws sdk::ConfigError naming the key: an unknown type
 /// (listing encoder_types()), a negative size, siglip2/clip without a path, or a feature_dim/num_tokens
 /// that differs from the tower's (a tower's sizes come from its config.json and cannot be overridden).
-std::shared_ptr<VisionEncoder> make_vision_encoder(const EncoderOptions& options);
+std::shared_ptr<sdk::VisionEncoder> make_vision_encoder(const EncoderOptions& options);
 
 }  // namespace kforge::vision

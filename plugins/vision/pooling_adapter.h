@@ -3,12 +3,13 @@
 // connector pools images (e.g. 2x2) and video frames (3x3) with the same weights.
 #pragma once
 
+#include <kforge/sdk/adapter.h>
+
 #include "patch_grid.h"
-#include "vision_adapter.h"
 
 namespace kforge::vision {
 
-class PoolingAdapter : public VisionAdapter {
+class PoolingAdapter : public sdk::Adapter {
  public:
   /// Throws sdk::ConfigError naming [adapter] pool_window when it is not positive.
   explicit PoolingAdapter(int64_t pool_window) : window_(pool_window) { check_pool_window(pool_window); }
@@ -18,9 +19,9 @@ class PoolingAdapter : public VisionAdapter {
   }
   at::Tensor forward(const at::Tensor& x) override { return forward(x, window_); }
   /// Tokens out for `num_input_tokens` in at `window`; throws sdk::ConfigError for a grid it cannot pool.
-  virtual int64_t output_num_tokens(int64_t num_input_tokens, int64_t window) const = 0;
+  int64_t output_num_tokens(int64_t num_input_tokens, int64_t window) const override = 0;
   /// x (B, g*g, in_dim) pooled at `window` -> (B, output_num_tokens(g*g, window), out_dim).
-  virtual at::Tensor forward(const at::Tensor& x, int64_t window) = 0;
+  at::Tensor forward(const at::Tensor& x, int64_t window) override = 0;
 
  private:
   int64_t window_;

@@ -2,7 +2,7 @@
 // output for output KempnerForge's RandomVisionEncoder.
 #pragma once
 
-#include "vision_encoder.h"
+#include <kforge/sdk/vision_encoder.h>
 
 namespace kforge::vision {
 
@@ -13,7 +13,7 @@ namespace kforge::vision {
 /// rank; a different one almost surely differs. A non-finite pixel sum throws sdk::Error naming the
 /// image. Nothing is learned: there are no parameters, and the output does not depend on the pixels
 /// through autograd.
-class RandomEncoder : public VisionEncoder {
+class RandomEncoder : public sdk::VisionEncoder {
  public:
   /// KempnerForge's defaults: 16 tokens of 768 features, seed 0. Sizes must be positive.
   explicit RandomEncoder(int64_t num_tokens = 16, int64_t feature_dim = 768, int64_t seed = 0);

@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <torch/nn/modules/container/modulelist.h>
 
+#include "hf_tensors.h"
+
 namespace kforge::vision {
 
 VitEncoder::VitEncoder(const VitConfig& config) : config_(config) {
@@ -32,6 +34,11 @@ at::Tensor VitEncoder::forward(const at::Tensor& pixels) {
   for (const auto& layer : layers_) h = layer->forward(h);
   if (post_layernorm_) return post_layernorm_->forward(h);
   return h.slice(1, 1);  // clip: strip the CLS token
+}
+
+std::vector<std::string> VitEncoder::load_hf_weights(const std::map<std::string, at::Tensor>& tensors,
+                                                     const std::string& origin) {
+  return load_hf_tensors(*this, tensors, origin);
 }
 
 }  // namespace kforge::vision

@@ -3,12 +3,14 @@
 // ...), so a model.safetensors loads by name (hf_tensors.h).
 #pragma once
 
+#include <kforge/sdk/vision_encoder.h>
 #include <torch/nn/modules/normalization.h>
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "vision_encoder.h"
 #include "vit_config.h"
 #include "vit_embeddings.h"
 #include "vit_layer.h"
@@ -21,7 +23,7 @@ namespace kforge::vision {
 /// stripped. CLIP's post_layernorm only normalises the pooled CLS output, which is not returned, so the
 /// clip encoder has no post_layernorm parameters (a checkpoint's are reported unused by load_hf_tensors,
 /// as are the SigLIP pooling head and any text tower).
-class VitEncoder : public VisionEncoder {
+class VitEncoder : public sdk::VisionEncoder {
  public:
   /// Validates the config (VitConfig::validate) and builds the tower with LibTorch's default init.
   explicit VitEncoder(const VitConfig& config);
@@ -29,6 +31,9 @@ class VitEncoder : public VisionEncoder {
   int64_t num_tokens() const override { return config_.num_patches(); }
   const VitConfig& config() const { return config_; }
   at::Tensor forward(const at::Tensor& pixels) override;
+  /// load_hf_tensors(*this, tensors, origin) (hf_tensors.h).
+  std::vector<std::string> load_hf_weights(const std::map<std::string, at::Tensor>& tensors,
+                                           const std::string& origin) override;
 
  private:
   VitConfig config_;

@@ -21,6 +21,12 @@ config::Catalog base_catalog(const config::Catalog& extra) {
       {"metric_backend", "console", "1.0.0", "libkforge_metrics.so", {}},
       {"metric_backend", "jsonl", "1.0.0", "libkforge_metrics.so", {}},
   };
+  for (const char* encoder : {"random", "siglip2", "clip"}) {
+    catalog.push_back({"vision_encoder", encoder, "1.0.0", "libkforge_vision.so", {}});
+  }
+  for (const char* adapter : {"mlp_2layer", "linear", "avgpool", "attentional_pool"}) {
+    catalog.push_back({"adapter", adapter, "1.0.0", "libkforge_vision.so", {}});
+  }
   catalog.insert(catalog.end(), extra.begin(), extra.end());
   return catalog;
 }

@@ -13,7 +13,7 @@
 namespace kforge::test {
 
 /// The components a default config selects (transformer, adamw, cosine, cross_entropy, memmap,
-/// console, jsonl, softmax_topk), declaring no keys, plus `extra`.
+/// console, jsonl, softmax_topk) and the vision encoders and adapters, declaring no keys, plus `extra`.
 config::Catalog base_catalog(const config::Catalog& extra = {});
 
 /// Writes `toml` to a fresh cfg.toml and loads it with the overrides (load_job_config); an empty

@@ -121,7 +121,7 @@ TEST(PluginRefusal, UnknownKindNamesTheKindAndEveryKindOfTheTable) {
   const auto f = refused_file("bad_kind");
   expect_has(f.error, {fixture_file("bad_kind", "libkforge_bad_kind.so") +
                        ": component 'bad_traits_optimizer' has unknown kind 'optimiser'. Allowed kinds: model, "
-                       "router, optimizer, scheduler, loss, dataset, hook, metric_backend."});
+                       "router, optimizer, scheduler, loss, dataset, hook, metric_backend, vision_encoder, adapter."});
 }
 
 TEST(PluginRefusal, EnabledByOnAKindThatSelectsOneNamesTheSelector) {

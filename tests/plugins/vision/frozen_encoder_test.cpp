@@ -1,4 +1,4 @@
-// A frozen encoder's forward (VisionEncoder::forward_frozen) records no autograd graph: its output has no
+// A frozen encoder's forward (sdk::VisionEncoder::forward_frozen) records no autograd graph: its output has no
 // grad_fn, gradients reach the adapter but never the encoder or the pixels, and the values equal forward's.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

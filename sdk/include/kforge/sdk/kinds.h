@@ -1,4 +1,4 @@
-// The eight component kinds in one table: what each is called, where a config selects it and whose keys it reads.
+// The ten component kinds in one table: what each is called, where a config selects it and whose keys it reads.
 #pragma once
 
 #include <string_view>
@@ -8,15 +8,17 @@
 /// class its factory (Interface##Factory) builds; `section` the config section whose keys the
 /// component reads and where the key `selector` names it (a list of names when `multiple`).
 /// Everything in kforge that spells a kind expands this list.
-#define KFORGE_COMPONENT_KINDS(X)                                \
-  X(model, Model, "model", "model_type", false)                  \
-  X(router, Router, "model", "moe_router", false)                \
-  X(optimizer, Optimizer, "optimizer", "name", false)            \
-  X(scheduler, Scheduler, "scheduler", "name", false)            \
-  X(loss, Loss, "train", "loss_fn", false)                       \
-  X(dataset, Dataset, "data", "dataset_type", false)             \
-  X(hook, Hook, "train", "hooks", true)                          \
-  X(metric_backend, MetricBackend, "metrics", "backends", true)
+#define KFORGE_COMPONENT_KINDS(X)                                   \
+  X(model, Model, "model", "model_type", false)                     \
+  X(router, Router, "model", "moe_router", false)                   \
+  X(optimizer, Optimizer, "optimizer", "name", false)               \
+  X(scheduler, Scheduler, "scheduler", "name", false)               \
+  X(loss, Loss, "train", "loss_fn", false)                          \
+  X(dataset, Dataset, "data", "dataset_type", false)                \
+  X(hook, Hook, "train", "hooks", true)                             \
+  X(metric_backend, MetricBackend, "metrics", "backends", true)     \
+  X(vision_encoder, VisionEncoder, "vision_encoder", "type", false) \
+  X(adapter, Adapter, "adapter", "type", false)
 
 namespace kforge::sdk {
 

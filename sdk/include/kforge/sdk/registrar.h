@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kforge/sdk/adapter.h"
 #include "kforge/sdk/config_view.h"
 #include "kforge/sdk/dataset.h"
 #include "kforge/sdk/hook.h"
@@ -18,6 +19,7 @@
 #include "kforge/sdk/optimizer.h"
 #include "kforge/sdk/router.h"
 #include "kforge/sdk/scheduler.h"
+#include "kforge/sdk/vision_encoder.h"
 
 namespace kforge::sdk {
 
@@ -46,9 +48,12 @@ using DatasetFactory = std::function<std::unique_ptr<Dataset>(const BuildContext
 using HookFactory = std::function<std::unique_ptr<Hook>(const BuildContext&)>;
 using MetricBackendFactory =
     std::function<std::unique_ptr<MetricBackend>(const BuildContext&, const RunInfo&)>;
+using VisionEncoderFactory = std::function<std::shared_ptr<VisionEncoder>(const BuildContext&)>;
+using AdapterFactory = std::function<std::shared_ptr<Adapter>(const BuildContext&, const AdapterSpec&)>;
 
 /// One add_<kind>(name, factory) per row of KFORGE_COMPONENT_KINDS: add_model, add_router,
-/// add_optimizer, add_scheduler, add_loss, add_dataset, add_hook, add_metric_backend. Each throws
+/// add_optimizer, add_scheduler, add_loss, add_dataset, add_hook, add_metric_backend, add_vision_encoder,
+/// add_adapter. Each throws
 /// kforge::sdk::Error if the name is already taken or was not declared in the plugin's component
 /// metadata.
 class Registrar {
