@@ -1,10 +1,11 @@
-// A TCP port on 127.0.0.1 that nothing listens on right now: the default rendezvous port of a
-// local launch (as torchrun picks one).
+// A free TCP port for a local launch's rendezvous, chosen outside the kernel's ephemeral range so
+// that no socket of another process can take it between the check and rank 0's bind.
 #pragma once
 
 namespace kforge::dist {
 
-/// Asks the kernel for an ephemeral port; 29500 (torchrun's default) if the probe socket fails.
+/// A port below (or else above) /proc/sys/net/ipv4/ip_local_port_range that binds on every
+/// address right now, tried from a random start; 29500 (torchrun's default) if none does.
 int free_local_port();
 
 }  // namespace kforge::dist

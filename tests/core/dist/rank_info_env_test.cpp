@@ -1,10 +1,16 @@
 // RankInfo from a malformed launcher environment (issue 13): every variable is validated, and a bad
-// one is a ConfigError naming it (exit 2 from kforge), never an uncaught exception.
+// one is a ConfigError naming it (exit 2 from kforge), never an uncaught exception; and the free
+// port a local launch rendezvouses on.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
+#include "dist/free_port.h"
 #include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
 
@@ -67,6 +73,27 @@ TEST(RankInfoEnv, WorldSizeBeyondAnIntIsAConfigErrorNamingIt) {
 TEST(RankInfoEnv, NodeListWithoutAHostIsAConfigErrorNamingIt) {
   const SlurmVariable nodes("SLURM_NODELIST", ",gpu1");
   EXPECT_NE(rank_info_error().find("SLURM_NODELIST=',gpu1' names no host"), std::string::npos);
+}
+
+// The default rendezvous port of a local launch lies outside the kernel's ephemeral range (so no
+// Gloo pair or outgoing connection of a concurrent job takes it before rank 0 binds it) and a
+// listener can bind it.
+TEST(FreeLocalPort, IsOutsideTheEphemeralRangeAndBindable) {
+  int low = 32768, high = 60999;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low >> high;
+  for (int i = 0; i < 20; ++i) {
+    const int port = dist::free_local_port();
+    EXPECT_TRUE(port < low || port > high) << port << " is in the ephemeral range " << low << ".." << high;
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << port;
+    EXPECT_EQ(::listen(fd, 1), 0) << port;
+    ::close(fd);
+  }
 }
 
 }  // namespace
