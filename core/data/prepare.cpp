@@ -73,9 +73,7 @@ PassTally run_prepare_pass(const PrepareOptions& o, const std::vector<InputForma
     for (const BadLine& bad : chunk.bad_lines) {
       if (!o.skip_bad_lines) {
         throw sdk::Error(
-            fmt::format("input '{}' line {}: {}; fix the line, or pass --skip-bad-lines to skip and "
-                        "count such lines",
-                        input.string(), bad.line, bad.reason));
+            fmt::format("input '{}' line {}: {}; {}", input.string(), bad.line, bad.reason, o.bad_line_advice));
       }
       if (warn && tally.skipped_lines < kBadLinesShown) {
         fmt::print(stderr, "warning: skipping input '{}' line {}: {}\n", input.string(), bad.line, bad.reason);

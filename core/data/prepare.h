@@ -27,6 +27,8 @@ struct PrepareOptions {
   std::optional<InputFormat> format;                ///< every input's; unset: format_from_name per input
   std::string text_field = "text";                  ///< JSON Lines: the member holding the document text
   bool skip_bad_lines = false;     ///< JSON Lines: skip (and count) lines without a text, instead of failing
+  /// What the error of a bad line (with skip_bad_lines off) tells the user to do.
+  std::string bad_line_advice = "fix the line, or pass --skip-bad-lines to skip and count such lines";
   int threads = 0;                 ///< encoding threads; 0: std::thread::hardware_concurrency()
   size_t chunk_bytes = 1u << 20;   ///< text handed to a thread at once (whole documents)
   size_t read_bytes = 256u << 10;  ///< read block size

@@ -43,7 +43,15 @@ void write_hf_cache(const config::JobConfig& job, const config::HfExport& hf, co
   o.eval_fraction = 0;
   o.format = data::InputFormat::jsonl;
   o.text_field = hf.text_field;
-  const data::PrepareResult r = data::prepare_data(o);
+  o.bad_line_advice = "fix or remove the line in the export";
+  data::PrepareResult r;
+  try {
+    r = data::prepare_data(o);
+  } catch (const std::exception& e) {
+    std::error_code ignored;  // the half-written directory goes; the error that stopped it is what the user sees
+    fs::remove_all(partial, ignored);
+    throw sdk::Error(fmt::format("{}: tokenising the export failed: {}", hf.where, e.what()));
+  }
   std::error_code ec;
   fs::rename(partial, dir, ec);
   if (ec) {

@@ -1,8 +1,8 @@
 // Training from a local Hugging Face dataset exported to JSON Lines ([data] hf_dataset_name, [eval]
 // hf_dataset_name, a [[data.datasets]] source's hf_name): rank 0 tokenises each split once into a token
 // cache under KFORGE_CACHE_DIR, the run trains and evaluates on it, so does `kforge eval`, and a later run
-// (a mixture reading the same export) reads the cache without tokenising again; two ranks tokenise once; the dry run
-// checks the export and tokenises nothing.
+// (a mixture reading the same export) reads the cache without tokenising again; two ranks tokenise once; a bad
+// line fails the run and leaves no partial cache; the dry run checks the export and tokenises nothing.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -141,6 +141,23 @@ TEST(HfExport, TwoRanksTokeniseOnceAndTrain) {
   EXPECT_EQ(output.find(said, first + 1), std::string::npos) << "tokenised twice:\n" << output;
   EXPECT_EQ(hf.caches().size(), 1u);
   EXPECT_EQ(metric(hf.fx, "train/loss").size(), 3u);
+}
+
+// A line that is not JSON stops the tokenisation naming the file and line, and the half-written
+// cache is removed: no directory is left under the cache root for a later run to trip over.
+TEST(HfExport, ABadLineFailsTheRunNamingItAndLeavesNoPartialCache) {
+  HfFixture hf;
+  std::ofstream(hf.export_dir / "train-00001-of-00002.jsonl", std::ios::app) << "{not json\n";
+  try {
+    hf.fx.run({"--train.max_steps=2"}, {});
+    ADD_FAILURE() << "a run on an export with a bad line trained";
+  } catch (const std::exception& e) {
+    expect_has(e.what(),
+               {"[data] hf_dataset_name = \"", "tokenising the export failed",
+                "train-00001-of-00002.jsonl' line 61: not valid JSON", "fix or remove the line in the export"});
+  }
+  ASSERT_TRUE(fs::is_directory(hf.cache / "hf"));
+  EXPECT_TRUE(fs::is_empty(hf.cache / "hf")) << fs::directory_iterator(hf.cache / "hf")->path();
 }
 
 TEST(HfExport, TheDryRunChecksTheExportAndTokenisesNothing) {
