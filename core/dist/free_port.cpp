@@ -12,17 +12,29 @@
 namespace kforge::dist {
 namespace {
 
-// True when a socket can bind `port` on the wildcard address (what the store's server binds).
-bool bindable(int port) {
+// Binds a probe socket to `address`:`port` (0: the kernel picks) and closes it: the port bound, or
+// -1 when the bind fails.
+int probe_bind(uint32_t address, int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
+  if (fd < 0) return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_addr.s_addr = htonl(address);
   addr.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  socklen_t len = sizeof(addr);
+  int bound = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    bound = ntohs(addr.sin_port);
+  }
   ::close(fd);
-  return ok;
+  return bound;
+}
+
+// A port the kernel picks from its ephemeral range; 29500 (torchrun's default) if the probe fails.
+int ephemeral_port() {
+  const int port = probe_bind(INADDR_LOOPBACK, 0);
+  return port > 0 ? port : 29500;
 }
 
 }  // namespace
@@ -36,15 +48,15 @@ int free_local_port() {
   std::vector<int> candidates;
   for (int p = 20000; p < low && p < 65536; ++p) candidates.push_back(p);
   for (int p = high + 1; p < 65536; ++p) candidates.push_back(p);
-  if (candidates.empty()) return 29500;
+  if (candidates.empty()) return ephemeral_port();  // the range covers every port: the kernel's choice
   std::uniform_int_distribution<size_t> pick(0, candidates.size() - 1);
   std::random_device seed;
   const size_t start = pick(seed);
   for (size_t i = 0; i < candidates.size() && i < 1000; ++i) {
     const int port = candidates[(start + i) % candidates.size()];
-    if (bindable(port)) return port;
+    if (probe_bind(INADDR_ANY, port) == port) return port;  // free on every address, as the store binds
   }
-  return 29500;
+  return ephemeral_port();
 }
 
 }  // namespace kforge::dist

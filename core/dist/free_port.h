@@ -5,7 +5,7 @@
 namespace kforge::dist {
 
 /// A port below (or else above) /proc/sys/net/ipv4/ip_local_port_range that binds on every
-/// address right now, tried from a random start; 29500 (torchrun's default) if none does.
+/// address right now, tried from a random start; when there is none, one the kernel picks.
 int free_local_port();
 
 }  // namespace kforge::dist
