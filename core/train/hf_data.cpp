@@ -44,13 +44,20 @@ void write_hf_cache(const config::JobConfig& job, const config::HfExport& hf, co
   o.format = data::InputFormat::jsonl;
   o.text_field = hf.text_field;
   o.bad_line_advice = "fix or remove the line in the export";
+  // On failure the half-written directory goes; the error that stopped it is what the user sees,
+  // named after the key and of the same kind (a ConfigError still exits 2).
+  const auto failed = [&](const std::exception& e) {
+    std::error_code ignored;
+    fs::remove_all(partial, ignored);
+    return fmt::format("{}: tokenising the export failed: {}", hf.where, e.what());
+  };
   data::PrepareResult r;
   try {
     r = data::prepare_data(o);
+  } catch (const sdk::ConfigError& e) {
+    throw sdk::ConfigError(failed(e));
   } catch (const std::exception& e) {
-    std::error_code ignored;  // the half-written directory goes; the error that stopped it is what the user sees
-    fs::remove_all(partial, ignored);
-    throw sdk::Error(fmt::format("{}: tokenising the export failed: {}", hf.where, e.what()));
+    throw sdk::Error(failed(e));
   }
   std::error_code ec;
   fs::rename(partial, dir, ec);
