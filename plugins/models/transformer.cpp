@@ -50,23 +50,41 @@ void Transformer::init_weights() {
   }
 }
 
-at::Tensor Transformer::forward(const at::Tensor& tokens) { return run(tokens, nullptr); }
+at::Tensor Transformer::forward(const at::Tensor& tokens) { return run(at::Tensor(), tokens, nullptr); }
+
+at::Tensor Transformer::forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens) {
+  if (prefix.dim() != 3 || !prefix.is_floating_point() || prefix.size(2) != config_.dim) {
+    throw sdk::Error("transformer: an embedding prefix must be a floating tensor [batch, P, " +
+                     std::to_string(config_.dim) + "] (the model dim), got " +
+                     std::string(c10::toString(prefix.scalar_type())) + " " + c10::str(prefix.sizes()));
+  }
+  if (tokens.dim() == 2 && prefix.size(0) != tokens.size(0)) {
+    throw sdk::Error("transformer: the embedding prefix has " + std::to_string(prefix.size(0)) +
+                     " rows and the tokens " + std::to_string(tokens.size(0)));
+  }
+  if (doc_starts_.defined()) {
+    throw sdk::Error("transformer: document ids ([data] pack_sequences) cannot be combined with an embedding prefix");
+  }
+  return run(prefix, tokens, nullptr);
+}
 
 void Transformer::set_documents(const at::Tensor& doc_ids) {
   doc_starts_ = doc_ids.defined() ? document_starts(doc_ids) : at::Tensor();
 }
 
-at::Tensor Transformer::run(const at::Tensor& tokens, KVCache* cache) {
+at::Tensor Transformer::run(const at::Tensor& prefix, const at::Tensor& tokens, KVCache* cache) {
   if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong) {
     throw sdk::Error("transformer: tokens must be an int64 tensor [batch, seq], got " +
                      std::string(c10::toString(tokens.scalar_type())) + " with " + std::to_string(tokens.dim()) +
                      " dims");
   }
   const int64_t start = cache ? cache->fill() : 0;
-  const int64_t seq = tokens.size(1);
+  const int64_t n_prefix = prefix.defined() ? prefix.size(1) : 0;
+  const int64_t seq = n_prefix + tokens.size(1);
   const bool capturing = capture_active();  // the one test of the training path
   at::Tensor x = token_embedding_->forward(tokens);
   if (capturing) capture("embed", x);
+  if (n_prefix > 0) x = at::cat({prefix.to(x.scalar_type()), x}, 1);
   const at::Tensor doc_starts = cache ? at::Tensor() : doc_starts_;
   if (doc_starts.defined() && doc_starts.sizes() != tokens.sizes()) {
     throw sdk::Error("transformer: the document ids set (" + c10::str(doc_starts.sizes()) +
@@ -97,7 +115,7 @@ at::Tensor Transformer::run(const at::Tensor& tokens, KVCache* cache) {
     });
   }
   if (cache) cache->advance(seq);
-  x = norm_->forward(x);
+  x = norm_->forward(n_prefix > 0 ? x.narrow(1, n_prefix, seq - n_prefix) : x);
   if (capturing) capture("final_norm", x);
   return output_head_->forward(x);
 }

@@ -31,6 +31,9 @@ class Transformer : public sdk::Model {
   explicit Transformer(const ModelConfig& config, const sdk::ComponentSource* components = nullptr);
 
   at::Tensor forward(const at::Tensor& tokens) override;
+  /// Joint decoder: prefix (B, P, dim), cast to the embeddings' dtype, before the tokens' embeddings; RoPE positions
+  /// from 0 at the prefix's first; the final norm and the head run on the S token positions only.
+  at::Tensor forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens) override;
   std::vector<sdk::ModelBlock> blocks() const override;
   double flops_per_token(int64_t seq_len) const override { return config_.flops_per_token(seq_len); }
   int64_t num_params_estimate() const override { return config_.num_params(); }
@@ -58,10 +61,11 @@ class Transformer : public sdk::Model {
   void init_weights();
 
  private:
-  /// forward() without a cache; decode() with one (positions start at its fill). While the host
+  /// forward() without a cache and prefix; forward_prefixed() with a prefix (or an undefined one); decode() with a
+  /// cache (positions start at its fill). While the host
   /// captures (sdk::Model::set_capture), hands out the points of hook_points in plugin.cpp: "embed"
   /// (token embeddings), per block (block_capture.h) and "final_norm" (the head's input).
-  at::Tensor run(const at::Tensor& tokens, KVCache* cache);
+  at::Tensor run(const at::Tensor& prefix, const at::Tensor& tokens, KVCache* cache);
   /// Block `index`'s view of the active capture.
   BlockCapture capture_of_block(size_t index) const;
 

@@ -32,7 +32,7 @@ at::Tensor Transformer::decode(const at::Tensor& tokens, DecodeState& state) {
                      std::to_string(cache->fill()) + " exceeds the cache's " + std::to_string(cache->capacity()) +
                      " positions (the max_len given to start_decoding)");
   }
-  return run(tokens, cache);
+  return run(at::Tensor(), tokens, cache);
 }
 
 }  // namespace kforge::builtin::models

@@ -13,7 +13,9 @@ capacity limit) -> final norm -> LM head (optionally the embedding matrix). It w
 [B, S, V], loss.npy (mean cross-entropy against targets, -100 ignored) and grad.<fqn>.npy for every
 parameter, all float64. With doc_ids.npy (int64 [B, S], packed documents) a query attends only to keys of
 its own document (an explicit [B, 1, S, S] same-document-and-causal mask) and RoPE positions count from
-each document's first token.
+each document's first token. With prefix.npy (float32 [B, P, dim], a joint decoder's image tokens) the
+prefix is placed before the token embeddings, one causal stack runs over the P + S positions (RoPE from
+0 at the prefix's first), logits.npy holds the S token positions only, and grad.prefix.npy its gradient.
 
 Usage: llama_reference.py DIR --activations FILE.npz
 
@@ -60,7 +62,7 @@ def rotate_half(x):
 
 def load_parameters(d, requires_grad):
     names = sorted(f[: -len(".npy")] for f in os.listdir(d)
-                   if f.endswith(".npy") and f not in ("tokens.npy", "targets.npy")
+                   if f.endswith(".npy") and f not in ("tokens.npy", "targets.npy", "prefix.npy")
                    and not f.startswith("grad.") and f not in ("logits.npy", "loss.npy"))
     return {n: torch.tensor(np.load(os.path.join(d, n + ".npy")), dtype=torch.float64, requires_grad=requires_grad)
             for n in names}
@@ -102,13 +104,15 @@ def document_positions(doc_ids):
     return pos
 
 
-def forward(cfg, P, tokens, record, doc_ids=None):
-    """Logits of tokens [B, S]; record(point, value) receives every hook point's value."""
+def forward(cfg, P, tokens, record, doc_ids=None, prefix=None):
+    """Logits of tokens [B, S] (after prefix [B, P, dim] when given); record(point, value) receives every hook
+    point's value."""
     dim, n_layers, n_heads = cfg["dim"], cfg["n_layers"], cfg["n_heads"]
     n_kv = cfg["n_kv_heads"]
     hd = dim // n_heads
     eps = cfg["norm_eps"]
-    B, S = tokens.shape
+    n_prefix = 0 if prefix is None else prefix.shape[1]
+    B, S = tokens.shape[0], n_prefix + tokens.shape[1]
 
     def norm(x, prefix):
         if cfg["norm_type"] == "rmsnorm":
@@ -127,6 +131,8 @@ def forward(cfg, P, tokens, record, doc_ids=None):
     emb = P["token_embedding.embedding.weight"]
     x = emb[tokens]
     record("embed", x)
+    if prefix is not None:
+        x = torch.cat([prefix, x], dim=1)
     for i in range(n_layers):
         p = f"layers.{i}."
         h = norm(x, p + "attention_norm")
@@ -155,7 +161,7 @@ def forward(cfg, P, tokens, record, doc_ids=None):
         record(p + "mlp_out", mlp_out)
         x = x + mlp_out
         record(p + "residual", x)
-    x = norm(x, "norm")
+    x = norm(x[:, n_prefix:], "norm")
     record("final_norm", x)
     head = emb if cfg["tie_embeddings"] else P["output_head.proj.weight"]
     return x @ head.T
@@ -169,9 +175,15 @@ def main(d):
     B, S = tokens.shape
     doc_path = os.path.join(d, "doc_ids.npy")
     doc_ids = torch.tensor(np.load(doc_path)) if os.path.exists(doc_path) else None
-    logits = forward(cfg, P, tokens, lambda point, value: None, doc_ids)
+    prefix_path = os.path.join(d, "prefix.npy")
+    prefix = None
+    if os.path.exists(prefix_path):
+        prefix = torch.tensor(np.load(prefix_path), dtype=torch.float64, requires_grad=True)
+    logits = forward(cfg, P, tokens, lambda point, value: None, doc_ids, prefix)
     loss = F.cross_entropy(logits.reshape(B * S, -1), targets.reshape(-1))
     loss.backward()
+    if prefix is not None:
+        np.save(os.path.join(d, "grad.prefix.npy"), prefix.grad.numpy())
 
     np.save(os.path.join(d, "logits.npy"), logits.detach().numpy())
     np.save(os.path.join(d, "loss.npy"), loss.detach().reshape(1).numpy())

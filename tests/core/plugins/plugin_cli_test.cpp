@@ -51,7 +51,7 @@ TEST(PluginCli, ListPluginsShowsTheDeclaredCapabilities) {
   EXPECT_EQ(capabilities["schedule_free_adamw"], nlohmann::json::array({"has_eval_weights"}));
   EXPECT_EQ(capabilities["adamw"], nlohmann::json::array());
   // kforge convert maps it; it takes packed sequences
-  EXPECT_EQ(capabilities["transformer"], nlohmann::json::array({"llama_layout", "document_mask"}));
+  EXPECT_EQ(capabilities["transformer"], nlohmann::json::array({"llama_layout", "document_mask", "embedding_prefix"}));
 }
 
 TEST(PluginCli, ListPluginsShowsTheKeyThatEnablesAComponent) {

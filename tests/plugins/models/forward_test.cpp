@@ -1,4 +1,5 @@
-// Forward behaviour: output shapes for MHA/GQA/MQA, causality, sequence-length limit, config errors.
+// Forward behaviour: output shapes for MHA/GQA/MQA, causality, sequence-length limit, config errors; the embedding
+// prefix (forward_prefixed) against the tokens it embeds, its length budget and its refusals.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -56,6 +57,42 @@ TEST(ModelForward, SequenceLongerThanMaxSeqLenIsRejected) {
   } catch (const sdk::Error& e) {
     EXPECT_NE(std::string(e.what()).find("max_seq_len"), std::string::npos) << e.what();
   }
+}
+
+// A prefix that is the embedding of a sequence's first P tokens gives the logits forward() gives for the rest: the
+// prefix takes positions 0..P-1 of one causal stack and only the token positions reach the head.
+TEST(ModelForward, EmbeddingPrefixOfTheFirstTokensGivesTheLogitsOfTheRest) {
+  torch::manual_seed(3);
+  auto model = build_model(
+      "[model]\ndim = 32\nn_layers = 2\nn_heads = 4\nn_kv_heads = 2\nvocab_size = 30\n"
+      "init_std = 0.1\n");
+  const at::Tensor tokens = at::randint(0, 30, {2, 9}, at::kLong);
+  const at::Tensor whole = model->forward(tokens).detach();
+  const at::Tensor embedding = model->named_parameters()["token_embedding.embedding.weight"].detach();
+  const at::Tensor prefix = embedding.index_select(0, tokens.narrow(1, 0, 4).reshape({-1})).reshape({2, 4, 32});
+  const at::Tensor rest = model->forward_prefixed(prefix, tokens.narrow(1, 4, 5)).detach();
+  ASSERT_EQ(rest.sizes(), (at::IntArrayRef{2, 5, 30}));
+  EXPECT_TRUE(at::allclose(rest, whole.narrow(1, 4, 5), 1e-5, 1e-6))
+      << (rest - whole.narrow(1, 4, 5)).abs().max().item<double>();
+}
+
+TEST(ModelForward, EmbeddingPrefixCountsTowardsMaxSeqLenAndBadPrefixesAreRefused) {
+  auto model = build_model("[model]\ndim = 32\nn_layers = 1\nn_heads = 2\nvocab_size = 20\nmax_seq_len = 8\n");
+  const at::Tensor tokens = at::zeros({1, 5}, at::kLong);
+  EXPECT_NO_THROW(model->forward_prefixed(at::zeros({1, 3, 32}), tokens));
+  const auto expect_error = [&](const at::Tensor& prefix, const std::string& needle) {
+    try {
+      model->forward_prefixed(prefix, tokens);
+      ADD_FAILURE() << "expected an error naming " << needle;
+    } catch (const sdk::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error(at::zeros({1, 4, 32}), "max_seq_len");
+  expect_error(at::zeros({1, 3, 16}), "the model dim");
+  expect_error(at::zeros({2, 3, 32}), "2 rows");
+  model->set_documents(at::zeros({1, 5}, at::kLong));
+  expect_error(at::zeros({1, 3, 32}), "pack_sequences");
 }
 
 TEST(ModelForward, BackwardReachesEveryParameter) {

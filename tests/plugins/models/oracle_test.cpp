@@ -1,5 +1,6 @@
 // Forward logits and cross-entropy gradients of the C++ model against tests/oracles/llama_reference.py,
-// an independent float64 implementation in python3-torch. Tolerance (fp32 model): atol 1e-5, rtol 1e-4.
+// an independent float64 implementation in python3-torch, also with an embedding prefix (the joint decoder's
+// image tokens: forward_prefixed, with the prefix's gradient). Tolerance (fp32 model): atol 1e-5, rtol 1e-4.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -23,6 +24,7 @@ struct OracleCase {
   const char* label;
   std::string model_toml;  // [model] keys (after the header)
   std::string json;        // the same settings for the oracle
+  int64_t prefix_len = 0;  // > 0: forward_prefixed with a random prefix of this many positions
 };
 
 // Compares and reports the worst element relative to the tolerance.
@@ -57,7 +59,13 @@ void run_case(const OracleCase& c) {
   for (const auto& p : model->named_parameters()) write_npy(dir / (p.key() + ".npy"), p.value());
   std::ofstream(dir / "config.json") << c.json;
 
-  const at::Tensor logits = model->forward(tokens);
+  at::Tensor prefix;
+  if (c.prefix_len > 0) {
+    const int64_t dim = model->named_parameters()["token_embedding.embedding.weight"].size(1);
+    prefix = at::randn({batch, c.prefix_len, dim}).requires_grad_(true);
+    write_npy(dir / "prefix.npy", prefix.detach());
+  }
+  const at::Tensor logits = prefix.defined() ? model->forward_prefixed(prefix, tokens) : model->forward(tokens);
   const at::Tensor loss = at::cross_entropy_loss(logits.reshape({batch * seq, vocab}), targets.reshape({-1}));
   loss.backward();
 
@@ -76,6 +84,10 @@ void run_case(const OracleCase& c) {
     ++compared;
   }
   EXPECT_GT(compared, 0);
+  if (prefix.defined()) {
+    ASSERT_TRUE(prefix.grad().defined());
+    expect_close(prefix.grad(), read_npy(dir / "grad.prefix.npy"), "grad of the prefix");
+  }
   std::printf("[oracle] %s: %d parameters; max |logits diff| %.3g (max |logit| %.3g), max |grad diff| %.3g\n", c.label,
               compared, (logits.detach().to(at::kDouble) - ref_logits).abs().max().item<double>(),
               ref_logits.abs().max().item<double>(), worst_grad);
@@ -88,6 +100,14 @@ TEST(ModelOracle, GqaWithQkNormMatchesReference) {
             "max_seq_len = 32\ninit_std = 0.1\nrope_theta = 10000.0\n",
             R"({"dim": 64, "n_layers": 2, "n_heads": 8, "n_kv_heads": 2, "norm_type": "rmsnorm", "norm_eps": 1e-5,
                 "activation": "silu", "rope_theta": 10000.0, "tie_embeddings": false, "qk_norm": true})"});
+}
+
+TEST(ModelOracle, EmbeddingPrefixMatchesReference) {
+  run_case({"gqa_prefix",
+            "dim = 64\nn_layers = 2\nn_heads = 8\nn_kv_heads = 2\nvocab_size = 97\nmax_seq_len = 32\ninit_std = 0.1\n",
+            R"({"dim": 64, "n_layers": 2, "n_heads": 8, "n_kv_heads": 2, "norm_type": "rmsnorm", "norm_eps": 1e-5,
+                "activation": "silu", "rope_theta": 10000.0, "tie_embeddings": false, "qk_norm": false})",
+            7});
 }
 
 TEST(ModelOracle, TiedMhaMatchesReference) {

@@ -9,7 +9,7 @@
 
 /* Bump on any change to these structs, to the component interfaces or to their meaning, and record
  * the headers' new fingerprint (tests/sdk's abi fingerprint test says how). */
-#define KFORGE_PLUGIN_ABI_VERSION 9u
+#define KFORGE_PLUGIN_ABI_VERSION 10u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 
@@ -49,9 +49,13 @@ typedef struct kforge_config_key {
 /* A model that takes packed sequences: it overrides Model::set_documents, so attention stays within each document
  * and positions restart at each ([data] pack_sequences = true needs it). */
 #define KFORGE_CAP_DOCUMENT_MASK (1u << 3)
+/* A model that runs embeddings before its tokens: it overrides Model::forward_prefixed ([vlm] arch = "joint_decoder"
+ * needs it for its image tokens). */
+#define KFORGE_CAP_EMBEDDING_PREFIX (1u << 4)
 /* Every flag this ABI defines; the host refuses a component declaring others. */
-#define KFORGE_CAP_ALL \
-  (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT | KFORGE_CAP_DOCUMENT_MASK)
+#define KFORGE_CAP_ALL                                                                       \
+  (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT | \
+   KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX)
 
 /* Static description of one component (listed without running plugin code). */
 typedef struct kforge_component_info {

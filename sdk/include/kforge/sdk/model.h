@@ -73,6 +73,17 @@ class Model : public torch::nn::Module {
     }
   }
 
+  /// A joint-decoder vision-language model's text stack (models declaring KFORGE_CAP_EMBEDDING_PREFIX): prefix,
+  /// floating [batch, P, dim], are embeddings (e.g. an adapter's image tokens) placed before those of tokens, int64
+  /// [batch, S]; one causal stack runs over the P + S positions, positions counted from the prefix's first ->
+  /// logits [batch, S, vocab] of the token positions only. Gradients reach prefix. Document ids are refused.
+  virtual torch::Tensor forward_prefixed(const torch::Tensor& prefix, const torch::Tensor& tokens) {
+    (void)prefix;
+    (void)tokens;
+    throw Error("model " + name() +
+                " does not take embedding prefixes (a joint-decoder vision-language model needs one)");
+  }
+
   /// Longest sequence the model accepts (positions), or 0 when it has no limit.
   virtual int64_t max_seq_len() const { return 0; }
   /// A fresh, empty decoding state for `batch` rows and at most `max_len` positions in total.
