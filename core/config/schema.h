@@ -55,10 +55,10 @@ struct SectionSpec {
 /// The built-in schema (KempnerForge's sections plus kforge's additions), in document order.
 const std::vector<SectionSpec>& core_schema();
 
-/// The [vlm] architectures ("arch" values), sorted.
+/// The [vlm] architectures whose keys the core schema holds (KempnerForge's four "arch" values), sorted.
 const std::vector<std::string>& vlm_arches();
 /// The [vlm] section for one arch: the base keys plus that arch's keys, with hints for the keys
-/// of the other arches. Throws sdk::ConfigError for an unknown arch.
+/// of the other arches (another arch, a third party's strategy, gets the base keys and the hints).
 SectionSpec vlm_section(const std::string& arch);
 
 /// Name of a key type as plugin metadata spells it ("int", "float_list", ...).

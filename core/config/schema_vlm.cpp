@@ -3,7 +3,6 @@
 
 #include "config/schema_keys.h"
 #include "config/schema_sections.h"
-#include "kforge/sdk/error.h"
 
 namespace kforge::config {
 namespace {
@@ -42,7 +41,7 @@ Value module_patterns(const std::string& arch) {
 }
 
 std::vector<KeySpec> vlm_base_keys(const std::string& arch) {
-  return {string_key("arch", "joint_decoder", "VLM architecture", {"cross_attention", "joint_decoder", "moma", "mot"}),
+  return {string_key("arch", "joint_decoder", "VLM architecture (a modality_strategy plugin)"),
           int_key("max_text_len", 512, "fixed text length (padded)"),
           table_list_key("freeze", &schema_parts::freeze_spec_schema(), "static freeze directives ([[vlm.freeze]])",
                          Value::make_list({freeze_directive("vision_encoder", true)})),
@@ -86,9 +85,6 @@ const std::vector<std::string>& vlm_arches() {
 
 SectionSpec vlm_section(const std::string& arch) {
   const auto& arches = vlm_arches();
-  if (std::find(arches.begin(), arches.end(), arch) == arches.end()) {
-    throw sdk::ConfigError("Unknown vlm.arch '" + arch + "'. Registered: cross_attention, joint_decoder, moma, mot");
-  }
   SectionSpec spec{"vlm", vlm_base_keys(arch), true,
                    "vision-language model; arch picks the architecture and its keys (requires [vision_encoder])"};
   for (KeySpec& k : vlm_arch_keys(arch)) spec.keys.push_back(std::move(k));

@@ -128,6 +128,10 @@ std::shared_ptr<sdk::Adapter> Components::adapter(const sdk::AdapterSpec& spec) 
   return build_selected<sdk::AdapterFactory>(sdk::kind::adapter, spec);
 }
 
+std::shared_ptr<sdk::VisionLanguageModel> Components::vision_language_model(sdk::VisionLanguageParts parts) const {
+  return build_selected<sdk::VisionLanguageModelFactory>(sdk::kind::modality_strategy, std::move(parts));
+}
+
 uint32_t Components::optimizer_capabilities() const {
   const sdk::KindInfo& optimizer = kind_info(sdk::kind::optimizer);
   return entry(optimizer, selected(optimizer)).meta.capabilities;

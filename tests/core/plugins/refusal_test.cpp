@@ -105,7 +105,7 @@ TEST(PluginRefusal, UndefinedCapabilityFlagNamesTheFlagAndTheDefinedOnes) {
   const auto f = refused_file("bad_capability");
   expect_has(f.error, {fixture_file("bad_capability", "libkforge_bad_capability.so") + ": ",
                        "optimizer 'bad_traits_optimizer' declares capability flags 0x80, which plugin ABI " +
-                           std::to_string(kHost.abi_version) + " does not define (it defines 0xf)",
+                           std::to_string(kHost.abi_version) + " does not define (it defines 0x1f)",
                        "Declare only KFORGE_CAP_* flags"});
 }
 
@@ -121,7 +121,8 @@ TEST(PluginRefusal, UnknownKindNamesTheKindAndEveryKindOfTheTable) {
   const auto f = refused_file("bad_kind");
   expect_has(f.error, {fixture_file("bad_kind", "libkforge_bad_kind.so") +
                        ": component 'bad_traits_optimizer' has unknown kind 'optimiser'. Allowed kinds: model, "
-                       "router, optimizer, scheduler, loss, dataset, hook, metric_backend, vision_encoder, adapter."});
+                       "router, optimizer, scheduler, loss, dataset, hook, metric_backend, vision_encoder, adapter, "
+                       "modality_strategy."});
 }
 
 TEST(PluginRefusal, EnabledByOnAKindThatSelectsOneNamesTheSelector) {

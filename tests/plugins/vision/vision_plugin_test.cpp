@@ -3,24 +3,16 @@
 // fixture_vision plugin) are registered, selected and configured the same way; list-plugins shows the kinds.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/plugins/fixtures.h"
 #include "support/component_host.h"
 #include "support/expect_text.h"
+#include "support/tiny_tower.h"
 
 namespace kforge::test {
 namespace {
-
-// A tiny siglip2/clip directory: 8x8 images of 4x4 patches (4 tokens of 8 features); no weights.
-std::string tiny_tower_dir() {
-  const auto dir = temp_dir("vision_plugin_tower");
-  std::ofstream(dir / "config.json") << R"({"hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 1,
-                                            "num_attention_heads": 2, "image_size": 8, "patch_size": 4})";
-  return dir.string();
-}
 
 std::string encoder_toml(const std::string& type, const std::string& path) {
   return "[vision_encoder]\ntype = \"" + type + "\"\npath = \"" + path + "\"\n";

@@ -1,4 +1,4 @@
-// The ten component kinds in one table: what each is called, where a config selects it and whose keys it reads.
+// The eleven component kinds in one table: what each is called, where a config selects it and whose keys it reads.
 #pragma once
 
 #include <string_view>
@@ -18,7 +18,8 @@
   X(hook, Hook, "train", "hooks", true)                             \
   X(metric_backend, MetricBackend, "metrics", "backends", true)     \
   X(vision_encoder, VisionEncoder, "vision_encoder", "type", false) \
-  X(adapter, Adapter, "adapter", "type", false)
+  X(adapter, Adapter, "adapter", "type", false)                     \
+  X(modality_strategy, VisionLanguageModel, "vlm", "arch", false)
 
 namespace kforge::sdk {
 

@@ -20,6 +20,7 @@
 #include "kforge/sdk/router.h"
 #include "kforge/sdk/scheduler.h"
 #include "kforge/sdk/vision_encoder.h"
+#include "kforge/sdk/vision_language_model.h"
 
 namespace kforge::sdk {
 
@@ -50,10 +51,12 @@ using MetricBackendFactory =
     std::function<std::unique_ptr<MetricBackend>(const BuildContext&, const RunInfo&)>;
 using VisionEncoderFactory = std::function<std::shared_ptr<VisionEncoder>(const BuildContext&)>;
 using AdapterFactory = std::function<std::shared_ptr<Adapter>(const BuildContext&, const AdapterSpec&)>;
+using VisionLanguageModelFactory =
+    std::function<std::shared_ptr<VisionLanguageModel>(const BuildContext&, VisionLanguageParts parts)>;
 
 /// One add_<kind>(name, factory) per row of KFORGE_COMPONENT_KINDS: add_model, add_router,
 /// add_optimizer, add_scheduler, add_loss, add_dataset, add_hook, add_metric_backend, add_vision_encoder,
-/// add_adapter. Each throws
+/// add_adapter, add_modality_strategy. Each throws
 /// kforge::sdk::Error if the name is already taken or was not declared in the plugin's component
 /// metadata.
 class Registrar {
