@@ -85,33 +85,33 @@ nlohmann::json to_json(const plugins::PluginSet& set) {
 }
 
 void print_table(std::ostream& out, const plugins::PluginSet& set, bool verbose) {
-  out << fmt::format("{:<15} {:<22} {:<8} {:<28} {}\n", "KIND", "NAME", "VERSION", "FILE", "SUMMARY");
+  out << fmt::format("{:<17} {:<22} {:<8} {:<28} {}\n", "KIND", "NAME", "VERSION", "FILE", "SUMMARY");
   for (const auto& f : set.files()) {
     if (!f.ok) continue;
     for (const auto& c : f.components) {
-      out << fmt::format("{:<15} {:<22} {:<8} {:<28} {}\n", c.kind, c.name, c.version,
+      out << fmt::format("{:<17} {:<22} {:<8} {:<28} {}\n", c.kind, c.name, c.version,
                                f.path.filename().string(), c.summary);
       if (!verbose) continue;
       if (c.capabilities != 0) {
-        out << fmt::format("{:>17}capabilities: {}\n", "", fmt::join(plugins::capability_names(c.capabilities), ", "));
+        out << fmt::format("{:>19}capabilities: {}\n", "", fmt::join(plugins::capability_names(c.capabilities), ", "));
       }
       if (!c.enabled_by.empty()) {
-        out << fmt::format("{:>17}enabled by: [{}] {} = true\n", "", section_of(c.kind), c.enabled_by);
+        out << fmt::format("{:>19}enabled by: [{}] {} = true\n", "", section_of(c.kind), c.enabled_by);
       }
       if (!c.hook_points.empty()) {
-        out << fmt::format("{:>17}hook points (kforge extract): {}\n", "", fmt::join(c.hook_points, ", "));
+        out << fmt::format("{:>19}hook points (kforge extract): {}\n", "", fmt::join(c.hook_points, ", "));
       }
       std::vector<KeyDoc> keys = core_keys(c);
       for (KeyDoc& k : plugin_keys(c)) keys.push_back(std::move(k));
       for (const KeyDoc& k : keys) {
-        out << fmt::format("{:>17}[{}] {} ({}, default {}): {}\n", "", section_of(c.kind), k.name, k.type,
+        out << fmt::format("{:>19}[{}] {} ({}, default {}): {}\n", "", section_of(c.kind), k.name, k.type,
                                  k.default_value.empty() ? "unset" : k.default_value, k.doc);
       }
     }
   }
   for (const auto& f : set.files()) {
     if (f.ok) continue;
-    out << fmt::format("{:<15} {:<22} {:<8} {:<28} REFUSED: {}\n", "-", f.name.empty() ? "-" : f.name,
+    out << fmt::format("{:<17} {:<22} {:<8} {:<28} REFUSED: {}\n", "-", f.name.empty() ? "-" : f.name,
                              f.version.empty() ? "-" : f.version, f.path.filename().string(), f.error);
   }
   if (verbose) {
