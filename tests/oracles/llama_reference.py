@@ -172,7 +172,6 @@ def main(d):
     P = load_parameters(d, requires_grad=True)
     tokens = torch.tensor(np.load(os.path.join(d, "tokens.npy")))
     targets = torch.tensor(np.load(os.path.join(d, "targets.npy")))
-    B, S = tokens.shape
     doc_path = os.path.join(d, "doc_ids.npy")
     doc_ids = torch.tensor(np.load(doc_path)) if os.path.exists(doc_path) else None
     prefix_path = os.path.join(d, "prefix.npy")
@@ -180,17 +179,23 @@ def main(d):
     if os.path.exists(prefix_path):
         prefix = torch.tensor(np.load(prefix_path), dtype=torch.float64, requires_grad=True)
     logits = forward(cfg, P, tokens, lambda point, value: None, doc_ids, prefix)
-    loss = F.cross_entropy(logits.reshape(B * S, -1), targets.reshape(-1))
-    loss.backward()
+    loss = backward_and_save(d, logits, targets, P)
     if prefix is not None:
         np.save(os.path.join(d, "grad.prefix.npy"), prefix.grad.numpy())
+    print(f"ok: {len(P)} parameters, loss {loss.item():.6f}")
 
+
+def backward_and_save(d, logits, targets, P):
+    """Mean cross-entropy of logits [B, S, V] against targets [B, S], its backward, and DIR/logits.npy,
+    loss.npy and grad.<name>.npy for every parameter of P (zeros where none reached it); returns the loss."""
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    loss.backward()
     np.save(os.path.join(d, "logits.npy"), logits.detach().numpy())
     np.save(os.path.join(d, "loss.npy"), loss.detach().reshape(1).numpy())
     for n, t in P.items():
         g = t.grad if t.grad is not None else torch.zeros_like(t)
         np.save(os.path.join(d, "grad." + n + ".npy"), g.numpy())
-    print(f"ok: {len(P)} parameters, loss {loss.item():.6f}")
+    return loss
 
 
 FLOAT32_EPS = float(np.finfo(np.float32).eps)

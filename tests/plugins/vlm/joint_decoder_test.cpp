@@ -1,18 +1,22 @@
 // The joint decoder ([vlm] arch = "joint_decoder") built through the registry with a siglip2 tower, an mlp_2layer
-// adapter and the transformer: its logits are the text model's forward_prefixed over the adapter's image tokens (each
-// part oracle-tested on its own: tests/plugins/vision, tests/plugins/models), its parameters and blocks carry
+// adapter and the transformer: its logits and every parameter's gradient match tests/oracles/joint_decoder.py (the
+// python3-torch tower, adapter and decoder references composed, float64) and equal the text model's forward_prefixed
+// over the adapter's image tokens; its parameters and blocks carry
 // KempnerForge's VLMWrapper names, the host's block seam sees the text blocks, a frozen tower gets no gradient while
 // the adapter and text model do, and bad inputs are refused.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/utils.h>
 
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "support/component_host.h"
 #include "support/expect_text.h"
+#include "support/npy.h"
+#include "support/oracle.h"
 #include "support/tiny_tower.h"
 
 namespace kforge::test {
@@ -62,6 +66,51 @@ TEST(JointDecoder, LogitsAreTheTextModelsOverTheAdaptersImageTokens) {
   // The images matter: other pixels, other logits.
   b.vlm->set_images(at::rand({2, 3, 8, 8}));
   EXPECT_FALSE(at::allclose(b.vlm->forward(tokens).detach(), logits.detach()));
+}
+
+// Tolerance as tests/plugins/models/oracle_test.cpp: the fp32 model against the float64 reference.
+void expect_close(const at::Tensor& actual, const at::Tensor& expected, const std::string& what) {
+  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
+  const at::Tensor a = actual.to(at::kDouble), e = expected.to(at::kDouble);
+  const double worst = ((a - e).abs() - (1e-5 + 1e-4 * e.abs())).max().item<double>();
+  EXPECT_LE(worst, 0.0) << what << ": max |diff| = " << (a - e).abs().max().item<double>();
+}
+
+TEST(JointDecoder, LogitsAndGradientsMatchTheComposedReference) {
+  ASSERT_TRUE(oracle_available()) << "/usr/bin/python3 with torch and numpy is required";
+  torch::manual_seed(7);
+  const ComponentHost h(vlm_toml(32));
+  const Built b = build(h);
+  const auto dir = temp_dir("oracle_joint_decoder");
+  const at::Tensor pixels = at::rand({2, 3, 8, 8}) * 2 - 1;
+  const at::Tensor tokens = at::randint(0, 23, {2, 6}, at::kLong), targets = at::randint(0, 23, {2, 6}, at::kLong);
+  write_npy(dir / "pixels.npy", pixels);
+  write_npy(dir / "tokens.npy", tokens);
+  write_npy(dir / "targets.npy", targets);
+  for (const auto& p : b.vlm->named_parameters()) write_npy(dir / (p.key() + ".npy"), p.value());
+  std::ofstream(dir / "config.json") << R"({"tower": "siglip2",
+      "vision": {"hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 1, "num_attention_heads": 2,
+                 "image_size": 8, "patch_size": 4},
+      "adapter": {"type": "mlp_2layer", "activation": "gelu", "hidden_dim": 0, "out_dim": 16},
+      "model": {"dim": 16, "n_layers": 2, "n_heads": 2, "n_kv_heads": 2, "norm_type": "rmsnorm", "norm_eps": 1e-5,
+                "activation": "silu", "rope_theta": 10000.0, "tie_embeddings": false, "qk_norm": false}})";
+  b.vlm->set_images(pixels);
+  const at::Tensor logits = b.vlm->forward(tokens);
+  const at::Tensor loss = at::cross_entropy_loss(logits.reshape({12, 23}), targets.reshape({-1}));
+  loss.backward();
+
+  std::string out;
+  ASSERT_EQ(run_oracle("joint_decoder.py", {dir.string()}, &out), 0) << out;
+  expect_close(logits.detach(), read_npy(dir / "logits.npy"), "logits");
+  expect_close(loss.detach().reshape({1}), read_npy(dir / "loss.npy"), "loss");
+  int compared = 0;
+  for (const auto& p : b.vlm->named_parameters()) {
+    ASSERT_TRUE(p.value().grad().defined()) << p.key();
+    expect_close(p.value().grad(), read_npy(dir / ("grad." + p.key() + ".npy")), "grad of " + p.key());
+    ++compared;
+  }
+  EXPECT_GT(compared, 30);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(JointDecoder, ParametersAndBlocksCarryTheWrapperNames) {
