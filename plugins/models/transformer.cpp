@@ -53,6 +53,11 @@ void Transformer::init_weights() {
 at::Tensor Transformer::forward(const at::Tensor& tokens) { return run(at::Tensor(), tokens, nullptr); }
 
 at::Tensor Transformer::forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens) {
+  check_prefix(prefix, tokens);
+  return run(prefix, tokens, nullptr);
+}
+
+void Transformer::check_prefix(const at::Tensor& prefix, const at::Tensor& tokens) const {
   if (prefix.dim() != 3 || !prefix.is_floating_point() || prefix.size(2) != config_.dim) {
     throw sdk::Error("transformer: an embedding prefix must be a floating tensor [batch, P, " +
                      std::to_string(config_.dim) + "] (the model dim), got " +
@@ -65,7 +70,6 @@ at::Tensor Transformer::forward_prefixed(const at::Tensor& prefix, const at::Ten
   if (doc_starts_.defined()) {
     throw sdk::Error("transformer: document ids ([data] pack_sequences) cannot be combined with an embedding prefix");
   }
-  return run(prefix, tokens, nullptr);
 }
 
 void Transformer::set_documents(const at::Tensor& doc_ids) {

@@ -42,6 +42,8 @@ class Transformer : public sdk::Model {
   std::unique_ptr<DecodeState> start_decoding(int64_t batch, int64_t max_len) override;
   /// Appends `tokens` at the cache's fill (RoPE positions offset by it) -> logits (B, T, vocab).
   at::Tensor decode(const at::Tensor& tokens, DecodeState& state) override;
+  /// decode() of prefix (checked as by forward_prefixed) and tokens, the prefix's positions cached with theirs.
+  at::Tensor decode_prefixed(const at::Tensor& prefix, const at::Tensor& tokens, DecodeState& state) override;
   /// MoE: "moe/aux_loss" = moe_aux_loss_weight * sum of the layers' aux losses and, when
   /// moe_router_z_loss_weight > 0, "moe/router_z_loss" = that weight * sum of their z-losses.
   std::vector<std::pair<std::string, at::Tensor>> auxiliary_losses() override;
@@ -66,6 +68,10 @@ class Transformer : public sdk::Model {
   /// captures (sdk::Model::set_capture), hands out the points of hook_points in plugin.cpp: "embed"
   /// (token embeddings), per block (block_capture.h) and "final_norm" (the head's input).
   at::Tensor run(const at::Tensor& prefix, const at::Tensor& tokens, KVCache* cache);
+  /// Throws sdk::Error unless prefix is floating [tokens' batch, P, dim] and no document ids are set.
+  void check_prefix(const at::Tensor& prefix, const at::Tensor& tokens) const;
+  /// The KVCache `state` is, checked to take `positions` more positions of tokens' batch.
+  KVCache& checked_cache(DecodeState& state, const at::Tensor& tokens, int64_t positions) const;
   /// Block `index`'s view of the active capture.
   BlockCapture capture_of_block(size_t index) const;
 

@@ -45,14 +45,43 @@ void JointDecoder::set_images(const at::Tensor& pixels) {
   pixels_ = pixels;
 }
 
-at::Tensor JointDecoder::forward(const at::Tensor& tokens) {
+at::Tensor JointDecoder::image_tokens(const at::Tensor& tokens) const {
   if (!pixels_.defined()) throw sdk::Error("joint_decoder: no images were set for this forward (set_images)");
   if (tokens.dim() != 2 || tokens.size(0) != pixels_.size(0)) {
     throw sdk::Error("joint_decoder: " + std::to_string(pixels_.size(0)) + " images for tokens " +
                      c10::str(tokens.sizes()) + " (one image per row)");
   }
   // A frozen tower (no parameter requiring a gradient) records no graph: autograd sees nothing to differentiate.
-  return text_->forward_prefixed(adapter_->forward(encoder_->forward(pixels_)), tokens);
+  return adapter_->forward(encoder_->forward(pixels_));
+}
+
+at::Tensor JointDecoder::forward(const at::Tensor& tokens) {
+  return text_->forward_prefixed(image_tokens(tokens), tokens);
+}
+
+namespace {
+
+// The text model's decoding state, and whether the image tokens are in it yet.
+struct JointDecodeState final : sdk::Model::DecodeState {
+  std::unique_ptr<sdk::Model::DecodeState> text;
+  bool has_images = false;
+};
+
+}  // namespace
+
+std::unique_ptr<sdk::Model::DecodeState> JointDecoder::start_decoding(int64_t batch, int64_t max_len) {
+  auto state = std::make_unique<JointDecodeState>();
+  state->text = text_->start_decoding(batch, max_len + visual_tokens_);
+  return state;
+}
+
+at::Tensor JointDecoder::decode(const at::Tensor& tokens, DecodeState& state) {
+  auto* joint = dynamic_cast<JointDecodeState*>(&state);
+  if (joint == nullptr) throw sdk::Error("joint_decoder: decode was given a state not made by its start_decoding");
+  if (joint->has_images) return text_->decode(tokens, *joint->text);
+  at::Tensor logits = text_->decode_prefixed(image_tokens(tokens), tokens, *joint->text);
+  joint->has_images = true;
+  return logits;
 }
 
 std::vector<sdk::ModelBlock> JointDecoder::blocks() const {

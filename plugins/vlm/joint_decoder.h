@@ -34,8 +34,16 @@ class JointDecoder final : public sdk::VisionLanguageModel {
   std::vector<std::pair<std::string, at::Tensor>> auxiliary_losses() override { return text_->auxiliary_losses(); }
   void set_step(int64_t step, int64_t max_steps) override { text_->set_step(step, max_steps); }
   std::vector<std::pair<std::string, double>> step_metrics() override { return text_->step_metrics(); }
+  /// The text model's state for `max_len` text positions plus the image's.
+  std::unique_ptr<DecodeState> start_decoding(int64_t batch, int64_t max_len) override;
+  /// The first call runs the images set by set_images() before its tokens (decode_prefixed); later calls append
+  /// tokens only: the logits equal forward()'s over all tokens so far.
+  at::Tensor decode(const at::Tensor& tokens, DecodeState& state) override;
 
  private:
+  /// The adapter's image tokens of the images set (sdk::Error when none are, or not one per row of tokens).
+  at::Tensor image_tokens(const at::Tensor& tokens) const;
+
   std::shared_ptr<sdk::VisionEncoder> encoder_;
   std::shared_ptr<sdk::Adapter> adapter_;
   std::shared_ptr<sdk::Model> text_;

@@ -76,6 +76,29 @@ TEST(ModelForward, EmbeddingPrefixOfTheFirstTokensGivesTheLogitsOfTheRest) {
       << (rest - whole.narrow(1, 4, 5)).abs().max().item<double>();
 }
 
+// Cached decoding with a prefix: the prefix and the first tokens in one call, then a token at a time, give the logits
+// forward_prefixed gives over the whole sequence.
+TEST(ModelForward, CachedDecodingWithAPrefixMatchesTheWholeForward) {
+  torch::manual_seed(4);
+  auto model = build_model(
+      "[model]\ndim = 32\nn_layers = 2\nn_heads = 4\nn_kv_heads = 2\nvocab_size = 30\n"
+      "init_std = 0.1\nmax_seq_len = 16\n");
+  const at::Tensor prefix = at::randn({2, 3, 32}), tokens = at::randint(0, 30, {2, 6}, at::kLong);
+  const at::Tensor whole = model->forward_prefixed(prefix, tokens).detach();
+  at::NoGradGuard no_grad;
+  auto state = model->start_decoding(2, 9);
+  std::vector<at::Tensor> pieces = {model->decode_prefixed(prefix, tokens.narrow(1, 0, 4), *state)};
+  for (int64_t t = 4; t < 6; ++t) pieces.push_back(model->decode(tokens.narrow(1, t, 1), *state));
+  const at::Tensor cached = at::cat(pieces, 1);
+  EXPECT_TRUE(at::allclose(cached, whole, 1e-5, 1e-5)) << (cached - whole).abs().max().item<double>();
+  try {
+    model->decode(tokens.narrow(1, 0, 1), *state);
+    ADD_FAILURE() << "expected the full cache to refuse another token";
+  } catch (const sdk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds the cache's 9 positions"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ModelForward, EmbeddingPrefixCountsTowardsMaxSeqLenAndBadPrefixesAreRefused) {
   auto model = build_model("[model]\ndim = 32\nn_layers = 1\nn_heads = 2\nvocab_size = 20\nmax_seq_len = 8\n");
   const at::Tensor tokens = at::zeros({1, 5}, at::kLong);

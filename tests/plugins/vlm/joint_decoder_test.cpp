@@ -1,9 +1,9 @@
 // The joint decoder ([vlm] arch = "joint_decoder") built through the registry with a siglip2 tower, an mlp_2layer
 // adapter and the transformer: its logits and every parameter's gradient match tests/oracles/joint_decoder.py (the
 // python3-torch tower, adapter and decoder references composed, float64) and equal the text model's forward_prefixed
-// over the adapter's image tokens; its parameters and blocks carry
-// KempnerForge's VLMWrapper names, the host's block seam sees the text blocks, a frozen tower gets no gradient while
-// the adapter and text model do, and bad inputs are refused.
+// over the adapter's image tokens; cached decoding gives the same logits; its parameters and blocks carry KempnerForge's
+// VLMWrapper names; the host's block seam sees the text blocks; a frozen tower gets no gradient while the adapter and
+// text model do; bad inputs are refused.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/utils.h>
@@ -111,6 +111,21 @@ TEST(JointDecoder, LogitsAndGradientsMatchTheComposedReference) {
   }
   EXPECT_GT(compared, 30);
   std::filesystem::remove_all(dir);
+}
+
+TEST(JointDecoder, CachedDecodingRunsTheImagesFirstAndMatchesTheForward) {
+  torch::manual_seed(6);
+  const ComponentHost h(vlm_toml(32));
+  const Built b = build(h);
+  const at::Tensor tokens = at::randint(0, 23, {2, 6}, at::kLong);
+  b.vlm->set_images(at::rand({2, 3, 8, 8}));
+  const at::Tensor whole = b.vlm->forward(tokens).detach();
+  at::NoGradGuard no_grad;
+  auto state = b.vlm->start_decoding(2, 6);
+  std::vector<at::Tensor> pieces = {b.vlm->decode(tokens.narrow(1, 0, 3), *state)};
+  for (int64_t t = 3; t < 6; ++t) pieces.push_back(b.vlm->decode(tokens.narrow(1, t, 1), *state));
+  const at::Tensor cached = at::cat(pieces, 1);
+  EXPECT_TRUE(at::allclose(cached, whole, 1e-5, 1e-5)) << (cached - whole).abs().max().item<double>();
 }
 
 TEST(JointDecoder, ParametersAndBlocksCarryTheWrapperNames) {

@@ -99,6 +99,16 @@ class Model : public torch::nn::Module {
     (void)state;
     throw Error("model " + name() + " does not support cached decoding");
   }
+  /// decode() with embeddings before the tokens (models declaring KFORGE_CAP_EMBEDDING_PREFIX): prefix [batch, P,
+  /// dim], then tokens [batch, T], appended at the state's position -> logits [batch, T, vocab] of the token positions
+  /// (the same as forward_prefixed() over the whole sequence so far, for those T positions).
+  virtual torch::Tensor decode_prefixed(const torch::Tensor& prefix, const torch::Tensor& tokens, DecodeState& state) {
+    (void)prefix;
+    (void)tokens;
+    (void)state;
+    throw Error("model " + name() +
+                " does not take embedding prefixes (a joint-decoder vision-language model needs one)");
+  }
 
   /// Set by the host (an empty runner restores the default, which calls the block directly).
   void set_block_runner(BlockRunner runner) { block_runner_ = std::move(runner); }
