@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CPU throughput benchmark: kforge against a plain PyTorch-eager trainer of the same model.
+# CPU throughput benchmark: kforge against a PyTorch-eager trainer of the same model, run twice: with glibc
+# malloc as it comes (plain) and with the malloc tunables that stop its per-step page faults (tuned: a fair peer).
 #
 #   bash benchmarks/run_cpu_benchmark.sh [--steps N] [--threads T] [--batch B] [--shapes "debug small"]
 #                                        [--precision fp32|bf16] [--kforge PATH] [--profile]
@@ -7,10 +8,12 @@
 # For each shape (benchmarks/configs/bench_<shape>.toml) it writes random uint16 tokens, runs
 # `kforge run` and benchmarks/peer_trainer.py (Debian's python3-torch 1.13: the same LibTorch and
 # BLAS) with the same model, batch, seq, threads, precision (fp32, or bf16 autocast with fp32
-# weights in both), AdamW, clipping and CE, drops the first 2
+# weights in both), AdamW, clipping and CE, the peer once plain and once with GLIBC_TUNABLES=$PEER_TUNABLES,
+# drops the first 2
 # warm-up steps and prints tokens/s, step time median and p10-p90, achieved GFLOP/s (6N + 12*L*D*S
 # per token), MFU against the fp32 FMA peak measured here (benchmarks/fma_peak.cpp) and the share
-# of the fp32 GEMM rate measured here, peak RSS and kforge/peer ratios.
+# of the fp32 GEMM rate measured here, peak RSS and kforge/peer ratios against both peers. It names the CPU and
+# the widest vector ISA it has (AVX2 / AVX-512 / AVX-512-BF16 / AMX): results hold for that family only.
 # Nothing here is a test: it reports, it does not pass or fail. 3-8 minutes on 2 cores (idle vs shared).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +34,7 @@ while [[ $# -gt 0 ]]; do
     --kforge) KFORGE="$2"; shift 2 ;;
     --profile) PROFILE=1; shift ;;
     --precision) PRECISION="$2"; shift 2 ;;
-    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -58,7 +61,23 @@ WORK=benchmarks/.work
 rm -rf "$WORK"
 mkdir -p "$WORK"
 
-echo "== machine: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p'), $(nproc) cores usable, threads=$THREADS"
+# The widest vector ISA of this CPU, from the kernel's flags: kernels and the results differ by family.
+cpu_isa() {
+  local flags
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+  if [[ "$flags" == *" amx_bf16 "* ]]; then echo "AMX (+ AVX-512-BF16)"
+  elif [[ "$flags" == *" avx512_bf16 "* ]]; then echo "AVX-512-BF16"
+  elif [[ "$flags" == *" avx512f "* ]]; then echo "AVX-512 (no bf16 instructions)"
+  elif [[ "$flags" == *" avx2 "* ]]; then echo "AVX2 only (no AVX-512)"
+  else echo "no AVX2"
+  fi
+}
+# The tuned peer's allocator: glibc keeps freed big blocks (no mmap per tensor, no trimming), as tcmalloc would.
+PEER_TUNABLES="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776"
+
+echo "== machine: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p') (cpu family $(lscpu | sed -n 's/^CPU family:[[:space:]]*//p'), model $(lscpu | sed -n 's/^Model:[[:space:]]*//p')), $(nproc) cores usable, threads=$THREADS"
+echo "== ISA: $(cpu_isa)"
+echo "== tuned peer: GLIBC_TUNABLES=$PEER_TUNABLES"
 echo "== kforge: $KFORGE ($(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ', dirty tree'))"
 echo "== BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)"
 echo "== load average before: $(cut -d" " -f1-3 /proc/loadavg) (other processes on these cores skew every number)"
@@ -101,14 +120,18 @@ for shape in $SHAPES; do
     --metrics.log_interval=1 --metrics.backends='["jsonl"]' --train.mixed_precision="$PRECISION" > "$WORK/kforge_${shape}.log" 2>&1 \
     || { echo "kforge failed on $shape; see $WORK/kforge_${shape}.log" >&2; tail -20 "$WORK/kforge_${shape}.log" >&2; exit 1; }
 
-  echo "== [$shape] peer (PyTorch eager $("$PY" -c 'import torch; print(torch.__version__)')): $STEPS steps" >&2
   peer_cfg="$WORK/peer_${shape}.toml"
   sed -e "s/^batch_size = .*/batch_size = $BATCH/" -e "s/^mixed_precision = .*/mixed_precision = \"$PRECISION\"/" \
     "$cfg" > "$peer_cfg"
   prof=(); (( PROFILE )) && prof=(--profile)
-  "$PY" benchmarks/peer_trainer.py "$peer_cfg" --data "$data/tokens.npy" --steps "$STEPS" --threads "$THREADS" \
-    --out "$WORK/peer_${shape}.json" "${prof[@]}" > "$WORK/peer_${shape}.profile.txt" 2> "$WORK/peer_${shape}.log" \
-    || { echo "peer failed on $shape; see $WORK/peer_${shape}.log" >&2; tail -20 "$WORK/peer_${shape}.log" >&2; exit 1; }
+  for peer in plain tuned; do
+    echo "== [$shape] $peer peer (PyTorch eager $("$PY" -c 'import torch; print(torch.__version__)')): $STEPS steps" >&2
+    tunables=(); [[ "$peer" == tuned ]] && tunables=(env GLIBC_TUNABLES="$PEER_TUNABLES")
+    out="$WORK/peer_${peer}_${shape}"
+    "${tunables[@]}" "$PY" benchmarks/peer_trainer.py "$peer_cfg" --data "$data/tokens.npy" --steps "$STEPS" \
+      --threads "$THREADS" --out "$out.json" "${prof[@]}" > "$out.profile.txt" 2> "$out.log" \
+      || { echo "$peer peer failed on $shape; see $out.log" >&2; tail -20 "$out.log" >&2; exit 1; }
+  done
 done
 
 echo "== load average after: $(cut -d" " -f1-3 /proc/loadavg)"
@@ -138,27 +161,32 @@ for shape in shapes:
     recs = [json.loads(l) for l in open(f"{work}/kforge_{shape}/metrics.jsonl")]
     recs = [r for r in recs if "train/step_time_sec" in r]
     recs.sort(key=lambda r: r["step"])
-    peer = json.load(open(f"{work}/peer_{shape}.json"))
-    fpt, tokens = peer["flops_per_token"], peer["tokens_per_step"]
+    peers = {name: json.load(open(f"{work}/peer_{name}_{shape}.json")) for name in ("plain", "tuned")}
+    fpt, tokens = peers["plain"]["flops_per_token"], peers["plain"]["tokens_per_step"]
     k = summarize([r["train/step_time_sec"] for r in recs], tokens, fpt,
                   max(r["memory/peak_rss_gb"] for r in recs))
-    p = summarize(peer["step_times"], tokens, fpt, peer["peak_rss_gb"])
-    k["loss"] = recs[-1]["train/loss"]; p["loss"] = peer["losses"][-1]
-    rows.append((shape, peer["params"], fpt, k, p))
+    k["loss"] = recs[-1]["train/loss"]
+    runs = {"kforge": k}
+    for name, peer in peers.items():
+        runs[f"pytorch-eager {name}"] = summarize(peer["step_times"], tokens, fpt, peer["peak_rss_gb"])
+        runs[f"pytorch-eager {name}"]["loss"] = peer["losses"][-1]
+    rows.append((shape, peers["plain"]["params"], fpt, runs))
 
-print(f"\n{precision}, batch {batch}, seq 512, {rows[0][3]['n']} measured steps (first {WARMUP} dropped), "
+print(f"\n{precision}, batch {batch}, seq 512, {rows[0][3]['kforge']['n']} measured steps (first {WARMUP} dropped), "
       f"MFU vs the measured fp32 FMA peak {fma_peak:.1f} GFLOP/s; 'of GEMM' vs the measured 1024^3 GEMM {peak:.1f}\n")
 hdr = ("| shape | params | trainer | tok/s | step median (s) | p10-p90 (s) | GFLOP/s | MFU | of GEMM | peak RSS (GB) | last loss |")
 print(hdr); print("|" + "---|" * 11)
-for shape, n, fpt, k, p in rows:
-    for name, r in (("kforge", k), ("pytorch-eager", p)):
+for shape, n, fpt, runs in rows:
+    for name, r in runs.items():
         print(f"| {shape} | {n/1e6:.1f}M | {name} | {r['tok_s']:.0f} | {r['med']:.3f} | {r['p10']:.3f}-{r['p90']:.3f} | "
               f"{r['gflops']:.1f} | {r['mfu']:.1f}% | {r['of_gemm']:.1f}% | {r['rss']:.2f} | {r['loss']:.3f} |")
 print()
-print("| shape | kforge/peer tok/s | kforge/peer peak RSS |")
-print("|---|---|---|")
-for shape, n, fpt, k, p in rows:
-    print(f"| {shape} | {k['tok_s']/p['tok_s']:.2f}x | {k['rss']/p['rss']:.2f}x |")
+print("| shape | kforge/plain peer tok/s | kforge/tuned peer tok/s | kforge/tuned peer peak RSS |")
+print("|---|---|---|---|")
+for shape, n, fpt, runs in rows:
+    k, plain, tuned = runs["kforge"], runs["pytorch-eager plain"], runs["pytorch-eager tuned"]
+    print(f"| {shape} | {k['tok_s']/plain['tok_s']:.2f}x | {k['tok_s']/tuned['tok_s']:.2f}x | "
+          f"{k['rss']/tuned['rss']:.2f}x |")
 EOF
 
 # kforge saves a final checkpoint; it is not needed for the numbers.
