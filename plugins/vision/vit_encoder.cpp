@@ -41,4 +41,14 @@ std::vector<std::string> VitEncoder::load_hf_weights(const std::map<std::string,
   return load_hf_tensors(*this, tensors, origin);
 }
 
+sdk::PixelFormat VitEncoder::pixel_format() const {
+  sdk::PixelFormat format;
+  format.image_size = config_.image_size;
+  if (config_.tower == VitTower::clip) {  // OpenAI CLIP's statistics, the CLIP image processor's defaults
+    format.mean = {0.48145466f, 0.4578275f, 0.40821073f};
+    format.std = {0.26862954f, 0.26130258f, 0.27577711f};
+  }
+  return format;
+}
+
 }  // namespace kforge::vision

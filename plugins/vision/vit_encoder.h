@@ -29,6 +29,8 @@ class VitEncoder : public sdk::VisionEncoder {
   explicit VitEncoder(const VitConfig& config);
   int64_t feature_dim() const override { return config_.hidden_size; }
   int64_t num_tokens() const override { return config_.num_patches(); }
+  /// config.json's image_size; SigLIP's statistics (0.5, 0.5) or, for clip, OpenAI CLIP's.
+  sdk::PixelFormat pixel_format() const override;
   const VitConfig& config() const { return config_; }
   at::Tensor forward(const at::Tensor& pixels) override;
   /// load_hf_tensors(*this, tensors, origin) (hf_tensors.h).

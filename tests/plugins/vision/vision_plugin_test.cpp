@@ -1,6 +1,7 @@
 // The vision plugin through the host: every encoder and adapter it registers is built by the registry from
-// its config section and runs a forward of the right shape; a third party's encoder and adapter (the
-// fixture_vision plugin) are registered, selected and configured the same way; list-plugins shows the kinds.
+// its config section and runs a forward of the right shape; each encoder states the pixels it expects; a third
+// party's encoder and adapter (the fixture_vision plugin) are registered, selected and configured the same way;
+// list-plugins shows the kinds.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -36,6 +37,23 @@ TEST(VisionPlugin, BuildsEachEncoderFromItsSectionWithTheRightOutputShape) {
   const auto seed_0 =
       ComponentHost(encoder_toml("random", "") + "num_tokens = 9\nfeature_dim = 5\n").components.vision_encoder();
   EXPECT_FALSE(at::equal(random->forward(pixels), seed_0->forward(pixels)));
+}
+
+// What the data path makes of an image for each encoder: the tower's size and statistics; the stub takes any size.
+TEST(VisionPlugin, EachEncoderStatesThePixelsItExpects) {
+  const std::string tower = tiny_tower_dir();
+  const sdk::PixelFormat siglip =
+      ComponentHost(encoder_toml("siglip2", tower)).components.vision_encoder()->pixel_format();
+  EXPECT_EQ(siglip.image_size, 8);
+  EXPECT_EQ(siglip.mean, (std::array<float, 3>{0.5f, 0.5f, 0.5f}));
+  EXPECT_EQ(siglip.std, (std::array<float, 3>{0.5f, 0.5f, 0.5f}));
+  const sdk::PixelFormat clip = ComponentHost(encoder_toml("clip", tower)).components.vision_encoder()->pixel_format();
+  EXPECT_EQ(clip.image_size, 8);
+  EXPECT_EQ(clip.mean, (std::array<float, 3>{0.48145466f, 0.4578275f, 0.40821073f}));
+  EXPECT_EQ(clip.std, (std::array<float, 3>{0.26862954f, 0.26130258f, 0.27577711f}));
+  const sdk::PixelFormat random = ComponentHost(encoder_toml("random", "")).components.vision_encoder()->pixel_format();
+  EXPECT_EQ(random.image_size, 0);
+  EXPECT_EQ(random.mean, (std::array<float, 3>{0.5f, 0.5f, 0.5f}));
 }
 
 TEST(VisionPlugin, AnEncoderLoadsHuggingFaceTensorsByNameAndReportsTheUnusedOnes) {

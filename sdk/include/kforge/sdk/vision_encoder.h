@@ -5,6 +5,7 @@
 #include <ATen/core/grad_mode.h>
 #include <torch/nn/module.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -14,9 +15,19 @@
 
 namespace kforge::sdk {
 
+/// The pixels an encoder expects: RGB in [0, 1] resized to image_size x image_size (0: any size), then each channel c
+/// normalised as (x - mean[c]) / std[c]. The defaults are SigLIP's statistics, KempnerForge's image preprocessing.
+struct PixelFormat {
+  int64_t image_size = 0;
+  std::array<float, 3> mean = {0.5f, 0.5f, 0.5f};
+  std::array<float, 3> std = {0.5f, 0.5f, 0.5f};
+};
+
 class VisionEncoder : public torch::nn::Module {
  public:
   virtual int64_t feature_dim() const = 0;
+  /// What the data path makes of an image for this encoder.
+  virtual PixelFormat pixel_format() const { return {}; }
   virtual int64_t num_tokens() const = 0;
   /// pixels (B, C, H, W) -> (B, num_tokens(), feature_dim()).
   virtual at::Tensor forward(const at::Tensor& pixels) = 0;
