@@ -63,15 +63,15 @@ class Transformer : public sdk::Model {
   void init_weights();
 
  private:
-  /// forward() without a cache and prefix; forward_prefixed() with a prefix (or an undefined one); decode() with a
-  /// cache (positions start at its fill). While the host
+  /// Every forward and decode: `prefix` (undefined: none) runs before the tokens; with a `cache` (null: none) positions
+  /// start at its fill and are stored in it. While the host
   /// captures (sdk::Model::set_capture), hands out the points of hook_points in plugin.cpp: "embed"
   /// (token embeddings), per block (block_capture.h) and "final_norm" (the head's input).
   at::Tensor run(const at::Tensor& prefix, const at::Tensor& tokens, KVCache* cache);
   /// Throws sdk::Error unless prefix is floating [tokens' batch, P, dim] and no document ids are set.
   void check_prefix(const at::Tensor& prefix, const at::Tensor& tokens) const;
-  /// The KVCache `state` is, checked to take `positions` more positions of tokens' batch.
-  KVCache& checked_cache(DecodeState& state, const at::Tensor& tokens, int64_t positions) const;
+  /// The KVCache `state` is, checked to take `prefix_len` + the tokens' positions more, of tokens [batch, T].
+  KVCache& checked_cache(DecodeState& state, const at::Tensor& tokens, int64_t prefix_len) const;
   /// Block `index`'s view of the active capture.
   BlockCapture capture_of_block(size_t index) const;
 

@@ -20,13 +20,14 @@ std::unique_ptr<sdk::Model::DecodeState> Transformer::start_decoding(int64_t bat
   return std::make_unique<KVCache>(config_.n_layers, batch, max_len);
 }
 
-KVCache& Transformer::checked_cache(DecodeState& state, const at::Tensor& tokens, int64_t positions) const {
+KVCache& Transformer::checked_cache(DecodeState& state, const at::Tensor& tokens, int64_t prefix_len) const {
   auto* cache = dynamic_cast<KVCache*>(&state);
   if (!cache) throw sdk::Error("transformer: decode was given a state not made by its start_decoding");
   if (tokens.dim() != 2 || tokens.size(0) != cache->batch()) {
     throw sdk::Error("transformer: decode expects tokens [" + std::to_string(cache->batch()) +
                      ", T] (the batch of start_decoding), got " + std::to_string(tokens.dim()) + " dims");
   }
+  const int64_t positions = prefix_len + tokens.size(1);
   if (cache->fill() + positions > cache->capacity()) {
     throw sdk::Error("transformer: decoding " + std::to_string(positions) + " more positions after " +
                      std::to_string(cache->fill()) + " exceeds the cache's " + std::to_string(cache->capacity()) +
@@ -36,12 +37,12 @@ KVCache& Transformer::checked_cache(DecodeState& state, const at::Tensor& tokens
 }
 
 at::Tensor Transformer::decode(const at::Tensor& tokens, DecodeState& state) {
-  return run(at::Tensor(), tokens, &checked_cache(state, tokens, tokens.dim() == 2 ? tokens.size(1) : 0));
+  return run(at::Tensor(), tokens, &checked_cache(state, tokens, 0));
 }
 
 at::Tensor Transformer::decode_prefixed(const at::Tensor& prefix, const at::Tensor& tokens, DecodeState& state) {
   check_prefix(prefix, tokens);
-  return run(prefix, tokens, &checked_cache(state, tokens, prefix.size(1) + (tokens.dim() == 2 ? tokens.size(1) : 0)));
+  return run(prefix, tokens, &checked_cache(state, tokens, prefix.size(1)));
 }
 
 }  // namespace kforge::builtin::models

@@ -27,15 +27,8 @@ struct OracleCase {
   int64_t prefix_len = 0;  // > 0: forward_prefixed with a random prefix of this many positions
 };
 
-// Compares and reports the worst element relative to the tolerance.
 void expect_close(const at::Tensor& actual, const at::Tensor& expected, const std::string& what) {
-  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
-  const at::Tensor a = actual.to(at::kDouble), e = expected.to(at::kDouble);
-  const at::Tensor excess = (a - e).abs() - (kAtol + kRtol * e.abs());
-  const double worst = excess.max().item<double>();
-  EXPECT_LE(worst, 0.0) << what << ": max |diff| = " << (a - e).abs().max().item<double>()
-                        << " exceeds atol " << kAtol << " + rtol " << kRtol << " * |expected|"
-                        << " (max |expected| = " << e.abs().max().item<double>() << ")";
+  expect_within(actual, expected, what, kAtol, kRtol);
 }
 
 void run_case(const OracleCase& c) {

@@ -164,8 +164,7 @@ TEST(PackedLoss, MatchesTheBlockDiagonalReference) {
   std::string out;
   ASSERT_EQ(run_oracle("llama_reference.py", {dir.string()}, &out), 0) << out;
   const auto close = [](const at::Tensor& got, const at::Tensor& want, const std::string& what) {
-    const at::Tensor excess = (got.to(at::kDouble) - want).abs() - (1e-5 + 1e-4 * want.abs());
-    EXPECT_LE(excess.max().item<double>(), 0.0) << what;
+    expect_within(got, want, what, 1e-5, 1e-4);
   };
   close(logits.detach(), read_npy(dir / "logits.npy"), "logits");
   close(loss.detach().reshape({1}), read_npy(dir / "loss.npy"), "loss");

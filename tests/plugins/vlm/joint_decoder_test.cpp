@@ -68,12 +68,9 @@ TEST(JointDecoder, LogitsAreTheTextModelsOverTheAdaptersImageTokens) {
   EXPECT_FALSE(at::allclose(b.vlm->forward(tokens).detach(), logits.detach()));
 }
 
-// Tolerance as tests/plugins/models/oracle_test.cpp: the fp32 model against the float64 reference.
+// The fp32 model against the float64 reference, as tests/plugins/models/oracle_test.cpp.
 void expect_close(const at::Tensor& actual, const at::Tensor& expected, const std::string& what) {
-  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
-  const at::Tensor a = actual.to(at::kDouble), e = expected.to(at::kDouble);
-  const double worst = ((a - e).abs() - (1e-5 + 1e-4 * e.abs())).max().item<double>();
-  EXPECT_LE(worst, 0.0) << what << ": max |diff| = " << (a - e).abs().max().item<double>();
+  expect_within(actual, expected, what, 1e-5, 1e-4);
 }
 
 TEST(JointDecoder, LogitsAndGradientsMatchTheComposedReference) {
