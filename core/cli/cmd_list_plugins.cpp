@@ -1,24 +1,26 @@
 // kforge list-plugins: every component of every plugin found, and every refused file with its reason.
 // Each listing is stored in the listing cache, from which the kforge front-end serves repeats.
-#include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cxxopts.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
-#include "listing/listing_cache.h"
-#include "listing/loaded_libraries.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/parse_options.h"
+#include "config/schema.h"
+#include "kforge/sdk/kinds.h"
+#include "listing/listing_cache.h"
+#include "listing/loaded_libraries.h"
 #include "plugins/capability_names.h"
 #include "plugins/declared_core_keys.h"
 #include "plugins/host.h"
 #include "plugins/plugin_file.h"
-#include "config/schema.h"
-#include "kforge/sdk/kinds.h"
 
 namespace kforge::cli {
 namespace {
@@ -84,35 +86,44 @@ nlohmann::json to_json(const plugins::PluginSet& set) {
   return out;
 }
 
+// The KIND column: the longest kind name and a space; detail lines are indented past it.
+constexpr size_t kind_width() {
+  size_t width = 0;
+  for (const sdk::KindInfo& k : sdk::kKinds) width = std::max(width, std::string_view(k.name).size());
+  return width;
+}
+constexpr size_t kKind = kind_width(), kIndent = kKind + 2;
+
 void print_table(std::ostream& out, const plugins::PluginSet& set, bool verbose) {
-  out << fmt::format("{:<17} {:<22} {:<8} {:<28} {}\n", "KIND", "NAME", "VERSION", "FILE", "SUMMARY");
+  out << fmt::format("{:<{}} {:<22} {:<8} {:<28} {}\n", "KIND", kKind, "NAME", "VERSION", "FILE", "SUMMARY");
   for (const auto& f : set.files()) {
     if (!f.ok) continue;
     for (const auto& c : f.components) {
-      out << fmt::format("{:<17} {:<22} {:<8} {:<28} {}\n", c.kind, c.name, c.version,
-                               f.path.filename().string(), c.summary);
+      out << fmt::format("{:<{}} {:<22} {:<8} {:<28} {}\n", c.kind, kKind, c.name, c.version,
+                         f.path.filename().string(), c.summary);
       if (!verbose) continue;
       if (c.capabilities != 0) {
-        out << fmt::format("{:>19}capabilities: {}\n", "", fmt::join(plugins::capability_names(c.capabilities), ", "));
+        out << fmt::format("{:>{}}capabilities: {}\n", "", kIndent,
+                           fmt::join(plugins::capability_names(c.capabilities), ", "));
       }
       if (!c.enabled_by.empty()) {
-        out << fmt::format("{:>19}enabled by: [{}] {} = true\n", "", section_of(c.kind), c.enabled_by);
+        out << fmt::format("{:>{}}enabled by: [{}] {} = true\n", "", kIndent, section_of(c.kind), c.enabled_by);
       }
       if (!c.hook_points.empty()) {
-        out << fmt::format("{:>19}hook points (kforge extract): {}\n", "", fmt::join(c.hook_points, ", "));
+        out << fmt::format("{:>{}}hook points (kforge extract): {}\n", "", kIndent, fmt::join(c.hook_points, ", "));
       }
       std::vector<KeyDoc> keys = core_keys(c);
       for (KeyDoc& k : plugin_keys(c)) keys.push_back(std::move(k));
       for (const KeyDoc& k : keys) {
-        out << fmt::format("{:>19}[{}] {} ({}, default {}): {}\n", "", section_of(c.kind), k.name, k.type,
-                                 k.default_value.empty() ? "unset" : k.default_value, k.doc);
+        out << fmt::format("{:>{}}[{}] {} ({}, default {}): {}\n", "", kIndent, section_of(c.kind), k.name, k.type,
+                           k.default_value.empty() ? "unset" : k.default_value, k.doc);
       }
     }
   }
   for (const auto& f : set.files()) {
     if (f.ok) continue;
-    out << fmt::format("{:<17} {:<22} {:<8} {:<28} REFUSED: {}\n", "-", f.name.empty() ? "-" : f.name,
-                             f.version.empty() ? "-" : f.version, f.path.filename().string(), f.error);
+    out << fmt::format("{:<{}} {:<22} {:<8} {:<28} REFUSED: {}\n", "-", kKind, f.name.empty() ? "-" : f.name,
+                       f.version.empty() ? "-" : f.version, f.path.filename().string(), f.error);
   }
   if (verbose) {
     out << "\nPlugin files:\n";

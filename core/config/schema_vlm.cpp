@@ -42,6 +42,8 @@ Value module_patterns(const std::string& arch) {
 
 std::vector<KeySpec> vlm_base_keys(const std::string& arch) {
   return {string_key("arch", "joint_decoder", "VLM architecture (a modality_strategy plugin)"),
+          string_key("dataset", "image_text",
+                     "image-text data reader (an image_text_dataset plugin) of [data] dataset_path"),
           int_key("max_text_len", 512, "fixed text length (padded)"),
           table_list_key("freeze", &schema_parts::freeze_spec_schema(), "static freeze directives ([[vlm.freeze]])",
                          Value::make_list({freeze_directive("vision_encoder", true)})),

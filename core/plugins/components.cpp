@@ -132,6 +132,10 @@ std::shared_ptr<sdk::VisionLanguageModel> Components::vision_language_model(sdk:
   return build_selected<sdk::VisionLanguageModelFactory>(sdk::kind::modality_strategy, std::move(parts));
 }
 
+std::unique_ptr<sdk::ImageTextDataset> Components::image_text_dataset(const sdk::ImageTextSpec& spec) const {
+  return build_selected<sdk::ImageTextDatasetFactory>(sdk::kind::image_text_dataset, spec);
+}
+
 uint32_t Components::optimizer_capabilities() const {
   const sdk::KindInfo& optimizer = kind_info(sdk::kind::optimizer);
   return entry(optimizer, selected(optimizer)).meta.capabilities;

@@ -43,6 +43,8 @@ class Components final : public sdk::ComponentSource {
   std::shared_ptr<sdk::Adapter> adapter(const sdk::AdapterSpec& spec) const;
   /// The [vlm] arch composing `parts` (a vision-language run's model).
   std::shared_ptr<sdk::VisionLanguageModel> vision_language_model(sdk::VisionLanguageParts parts) const;
+  /// The [vlm] dataset plugin serving `spec` (a vision-language run's training data).
+  std::unique_ptr<sdk::ImageTextDataset> image_text_dataset(const sdk::ImageTextSpec& spec) const;
 
   /// The KFORGE_CAP_* flags the configured optimizer declares (e.g. KFORGE_CAP_NEEDS_WHOLE_MATRICES),
   /// without building it.

@@ -32,6 +32,7 @@ config::Catalog base_catalog(const config::Catalog& extra) {
   for (const char* arch : {"joint_decoder", "cross_attention", "mot", "moma"}) {
     catalog.push_back({"modality_strategy", arch, "1.0.0", "libkforge_vlm.so", {}});
   }
+  catalog.push_back({"image_text_dataset", "image_text", "1.0.0", "libkforge_image_text_data.so", {}});
   catalog.insert(catalog.end(), extra.begin(), extra.end());
   return catalog;
 }

@@ -180,7 +180,7 @@ TEST(ConfigDefaults, VlmArchDefaults) {
   EXPECT_TRUE(at(moma, "vlm", "moma_gumbel_noise").b);
   EXPECT_NE(at(moma, "vlm", "module_patterns").find("moma"), nullptr);
   // The joint decoder has no arch keys: only the base five.
-  EXPECT_EQ(load("[vision_encoder]\n[vlm]\n").tree.find("vlm")->table.size(), 5u);
+  EXPECT_EQ(load("[vision_encoder]\n[vlm]\n").tree.find("vlm")->table.size(), 6u);
 }
 
 TEST(ConfigDefaults, DynamicWindowDefaults) {

@@ -139,7 +139,8 @@ TEST(VlmUnion, KeysOfTheChosenArchAreAccepted) {
 TEST(VlmUnion, KeyOfAnotherArchIsRejectedNamingIt) {
   expect_has(load_error(kVlm + "arch = \"moma\"\nmot_image_n_heads = 8\n"),
              {"cfg.toml:4:21", "key 'mot_image_n_heads' is not valid in [vlm]",
-              "it belongs to [vlm] arch = \"mot\", and this config has arch = \"moma\"", "Valid keys: arch, max_text_len"});
+              "it belongs to [vlm] arch = \"mot\", and this config has arch = \"moma\"",
+              "Valid keys: arch, dataset, max_text_len"});
   // The default arch is the joint decoder, which has no arch keys.
   expect_has(load_error(kVlm + "cross_attention_every_n_layers = 2\n"),
              {"belongs to [vlm] arch = \"cross_attention\"", "this config has arch = \"joint_decoder\""});

@@ -33,13 +33,13 @@ TEST(PluginCli, ListPluginsShowsTheDeclaredCapabilities) {
   ASSERT_EQ(run_command(kforge("list-plugins -v"), &out), 0) << out;
   // The line under an optimizer's row.
   const auto line_after = [&out](const std::string& name) {
-    const size_t row = out.find("optimizer         " + name + " ");
+    const size_t row = out.find("optimizer          " + name + " ");
     if (row == std::string::npos) return "(" + name + " is not listed)";
     const size_t start = out.find('\n', row) + 1;
     return out.substr(start, out.find('\n', start) - start);
   };
-  EXPECT_EQ(line_after("muon"), std::string(19, ' ') + "capabilities: needs_whole_matrices") << out;
-  EXPECT_EQ(line_after("schedule_free_adamw"), std::string(19, ' ') + "capabilities: has_eval_weights") << out;
+  EXPECT_EQ(line_after("muon"), std::string(20, ' ') + "capabilities: needs_whole_matrices") << out;
+  EXPECT_EQ(line_after("schedule_free_adamw"), std::string(20, ' ') + "capabilities: has_eval_weights") << out;
   EXPECT_EQ(line_after("adamw").find("capabilities"), std::string::npos) << out;
 
   ASSERT_EQ(run_command(kforge("list-plugins --json"), &out), 0) << out;
@@ -57,7 +57,7 @@ TEST(PluginCli, ListPluginsShowsTheDeclaredCapabilities) {
 TEST(PluginCli, ListPluginsShowsTheKeyThatEnablesAComponent) {
   std::string out;
   ASSERT_EQ(run_command(kforge("list-plugins -v"), &out), 0) << out;
-  expect_has(out, {"metric_backend    tensorboard ", "enabled by: [metrics] enable_tensorboard = true"});
+  expect_has(out, {"metric_backend     tensorboard ", "enabled by: [metrics] enable_tensorboard = true"});
   ASSERT_EQ(run_command(kforge("list-plugins --json"), &out), 0) << out;
   std::map<std::string, nlohmann::json> enabled_by;
   for (const auto& file : nlohmann::json::parse(out)) {
@@ -70,7 +70,7 @@ TEST(PluginCli, ListPluginsShowsTheKeyThatEnablesAComponent) {
 TEST(PluginCli, ListPluginsShowsAModelsHookPoints) {
   std::string out;
   ASSERT_EQ(run_command(kforge("list-plugins -v"), &out), 0) << out;
-  expect_has(out, {"model             transformer ",
+  expect_has(out, {"model              transformer ",
                    "hook points (kforge extract): embed, layers.{layer}.attention, layers.{layer}.attn_out, "
                    "layers.{layer}.mlp_out, layers.{layer}.residual, final_norm"});
   ASSERT_EQ(run_command(kforge("list-plugins --json"), &out), 0) << out;
@@ -152,7 +152,7 @@ TEST(PluginCli, ADuplicateOfABuiltInIsRefusedAndTheBuiltInStaysListed) {
   expect_has(out, {newcomer + ": optimizer 'adamw' is already provided by ", "/libkforge_", "refusing to start"});
   ASSERT_EQ(run_command(kforge("list-plugins " + dir_arg("duplicate_builtin")), &out), 0) << out;
   expect_has(out, {"REFUSED: " + newcomer + ": optimizer 'adamw' is already provided by "});
-  const size_t adamw_row = out.find("optimizer         adamw ");
+  const size_t adamw_row = out.find("optimizer          adamw ");
   ASSERT_NE(adamw_row, std::string::npos) << "the built-in adamw is no longer listed:\n" << out;
   EXPECT_NE(out.substr(adamw_row, out.find('\n', adamw_row) - adamw_row).find("libkforge_"), std::string::npos);
   EXPECT_EQ(out.substr(adamw_row, out.find('\n', adamw_row) - adamw_row).find("fixture_dup_builtin"), std::string::npos)

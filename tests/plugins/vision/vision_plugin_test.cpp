@@ -113,11 +113,11 @@ TEST(VisionPlugin, ListPluginsShowsTheVisionKindsAndTheirKeys) {
   std::string out;
   const std::string kforge = std::string(KFORGE_BIN) + " list-plugins";
   ASSERT_EQ(run_command(kforge + " -v --plugin-dir " + fixture_dir("vision").string(), &out), 0) << out;
-  expect_has(out, {"vision_encoder    random ", "vision_encoder    siglip2 ", "vision_encoder    clip ",
+  expect_has(out, {"vision_encoder     random ", "vision_encoder     siglip2 ", "vision_encoder     clip ",
                    "[vision_encoder] path (string, default \"\")", "[vision_encoder] seed (int, default 0)",
-                   "adapter           mlp_2layer ", "adapter           linear ", "adapter           avgpool ",
-                   "adapter           attentional_pool ", "[adapter] pool_heads (int, default 16)",
-                   "vision_encoder    fixture_channel_mean ", "libkforge_fixture_vision.so",
+                   "adapter            mlp_2layer ", "adapter            linear ", "adapter            avgpool ",
+                   "adapter            attentional_pool ", "[adapter] pool_heads (int, default 16)",
+                   "vision_encoder     fixture_channel_mean ", "libkforge_fixture_vision.so",
                    "[adapter] fixture_repeat_times (int, default 2)"});
   EXPECT_EQ(out.find("REFUSED"), std::string::npos) << out;
   ASSERT_EQ(run_command(kforge + " --json", &out), 0) << out;

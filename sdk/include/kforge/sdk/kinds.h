@@ -1,4 +1,4 @@
-// The eleven component kinds in one table: what each is called, where a config selects it and whose keys it reads.
+// The twelve component kinds in one table: what each is called, where a config selects it and whose keys it reads.
 #pragma once
 
 #include <string_view>
@@ -19,7 +19,8 @@
   X(metric_backend, MetricBackend, "metrics", "backends", true)     \
   X(vision_encoder, VisionEncoder, "vision_encoder", "type", false) \
   X(adapter, Adapter, "adapter", "type", false)                     \
-  X(modality_strategy, VisionLanguageModel, "vlm", "arch", false)
+  X(modality_strategy, VisionLanguageModel, "vlm", "arch", false)   \
+  X(image_text_dataset, ImageTextDataset, "vlm", "dataset", false)
 
 namespace kforge::sdk {
 

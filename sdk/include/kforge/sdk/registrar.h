@@ -11,6 +11,7 @@
 #include "kforge/sdk/config_view.h"
 #include "kforge/sdk/dataset.h"
 #include "kforge/sdk/hook.h"
+#include "kforge/sdk/image_text_dataset.h"
 #include "kforge/sdk/kinds.h"
 #include "kforge/sdk/logger.h"
 #include "kforge/sdk/loss.h"
@@ -53,10 +54,12 @@ using VisionEncoderFactory = std::function<std::shared_ptr<VisionEncoder>(const 
 using AdapterFactory = std::function<std::shared_ptr<Adapter>(const BuildContext&, const AdapterSpec&)>;
 using VisionLanguageModelFactory =
     std::function<std::shared_ptr<VisionLanguageModel>(const BuildContext&, VisionLanguageParts parts)>;
+using ImageTextDatasetFactory =
+    std::function<std::unique_ptr<ImageTextDataset>(const BuildContext&, const ImageTextSpec& spec)>;
 
 /// One add_<kind>(name, factory) per row of KFORGE_COMPONENT_KINDS: add_model, add_router,
 /// add_optimizer, add_scheduler, add_loss, add_dataset, add_hook, add_metric_backend, add_vision_encoder,
-/// add_adapter, add_modality_strategy. Each throws
+/// add_adapter, add_modality_strategy, add_image_text_dataset. Each throws
 /// kforge::sdk::Error if the name is already taken or was not declared in the plugin's component
 /// metadata.
 class Registrar {

@@ -1,0 +1,170 @@
+// Choosing the source for [data] dataset_path (a JSONL manifest or a directory of WebDataset shards), the
+// preprocessing from the host's spec, and streams that hand out the decode pool's samples as sdk samples.
+#include "image_text/image_text_dataset.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <optional>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "image_text/decode_pool.h"
+#include "image_text/jsonl_manifest.h"
+#include "image_text/webdataset_source.h"
+#include "kforge/sdk/error.h"
+
+namespace kforge::image_text {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kExpected = "expected a directory of WebDataset .tar shards, or a .jsonl manifest";
+
+std::string plural(int64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// The regular files of `dir` whose names match `pattern`, in name order. Throws ConfigError when none does,
+// saying to set file_pattern when the directory holds .tar files (the [data] default selects token shards).
+std::vector<fs::path> matching_shards(const fs::path& dir, const std::string& pattern) {
+  std::vector<std::string> names;
+  int64_t tar_files = 0;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code type_ec;
+    const bool regular = it->is_regular_file(type_ec);
+    if (regular && it->path().extension() == ".tar") ++tar_files;
+    if (::fnmatch(pattern.c_str(), name.c_str(), 0) != 0) continue;
+    if (type_ec) {
+      throw sdk::Error(
+          fmt::format("{}: matches [data] file_pattern = \"{}\" but cannot be opened: {} (a symlink "
+                      "loop or a dangling link?); fix or remove it, or narrow the pattern",
+                      it->path().string(), pattern, type_ec.message()));
+    }
+    if (regular) names.push_back(name);
+  }
+  if (ec) throw sdk::Error(fmt::format("cannot list [data] dataset_path = \"{}\": {}", dir.string(), ec.message()));
+  if (names.empty() && tar_files > 0) {
+    throw sdk::ConfigError(fmt::format(
+        "[data] dataset_path = \"{}\": no file matches [data] file_pattern = \"{}\", but the directory holds {}: "
+        "set [data] file_pattern = \"*.tar\" to read them as WebDataset shards",
+        dir.string(), pattern, plural(tar_files, ".tar file", ".tar files")));
+  }
+  if (names.empty()) {
+    throw sdk::ConfigError(fmt::format("[data] dataset_path = \"{}\": no file matches [data] file_pattern = \"{}\"; {}",
+                                       dir.string(), pattern, kExpected));
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<fs::path> shards;
+  shards.reserve(names.size());
+  for (const std::string& name : names) shards.push_back(dir / name);
+  return shards;
+}
+
+// Opens a source; its errors (a bad manifest line, a shard that is not a tar archive, an empty manifest) are the
+// user's data, so they become ConfigErrors naming [data] dataset_path.
+template <typename Open>
+auto open_source(const std::string& path, Open open) {
+  try {
+    return open();
+  } catch (const sdk::ConfigError&) {
+    throw;
+  } catch (const sdk::Error& e) {
+    throw sdk::ConfigError(fmt::format("[data] dataset_path = \"{}\": {}", path, e.what()));
+  }
+}
+
+// "WebDataset: 3 shards in /dir, 120 samples (2 incomplete skipped, 1 shard truncated)"; the parenthesis only
+// when something was dropped while indexing.
+std::string webdataset_description(const std::string& dir, int64_t shards, const WebDatasetSource& source) {
+  const WebDatasetIndexStats& stats = source.stats();
+  std::string dropped;
+  if (stats.incomplete_samples > 0) dropped = fmt::format("{} incomplete skipped", stats.incomplete_samples);
+  if (stats.truncated_shards > 0) {
+    if (!dropped.empty()) dropped += ", ";
+    dropped += plural(stats.truncated_shards, "shard truncated", "shards truncated");
+  }
+  return fmt::format("WebDataset: {} in {}, {}{}", plural(shards, "shard", "shards"), dir,
+                     plural(source.size(), "sample", "samples"), dropped.empty() ? "" : " (" + dropped + ")");
+}
+
+class PoolStream : public sdk::ImageTextStream {
+ public:
+  PoolStream(std::shared_ptr<const ImageTextSource> source, PreprocessOptions preprocess,
+             std::function<int64_t(int64_t)> index_at, int64_t start, int64_t end, DecodePoolOptions options)
+      : pool_(std::move(source), std::move(preprocess), std::move(index_at), start, end, std::move(options)) {}
+
+  std::optional<sdk::ImageTextSample> next() override {
+    std::optional<Sample> sample = pool_.next();
+    if (!sample) return std::nullopt;
+    return sdk::ImageTextSample{sample->position, std::move(sample->pixel_values), std::move(sample->input_ids),
+                                std::move(sample->labels)};
+  }
+  int64_t skipped() const override { return pool_.stats().skipped; }
+
+ private:
+  DecodePool pool_;
+};
+
+}  // namespace
+
+ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec) : warn_(spec.warn ? spec.warn : stderr_warn()) {
+  if (spec.image_size <= 0) {
+    throw sdk::ConfigError(fmt::format(
+        "image_text dataset: image size {} must be > 0 (the vision encoder's input size)", spec.image_size));
+  }
+  if (spec.max_text_len <= 0) {
+    throw sdk::ConfigError(fmt::format("[vlm] max_text_len = {} must be > 0", spec.max_text_len));
+  }
+  if (!spec.tokenize) throw sdk::Error("image_text dataset: the host gave no tokenizer");
+  preprocess_.image_height = spec.image_size;
+  preprocess_.image_width = spec.image_size;
+  preprocess_.normalization = Normalization{spec.pixels.mean, spec.pixels.std};
+  preprocess_.text = TextOptions{spec.max_text_len, spec.pad_id, spec.eos_id};
+  preprocess_.tokenize = spec.tokenize;
+  num_workers_ = spec.num_workers;
+  queue_depth_ = spec.queue_depth;
+
+  if (spec.path.empty()) throw sdk::ConfigError(fmt::format("[data] dataset_path is not set; {}", kExpected));
+  const fs::path path(spec.path);
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) {
+    throw sdk::ConfigError(fmt::format("[data] dataset_path = \"{}\" does not exist; {}", spec.path, kExpected));
+  }
+  if (fs::is_regular_file(status) && path.extension() == ".jsonl") {
+    source_ = open_source(spec.path, [&] { return std::make_shared<JsonlManifestSource>(path); });
+    description_ = fmt::format("JSONL manifest {}: {}", spec.path, plural(source_->size(), "sample", "samples"));
+  } else if (fs::is_directory(status)) {
+    const std::string pattern = spec.file_pattern.empty() ? "*.tar" : spec.file_pattern;
+    std::vector<fs::path> shards = matching_shards(path, pattern);
+    const int64_t shard_count = static_cast<int64_t>(shards.size());
+    auto webdataset =
+        open_source(spec.path, [&] { return std::make_shared<WebDatasetSource>(std::move(shards), warn_); });
+    description_ = webdataset_description(spec.path, shard_count, *webdataset);
+    source_ = std::move(webdataset);
+  } else {
+    throw sdk::ConfigError(
+        fmt::format("[data] dataset_path = \"{}\" is neither a directory nor a .jsonl file; {}", spec.path, kExpected));
+  }
+  if (source_->size() == 0) {
+    throw sdk::ConfigError(fmt::format("[data] dataset_path = \"{}\" holds no usable sample ({}); {}", spec.path,
+                                       description_, kExpected));
+  }
+}
+
+std::unique_ptr<sdk::ImageTextStream> ImageTextData::stream(std::function<int64_t(int64_t)> index_at, int64_t start,
+                                                            int64_t end) const {
+  DecodePoolOptions options;
+  options.num_workers = num_workers_;
+  options.queue_depth = queue_depth_;
+  options.warn = warn_;
+  return std::make_unique<PoolStream>(source_, preprocess_, std::move(index_at), start, end, std::move(options));
+}
+
+}  // namespace kforge::image_text

@@ -1,0 +1,41 @@
+// ImageTextData: the image_text_dataset component, an sdk::ImageTextDataset over WebDataset tar shards or a JSONL
+// manifest whose samples are decoded, resized, normalised and tokenised on a DecodePool in the sampler's order.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "image_text/image_text_source.h"
+#include "image_text/sample_preprocess.h"
+#include "image_text/warn.h"
+#include "kforge/sdk/image_text_dataset.h"
+
+namespace kforge::image_text {
+
+class ImageTextData : public sdk::ImageTextDataset {
+ public:
+  /// Opens spec.path: a regular *.jsonl file is a JSONL manifest; a directory holds WebDataset shards, the
+  /// regular files whose names match spec.file_pattern (fnmatch; empty: "*.tar"), in name order. Throws
+  /// sdk::ConfigError naming [data] dataset_path for a path that is neither, a directory without a matching shard,
+  /// a manifest or shard the source refuses (a bad line, not a tar archive) and a dataset without samples; and for
+  /// a non-positive image size or max_text_len.
+  explicit ImageTextData(const sdk::ImageTextSpec& spec);
+
+  int64_t size() const override { return source_->size(); }
+  std::string describe() const override { return description_; }
+  std::unique_ptr<sdk::ImageTextStream> stream(std::function<int64_t(int64_t)> index_at, int64_t start,
+                                               int64_t end) const override;
+
+ private:
+  std::shared_ptr<const ImageTextSource> source_;
+  PreprocessOptions preprocess_;
+  int num_workers_ = 0;
+  int queue_depth_ = 0;
+  Warn warn_;
+  std::string description_;
+};
+
+}  // namespace kforge::image_text

@@ -1,0 +1,69 @@
+// ImageTextDataset: a map-style source of image-text samples (an image, its caption, an optional prompt) that
+// reads and preprocesses them on background threads in the order the host's sampler gives.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kforge/sdk/vision_encoder.h"
+
+namespace kforge::sdk {
+
+/// Text to token ids, without special tokens. Called from several threads at once.
+using Tokenize = std::function<std::vector<int64_t>(std::string_view)>;
+
+/// What the host asks of the samples. The callables are called from the dataset's threads and stay valid for
+/// the dataset's lifetime.
+struct ImageTextSpec {
+  std::string path;          ///< [data] dataset_path
+  std::string file_pattern;  ///< [data] file_pattern
+  int64_t image_size = 0;    ///< every image is resized to image_size x image_size
+  PixelFormat pixels;        ///< the encoder's per-channel normalisation (mean, std)
+  int64_t max_text_len = 0;  ///< [vlm] max_text_len: input_ids and labels always have this length
+  int64_t pad_id = 0;        ///< fills input_ids after the text
+  int64_t eos_id = -1;       ///< >= 0: appended to the caption; -1: none
+  Tokenize tokenize;
+  int num_workers = 0;  ///< [data] num_workers: decoding threads (0: on the caller's thread)
+  int queue_depth = 0;  ///< samples prepared ahead at most (0: 2 x num_workers)
+  std::function<void(const std::string&)> warn;  ///< a skipped sample, named by its origin and key
+};
+
+struct ImageTextSample {
+  int64_t position = 0;     ///< its place in the stream's order
+  at::Tensor pixel_values;  ///< float32 [3, image_size, image_size]
+  at::Tensor input_ids;     ///< int64 [max_text_len]
+  at::Tensor labels;        ///< int64 [max_text_len]: the next token, -100 on prompt targets and padding
+};
+
+/// Samples index_at(p) for positions p in order, prepared ahead on the dataset's threads.
+class ImageTextStream {
+ public:
+  virtual ~ImageTextStream() = default;
+  /// The next usable sample; nullopt after the last position. A sample whose image cannot be decoded is
+  /// skipped (spec.warn names it); any other error is thrown here.
+  virtual std::optional<ImageTextSample> next() = 0;
+  /// Samples skipped so far.
+  virtual int64_t skipped() const = 0;
+};
+
+class ImageTextDataset {
+ public:
+  virtual ~ImageTextDataset() = default;
+  /// Number of samples.
+  virtual int64_t size() const = 0;
+  /// One line for the log: format, files, samples.
+  virtual std::string describe() const = 0;
+  /// Serves positions [start, end); `index_at(p)` is the dataset index at position p (called in order, one
+  /// call at a time, from any thread).
+  virtual std::unique_ptr<ImageTextStream> stream(std::function<int64_t(int64_t)> index_at, int64_t start,
+                                                  int64_t end) const = 0;
+};
+
+}  // namespace kforge::sdk
