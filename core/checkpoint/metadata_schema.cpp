@@ -122,6 +122,7 @@ void check_train_state(const nlohmann::json& state, const nlohmann::json& meta, 
   for (const auto& position : data) {
     integer(position, "epoch", "data[].", path);
     integer(position, "batches_yielded", "data[].", path);
+    if (position.contains("image_text_position")) integer(position, "image_text_position", "data[].", path);
   }
   for (const char* key : {"data_parallel_size", "batch_size"}) {
     if (state.contains(key)) integer(state, key, "", path, 1);

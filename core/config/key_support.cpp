@@ -16,11 +16,37 @@ using Table = std::map<std::pair<std::string, std::string>, KeySupport>;
 const std::map<std::string, std::vector<std::string>>& honoured() {
   static const std::map<std::string, std::vector<std::string>> keys = {
       {"model",
-       {"dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "ffn_dim_multiplier", "ffn_hidden_dim", "norm_type",
-        "norm_eps", "activation", "max_seq_len", "rope_theta", "tie_embeddings", "qk_norm", "init_std", "model_type",
-        "sdpa_backend", "linear_backend", "fused_kernels", "num_experts", "moe_top_k", "moe_frequency", "moe_router",
-        "moe_shared_experts", "moe_aux_loss_weight", "moe_capacity_factor", "moe_sequence_aux_loss_weight",
-        "moe_gradient_scale", "moe_bias_schedule", "moe_packed_experts", "moe_expert_ffn_multiplier",
+       {"dim",
+        "n_layers",
+        "n_heads",
+        "n_kv_heads",
+        "vocab_size",
+        "ffn_dim_multiplier",
+        "ffn_hidden_dim",
+        "norm_type",
+        "norm_eps",
+        "activation",
+        "max_seq_len",
+        "rope_theta",
+        "tie_embeddings",
+        "qk_norm",
+        "init_std",
+        "model_type",
+        "sdpa_backend",
+        "linear_backend",
+        "fused_kernels",
+        "num_experts",
+        "moe_top_k",
+        "moe_frequency",
+        "moe_router",
+        "moe_shared_experts",
+        "moe_aux_loss_weight",
+        "moe_capacity_factor",
+        "moe_sequence_aux_loss_weight",
+        "moe_gradient_scale",
+        "moe_bias_schedule",
+        "moe_packed_experts",
+        "moe_expert_ffn_multiplier",
         "moe_router_z_loss_weight"}},
       {"train",
        {"batch_size", "seq_len", "max_steps", "grad_accum_steps", "grad_clip_norm", "seed", "data_seed",
@@ -36,16 +62,20 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
       {"data",
        {"dataset_path", "file_pattern", "tokenizer_path", "dataset_type", "datasets", "mix_temperature", "phases",
         "anneal_start_step", "anneal_weights", "pack_sequences", "hf_dataset_name", "hf_dataset_config",
-        "hf_dataset_split", "hf_dataset_text_field"}},
+        "hf_dataset_split", "hf_dataset_text_field", "hf_image_size", "num_workers", "prefetch_factor"}},
       {"data.datasets", {"path", "weight", "name", "hf_name", "hf_config"}},
       {"data.phases", {"start_step", "dataset_weights", "lr_scale"}},
-      {"eval", {"enabled", "interval", "steps", "dataset_path", "file_pattern", "hf_dataset_name", "hf_dataset_config",
-                "hf_dataset_split"}},
+      {"eval",
+       {"enabled", "interval", "steps", "dataset_path", "file_pattern", "hf_dataset_name", "hf_dataset_config",
+        "hf_dataset_split"}},
       {"distributed", {"dp_shard", "dp_replicate", "nccl_timeout_sec"}},
       {"checkpoint",
        {"dir", "interval", "dyn_ckpt_window", "async_mode", "keep_last_n", "load_path", "exclude_from_loading",
         "ignore_freeze_mismatch", "export_dtype"}},
       {"checkpoint.dyn_ckpt_window", {"start", "stop", "strategy"}},
+      {"vlm", {"arch", "dataset", "max_text_len", "freeze", "freeze_schedule", "module_patterns"}},
+      {"vision_encoder", {"type", "path", "feature_dim", "num_tokens"}},
+      {"adapter", {"type", "hidden_dim", "activation", "pool_window", "pool_heads"}},
       {"metrics",
        {"log_interval", "backends", "run_dir", "per_rank", "peak_tflops", "enable_tensorboard", "tensorboard_dir"}},
       {"profiling", {"enable", "start_step", "end_step", "trace_dir"}},
@@ -67,17 +97,20 @@ const Table& not_implemented() {
     };
     add("train", {"compile_model"}, no_effect("kforge has no graph compiler", Value::boolean(false)));
     add("train", {"nccl_health_check_interval"}, no_effect("collective health checks"));
-    add("data", {"hf_dataset_image_field", "hf_dataset_prompt_field", "hf_image_size"},
-        refused("vision-language models (these keys read a VLM dataset's images and prompts)"));
+    add("data", {"hf_dataset_image_field", "hf_dataset_prompt_field"},
+        refused("Hugging Face image-text datasets (a vision-language run reads WebDataset shards or a JSON Lines "
+                "manifest, whose fields are fixed)"));
     add("data", {"hf_streaming"},
         refused("streaming a Hugging Face dataset: KempnerForge's stream shuffles within a 10,000-document buffer, "
                 "shards documents over the ranks and restarts on resume, so it trains on another sample order than "
                 "the map-style dataset; kforge reads a local JSON Lines export through its token cache, with "
                 "exact resume"));
-    add("data", {"num_workers"},
-        no_effect("the memory-mapped shards are read in the training process", Value::integer(0)));
     add("data", {"pin_memory"}, no_effect("this is a CPU build", Value::boolean(false)));
-    add("data", {"prefetch_factor"}, no_effect("there are no loader workers"));
+    add("vlm",
+        {"cross_attention_every_n_layers", "cross_attention_n_heads", "cross_attention_n_kv_heads", "mot_modalities",
+         "mot_image_n_heads", "mot_image_n_kv_heads", "mot_warm_start_from_text", "mot_warm_start_path",
+         "moma_modalities", "moma_experts_per_modality", "moma_capacity_factor", "moma_gumbel_noise"},
+        refused("the cross_attention, mot and moma strategies (its [vlm] arch is joint_decoder)"));
     add("distributed", {"tp", "pp", "cp", "ep"},
         refused("tensor, pipeline, context and expert parallelism; it parallelises over data only (dp_replicate, "
                 "dp_shard)"));
@@ -96,9 +129,6 @@ const Table& not_implemented() {
 // Sections of features this kforge does not have.
 const std::map<std::string, std::string>& refused_sections() {
   static const std::map<std::string, std::string> sections = {
-      {"vlm", "vision-language models"},
-      {"vision_encoder", "vision-language models (vision encoders)"},
-      {"adapter", "vision-language models (vision-to-text adapters)"},
       {"video", "video training"},
   };
   return sections;

@@ -57,7 +57,10 @@ std::vector<std::string> check_support(const Value& resolved) {
       }
       continue;
     }
-    check_table(*table, spec, spec.name, found);
+    // [vlm] holds the keys of its arch.
+    const Value* arch = spec.name == "vlm" ? table->find("arch") : nullptr;
+    check_table(*table, arch != nullptr && arch->type == Value::Type::String ? vlm_section(arch->s) : spec, spec.name,
+                found);
   }
   if (!found.refusals.empty()) {
     std::string message =

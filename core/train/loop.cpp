@@ -26,6 +26,10 @@ std::vector<data::Batch> Trainer::next_micro_batches() {
   const int64_t vocab_size = job_.view("model").get_int("vocab_size");
   // Rows carry their sources (and the step computes their losses) only for a step whose metrics are logged.
   if (mixture_) return mixture_->micro_batches(step_, vocab_size, eos_id_, tracker_->is_log_step(step_ + 1));
+  if (images_) {
+    for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) batches.push_back(images_->next_batch());
+    return batches;
+  }
   for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) {
     batches.push_back(data::make_batch(*train_data_, sampler_->next_batch(), vocab_size, eos_id_));
   }
@@ -113,6 +117,7 @@ TrainingResult Trainer::train() {
         tracker_->log(step_, model_metrics);
       }
       if (mixture_) tracker_->log(step_, mixture_->metrics(batches, local.row_losses));
+      if (images_) tracker_->log(step_, images_->metrics(batches, vlm_->visual_tokens()));
     }
     if (leader()) status.update(step_, result.loss);
     const sdk::StepEvent event{step_, result.loss, result.grad_norm, lr, tokens_seen_, model_.get()};

@@ -11,6 +11,48 @@
 #include "train/precision.h"
 
 namespace kforge::train {
+namespace {
+
+// What a vision-language run cannot combine with its image-text data (read by ImageTextFeed, not here).
+void check_vision_language_data(const config::JobConfig& job) {
+  const config::Value& data = *job.tree.find("data");
+  auto refuse_if = [&](bool asked, const char* key, const std::string& why) {
+    if (!asked) return;
+    const config::Value* v = data.find(key);
+    throw sdk::ConfigError(fmt::format("{}: [data] {} in a vision-language run ([vlm]): {}",
+                                       v != nullptr ? v->source.describe() : "config", key, why));
+  };
+  refuse_if(!job.data.datasets.empty(), "datasets",
+            "kforge mixes text datasets only; give one image-text dataset_path");
+  refuse_if(job.data.hf.has_value(), "hf_dataset_name",
+            "kforge reads image-text data from WebDataset .tar shards or a JSON Lines manifest in [data] dataset_path "
+            "(`kforge prepare-data --image-text` writes shards from a manifest)");
+  refuse_if(job.view("data").get_bool("pack_sequences"), "pack_sequences",
+            "each row is one image and its text, padded; nothing to pack");
+  const config::Value* type = data.find("dataset_type");
+  refuse_if(type != nullptr && !type->source.origin.empty(), "dataset_type",
+            "the image-text dataset plugin is [vlm] dataset; remove the key");
+  if (job.eval.enabled) {
+    throw sdk::ConfigError(
+        "[eval] enabled = true in a vision-language run ([vlm]): evaluation reads text shards; kforge does not "
+        "evaluate on image-text data yet. Set enabled = false");
+  }
+}
+
+// [data] keys only a vision-language run reads, set in a text run's config: one warning each.
+void warn_image_keys(const config::JobConfig& job, std::vector<std::string>& warnings) {
+  const config::Value& data = *job.tree.find("data");
+  for (const char* key : {"num_workers", "prefetch_factor", "hf_image_size"}) {
+    const config::Value* v = data.find(key);
+    if (v == nullptr || v->source.origin.empty()) continue;
+    warnings.push_back(
+        fmt::format("{}: [data] {} = {}: has no effect in a text run (it is read by the image-text data "
+                    "of a [vlm] run; the memory-mapped shards are read in the training process)",
+                    v->source.describe(), key, v->to_toml_brief()));
+  }
+}
+
+}  // namespace
 
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size,
                     const HfCacheGroup& hf_group) {
@@ -22,6 +64,11 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   // when it is built: build it once over a stand-in, so the dry run refuses what the run would.
   components.check_optimizer_values();
   config::check_mixture(job.tree);
+  if (job.tree.find("vlm") != nullptr) {
+    check_vision_language_data(job);
+    return out;
+  }
+  warn_image_keys(job, out.warnings);
   // Shards in `path`, or a Hugging Face export's token cache; null (the dry run) while that is not written.
   const auto open = [&](const std::string& path, const std::string& pattern,
                         const std::optional<config::HfExport>& hf) -> std::unique_ptr<sdk::Dataset> {

@@ -20,6 +20,7 @@
 #include "train/precision.h"
 #include "train/preflight.h"
 #include "train/run_log.h"
+#include "train/vision_language_build.h"
 #include "train/whole_matrix_optimizer.h"
 
 namespace kforge::train {
@@ -77,7 +78,17 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
 
   // Model.
   at::manual_seed(static_cast<uint64_t>(train.seed));
-  model_ = components_.model();
+  std::optional<sdk::PixelFormat> pixels;  // a vision-language run's image format
+  if (job_.tree.find("vlm") != nullptr) {
+    VisionLanguageBuild built = build_vision_language_model(job_, components_);
+    vlm_ = std::move(built.model);
+    model_ = vlm_;
+    pixels = built.pixels;
+    log.info("[vlm] arch = \"{}\": {} image tokens per image before the text ({}x{} pixels per image)",
+             job_.view("vlm").get_string("arch"), vlm_->visual_tokens(), pixels->image_size, pixels->image_size);
+  } else {
+    model_ = components_.model();
+  }
   model_->train();
   for (const auto& item : model_->named_parameters(/*recurse=*/true)) {
     if (item.value().requires_grad()) params_.push_back({item.key(), item.value()});
@@ -97,13 +108,17 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   scheduler_ = components_.scheduler();
   loss_ = components_.loss();
 
-  // Data (opened by the preflight).
-  train_data_ = std::move(checked.train_data);
-  log.info("train data: {}", train_data_->describe());
+  // Data (opened by the preflight, except a vision-language run's).
   const dist::Group& dp = runtime_->dp();
-  if (checked.mixture) {
+  train_data_ = std::move(checked.train_data);
+  if (pixels) {
+    images_ = std::make_unique<ImageTextFeed>(job_, components_, *pixels, dp);
+    log.info("train data: {}", images_->describe());
+  } else if (checked.mixture) {
+    log.info("train data: {}", train_data_->describe());
     mixture_ = std::make_unique<MixtureFeed>(job_, *checked.mixture, dp);
   } else {
+    log.info("train data: {}", train_data_->describe());
     sampler_ = std::make_unique<data::BatchSampler>(train_data_->size(), train.batch_size, train.effective_data_seed(),
                                                     dp.rank(), dp.size(), /*shuffle=*/true);
   }
@@ -179,6 +194,11 @@ void Trainer::apply_freeze() {
   for (const auto& [module, flipped] : apply_freeze_specs(params_, effective_freeze(step_, freeze_), freeze_.aliases)) {
     log::get().info("step {}: freeze '{}': requires_grad flipped on {} elements", step_, module, flipped);
   }
+}
+
+void Trainer::set_images(const at::Tensor& pixels) {
+  if (vlm_) return vlm_->set_images(pixels);
+  if (pixels.defined()) throw sdk::Error("a batch with images reached a text-only model; configure [vlm]");
 }
 
 Trainer::~Trainer() = default;

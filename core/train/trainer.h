@@ -19,6 +19,7 @@
 #include "train/activation_checkpoint.h"
 #include "train/freeze.h"
 #include "train/fully_sharded.h"
+#include "train/image_text_feed.h"
 #include "train/mixture_feed.h"
 #include "train/replicated_model.h"
 #include "train/step.h"
@@ -64,6 +65,9 @@ class Trainer {
   const std::vector<sdk::NamedParameter>& parameters() const { return fsdp_ ? fsdp_->shards() : params_; }
   /// The model's forward (with FSDP: its root parameters gathered); step bodies call this.
   at::Tensor forward(const at::Tensor& tokens);
+  /// The images of the next forward's rows (a batch's pixel_values) for a vision-language model; undefined
+  /// pixels are a text batch's. Throws sdk::Error for images given to a text-only model.
+  void set_images(const at::Tensor& pixels);
   int64_t step() const { return step_; }
   /// The process groups and device mesh (groups of one in a single process).
   const dist::Runtime& runtime() const { return *runtime_; }
@@ -90,6 +94,9 @@ class Trainer {
   /// This rank's sampler position from a checkpoint's train_state (re-derived from the global
   /// sample count when the data-parallel size or batch size changed).
   data::BatchSampler::Position data_position(const nlohmann::json& train_state) const;
+  /// This rank's image-text position from a checkpoint's train_state (re-derived when the data-parallel size
+  /// changed).
+  int64_t image_text_position(const nlohmann::json& train_state) const;
   checkpoint::Snapshot snapshot() const;
   /// Checksum of parameters() (this rank's shards under FSDP): equal on every replica.
   std::string replica_checksum() const;
@@ -116,6 +123,7 @@ class Trainer {
   std::unique_ptr<dist::Runtime> runtime_;  // first built, last destroyed
   plugins::Components components_;
   std::shared_ptr<sdk::Model> model_;
+  std::shared_ptr<sdk::VisionLanguageModel> vlm_;  ///< model_, in a vision-language run ([vlm])
   std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
   std::unique_ptr<FullyShardedModel> fsdp_;  ///< dp_shard > 1
   std::unique_ptr<ReplicatedModel> replicated_;  ///< dp_shard = 1 on several ranks
@@ -128,6 +136,7 @@ class Trainer {
   int64_t eos_id_ = -1;  ///< [data] pack_sequences: windows split into documents at this id (packing.h)
   std::unique_ptr<data::BatchSampler> sampler_;  ///< one dataset_path
   std::unique_ptr<MixtureFeed> mixture_;         ///< [[data.datasets]] (then no sampler_)
+  std::unique_ptr<ImageTextFeed> images_;        ///< a vision-language run's data (then no sampler_)
   std::vector<std::shared_ptr<sdk::Hook>> hooks_;
   std::unique_ptr<metrics::MetricsTracker> tracker_;
   std::unique_ptr<checkpoint::CheckpointManager> checkpoints_;

@@ -47,6 +47,30 @@ data::BatchSampler::Position Trainer::data_position(const nlohmann::json& ts) co
   return {saved.epoch, samples / per_batch};
 }
 
+int64_t Trainer::image_text_position(const nlohmann::json& ts) const {
+  const dist::Group& dp = runtime_->dp();
+  const auto& entries = ts.at("data");
+  auto saved = [](const nlohmann::json& entry) {
+    if (!entry.contains("image_text_position")) {
+      throw sdk::Error("the checkpoint holds no image-text data position: it was not written by a vision-language run");
+    }
+    return entry.at("image_text_position").get<int64_t>();
+  };
+  if (static_cast<int64_t>(entries.size()) == dp.size()) {
+    for (const auto& entry : entries) {
+      if (entry.at("rank").get<int64_t>() == dp.rank()) return saved(entry);
+    }
+  }
+  // Another data-parallel size: the ranks together consumed the sum of their positions; each continues at its
+  // share of it (exact when no rank skipped an image and the sum divides).
+  int64_t total = 0;
+  for (const auto& entry : entries) total += saved(entry);
+  log::get().info(
+      "image-text data order re-derived for {} data-parallel ranks (checkpoint had {}): {} samples consumed", dp.size(),
+      entries.size(), total);
+  return total / dp.size();
+}
+
 std::string Trainer::replica_checksum() const {
   uint64_t combined = 0;
   for (const auto& p : parameters()) {
@@ -79,16 +103,18 @@ checkpoint::Snapshot Trainer::snapshot() const {
   }
   s.rng = at::detail::getDefaultCPUGenerator().get_state();
   // A mixture's order is global (train_state.mixture); its ranks have each drawn step x grad_accum batches.
-  const auto position =
-      sampler_ ? sampler_->position() : data::BatchSampler::Position{0, step_ * job_.train.grad_accum_steps};
+  const auto position = sampler_  ? sampler_->position()
+                        : images_ ? images_->sampler_position()
+                                  : data::BatchSampler::Position{0, step_ * job_.train.grad_accum_steps};
   const dist::Group& dp = runtime_->dp();
+  nlohmann::json data_entry = {{"rank", dp.rank()},
+                               {"epoch", position.epoch},
+                               {"batches_yielded", position.batches_yielded},
+                               {"replica_checksum", replica_checksum()}};
+  if (images_) data_entry["image_text_position"] = images_->position();
   s.train_state = {{"step", step_},
                    {"tokens_seen", tokens_seen_},
-                   {"data",
-                    {{{"rank", dp.rank()},
-                      {"epoch", position.epoch},
-                      {"batches_yielded", position.batches_yielded},
-                      {"replica_checksum", replica_checksum()}}}},
+                   {"data", nlohmann::json::array({data_entry})},
                    {"data_parallel_size", dp.size()},
                    {"batch_size", job_.train.batch_size},
                    {"nan", {{"consecutive", consecutive_nans_}, {"total", total_nans_}}},
@@ -131,7 +157,9 @@ void Trainer::restore(const checkpoint::Snapshot& s) {
     consecutive_nans_ = ts.at("nan").at("consecutive").get<int64_t>();
     total_nans_ = ts.at("nan").at("total").get<int64_t>();
     resumed_metric_runs_ = ts.value("metric_runs", std::map<std::string, std::string>{});
-    if (sampler_) {
+    if (images_) {
+      images_->restore(image_text_position(ts));
+    } else if (sampler_) {
       sampler_->restore(data_position(ts));
     } else if (ts.contains("mixture")) {
       mixture_->restore(ts.at("mixture"));

@@ -44,14 +44,16 @@ TEST(KeySupport, EveryKeyOfTheSchemaHasADecisionAndEveryUnimplementedOneAReason)
   EXPECT_GT(keys, 150u);
 }
 
-TEST(KeySupport, UnknownKeysHaveNoDecisionAndVlmSectionsAreRefusedWhole) {
+TEST(KeySupport, UnknownKeysHaveNoDecisionAndVideoIsRefusedWhole) {
   EXPECT_EQ(config::key_support("model", "no_such_key").support, Support::Unset);
   EXPECT_EQ(config::key_support("optimizer", "lr").support, Support::Honoured);
-  for (const char* section : {"vlm", "vision_encoder", "adapter", "video"}) {
-    EXPECT_EQ(config::section_support(section).support, Support::Refused) << section;
-    EXPECT_EQ(config::key_support(section, "type").support, Support::Refused) << section;
+  EXPECT_EQ(config::section_support("video").support, Support::Refused);
+  EXPECT_EQ(config::key_support("video", "max_frames").support, Support::Refused);
+  for (const char* section : {"vlm", "vision_encoder", "adapter", "model"}) {
+    EXPECT_EQ(config::section_support(section).support, Support::Honoured) << section;
   }
-  EXPECT_EQ(config::section_support("model").support, Support::Honoured);
+  EXPECT_EQ(config::key_support("vlm", "arch").support, Support::Honoured);
+  EXPECT_EQ(config::key_support("vlm", "mot_modalities").support, Support::Refused);
 }
 
 // The message of the ConfigError check_support raises for the config; "" when it passes.
@@ -83,17 +85,19 @@ TEST_P(Refused, NamesTheKeyItsPlaceAndThatItIsNotImplemented) {
 
 // KempnerForge's configs that kforge parsed and then trained as something else.
 const Case kRefused[] = {
-    {"vlm_debug", "[vision_encoder]\ntype = \"random\"\n\n[vlm]\narch = \"joint_decoder\"\n", {},
-     {"cfg.toml:1:1: [vision_encoder] is not implemented", "cfg.toml:4:1: [vlm] is not implemented",
-      "vision-language models"}},
-    {"vlm_on_the_command_line", "", {"--vlm.arch=mot", "--vision_encoder.type=clip"},
-     {"command line: [vlm] is not implemented"}},
-    {"adapter", "[vision_encoder]\n[adapter]\ntype = \"linear\"\n[vlm]\n", {}, {"cfg.toml:2:1: [adapter]"}},
+    {"cross_attention_keys",
+     "[vision_encoder]\n[vlm]\narch = \"cross_attention\"\n",
+     {"--vlm.cross_attention_every_n_layers=2"},
+     {"command line: [vlm] cross_attention_every_n_layers = 2", "the cross_attention, mot and moma strategies"}},
     {"video", "[vision_encoder]\n[vlm]\n[video]\nmax_frames = 8\n", {}, {"cfg.toml:3:1: [video]", "video training"}},
-    {"hf_streaming", "", {"--data.hf_streaming=true"},
+    {"hf_streaming",
+     "",
+     {"--data.hf_streaming=true"},
      {"[data] hf_streaming = true", "another sample order", "exact resume", "set false"}},
-    {"hf_vlm_image_field", "[data]\nhf_dataset_image_field = \"img\"\n", {},
-     {"[data] hf_dataset_image_field = \"img\"", "vision-language models"}},
+    {"hf_vlm_image_field",
+     "[data]\nhf_dataset_image_field = \"img\"\n",
+     {},
+     {"[data] hf_dataset_image_field = \"img\"", "Hugging Face image-text datasets"}},
     {"tensor_parallel", "", {"--distributed.tp=2"}, {"[distributed] tp = 2", "set 1"}},
     {"pipeline_parallel", "[distributed]\npp = 4\n", {}, {"[distributed] pp = 4"}},
     {"pipeline_schedule", "[distributed]\npp_schedule = \"gpipe\"\n", {}, {"[distributed] pp_schedule = \"gpipe\""}},
@@ -110,6 +114,10 @@ TEST(Refused, EveryRefusedKeyIsListedInOneMessage) {
 
 TEST(Refused, DefaultsAndExplicitInertValuesPass) {
   EXPECT_EQ(refusal(""), "");
+  // A joint-decoder vision-language run: its sections are honoured.
+  EXPECT_EQ(refusal("[vision_encoder]\ntype = \"random\"\n[adapter]\ntype = \"linear\"\n[vlm]\nmax_text_len = 16\n"
+                    "[data]\nhf_image_size = 32\nnum_workers = 2\n"),
+            "");
   EXPECT_EQ(refusal("[train]\nactivation_checkpointing = \"none\"\n[distributed]\ntp = 1\npp_schedule = \"1f1b\"\n"
                     "[data]\npack_sequences = false\ndatasets = []\n"),
             "");
@@ -125,12 +133,11 @@ std::vector<std::string> warnings(const std::string& toml, const std::vector<std
 
 TEST(NoEffect, WarnsOncePerKeySetToAValueThatAsksForSomething) {
   const auto w = warnings(
-      "[train]\ncompile_model = true\nnccl_health_check_interval = 100\n[data]\nnum_workers = 4\npin_memory = true\n"
-      "prefetch_factor = 4\n[metrics]\nenable_wandb = true\nwandb_project = \"p\"\n",
+      "[train]\ncompile_model = true\nnccl_health_check_interval = 100\n[data]\npin_memory = true\n"
+      "[metrics]\nenable_wandb = true\nwandb_project = \"p\"\n",
       {"--distributed.backend=cpu:gloo"});
   const std::vector<std::string> keys = {"[train] compile_model = true",    "[train] nccl_health_check_interval = 100",
-                                         "[data] num_workers = 4",          "[data] pin_memory = true",
-                                         "[data] prefetch_factor = 4",      "[metrics] enable_wandb = true",
+                                         "[data] pin_memory = true",        "[metrics] enable_wandb = true",
                                          "[metrics] wandb_project = \"p\"", "[distributed] backend = \"cpu:gloo\""};
   ASSERT_EQ(w.size(), keys.size());
   for (const std::string& key : keys) {

@@ -58,8 +58,8 @@ TEST_P(RunAndDryRun, BothRefuseWithExit2AndTheSameMessageAndTheRunTrainsNothing)
 }
 
 const Case kCases[] = {
-    {"vlm_debug", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n", "",
-     "[vlm] is not implemented in this kforge: vision-language models"},
+    {"vlm_with_eval", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n", "--eval.enabled=true",
+     "[eval] enabled = true in a vision-language run ([vlm])"},
     {"mixture_unknown_phase_source",
      "[[data.datasets]]\npath = \"a\"\n[[data.phases]]\nstart_step = 10\ndataset_weights = { wiki = 0.5 }\n",
      "--data.dataset_path=''",
@@ -94,7 +94,7 @@ TEST_P(NoEffectKeys, RunAndDryRunGoOnWithOneWarningPerKey) {
   ASSERT_EQ(run.status, 0) << run.output;
   EXPECT_TRUE(std::filesystem::exists(fixture_.checkpoint_dir / "latest")) << run.output;
   for (const char* key : {"[train] compile_model = true: has no effect in this kforge",
-                          "[data] num_workers = 8: has no effect in this kforge",
+                          "[data] num_workers = 8: has no effect in a text run",
                           "[metrics] enable_wandb = true: has no effect in this kforge"}) {
     for (const Outcome* o : {&dry, &run}) {
       const size_t first = o->output.find(key);

@@ -1,0 +1,120 @@
+// ImageTextFeed: the [vlm] dataset plugin's stream in the sampler's order, stacked into batches.
+#include "train/image_text_feed.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "data/tokenizer.h"
+#include "kforge/sdk/error.h"
+#include "log/log.h"
+
+namespace kforge::train {
+namespace {
+
+sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const sdk::PixelFormat& pixels) {
+  if (job.data.dataset_path.empty()) {
+    throw sdk::ConfigError(
+        "[data] dataset_path is not set: a vision-language run reads a directory of WebDataset .tar shards (with "
+        "[data] file_pattern = \"*.tar\") or a JSON Lines manifest of {\"image\", \"text\", \"prompt\"} lines");
+  }
+  if (job.data.tokenizer_path.empty()) {
+    throw sdk::ConfigError(
+        "[data] tokenizer_path is not set: a vision-language run tokenises its captions and prompts as it reads "
+        "them; point it at a SentencePiece .model, a tokenizer.json or a .tiktoken file");
+  }
+  auto tokenizer = std::make_shared<const data::Tokenizer>(job.data.tokenizer_path);
+  log::get().info("tokenizer: loaded {} as {}", tokenizer->path().string(), tokenizer->describe());
+  const config::SectionView data = job.view("data");
+  sdk::ImageTextSpec spec;
+  spec.path = job.data.dataset_path;
+  spec.file_pattern = job.data.file_pattern;
+  spec.image_size = pixels.image_size;
+  spec.pixels = pixels;
+  spec.max_text_len = job.view("vlm").get_int("max_text_len");
+  // KempnerForge pads with the pad id, else EOS, else 0; the caption ends with EOS so that generation stops.
+  spec.eos_id = tokenizer->eos_id();
+  spec.pad_id = tokenizer->pad_id() >= 0 ? tokenizer->pad_id() : std::max(tokenizer->eos_id(), 0);
+  spec.tokenize = [tokenizer](std::string_view text) {
+    const std::vector<int> ids = tokenizer->encode(text);
+    return std::vector<int64_t>(ids.begin(), ids.end());
+  };
+  spec.num_workers = static_cast<int>(data.get_int("num_workers"));
+  spec.queue_depth = static_cast<int>(data.get_int("prefetch_factor") * spec.num_workers * job.train.batch_size);
+  spec.warn = [](const std::string& message) { log::get().warn("{}", message); };
+  return spec;
+}
+
+}  // namespace
+
+ImageTextFeed::ImageTextFeed(const config::JobConfig& job, const plugins::Components& components,
+                             const sdk::PixelFormat& pixels, const dist::Group& dp)
+    : dataset_(components.image_text_dataset(image_text_spec(job, pixels))),
+      dp_(dp),
+      batch_size_(job.train.batch_size),
+      order_(dataset_->size(), job.train.batch_size, job.train.effective_data_seed(), dp.rank(), dp.size(),
+             /*shuffle=*/true) {
+  open(0);
+}
+
+ImageTextFeed::~ImageTextFeed() { stream_.reset(); }  // its threads read the order, destroyed after it
+
+int64_t ImageTextFeed::index_at(int64_t position) {
+  const int64_t epoch = position / order_.samples_per_rank();
+  if (epoch != cached_epoch_) {
+    cached_ = order_.epoch_indices(epoch);
+    cached_epoch_ = epoch;
+  }
+  return cached_[static_cast<size_t>(position % order_.samples_per_rank())];
+}
+
+void ImageTextFeed::open(int64_t start) {
+  stream_.reset();  // its threads stop before the order they read changes
+  position_ = start;
+  stream_ = dataset_->stream([this](int64_t p) { return index_at(p); }, start, std::numeric_limits<int64_t>::max());
+}
+
+data::BatchSampler::Position ImageTextFeed::sampler_position() const {
+  const int64_t per_epoch = order_.samples_per_rank();
+  return {position_ / per_epoch, position_ % per_epoch / batch_size_};
+}
+
+void ImageTextFeed::restore(int64_t position) {
+  if (position < 0) throw sdk::Error(fmt::format("cannot resume the image-text data at position {}", position));
+  open(position);
+}
+
+int64_t ImageTextFeed::skipped() const { return stream_->skipped(); }
+
+data::Batch ImageTextFeed::next_batch() {
+  std::vector<at::Tensor> pixels, ids, labels;
+  while (static_cast<int64_t>(pixels.size()) < batch_size_) {
+    std::optional<sdk::ImageTextSample> sample = stream_->next();
+    if (!sample) throw sdk::Error("the image-text stream ended before the end of training");
+    position_ = sample->position + 1;
+    pixels.push_back(std::move(sample->pixel_values));
+    ids.push_back(std::move(sample->input_ids));
+    labels.push_back(std::move(sample->labels));
+  }
+  data::Batch batch;
+  batch.pixel_values = at::stack(pixels);
+  batch.input_ids = at::stack(ids);
+  batch.labels = at::stack(labels);
+  return batch;
+}
+
+sdk::MetricList ImageTextFeed::metrics(const std::vector<data::Batch>& batches, int64_t visual_tokens) const {
+  double text = 0, images = 0;
+  for (const data::Batch& b : batches) {
+    text += static_cast<double>(b.labels.ne(-100).sum().item<int64_t>());
+    images += static_cast<double>(b.pixel_values.size(0));
+  }
+  at::Tensor sums = at::tensor({text, images * static_cast<double>(visual_tokens), static_cast<double>(skipped())},
+                               at::kDouble);
+  dp_.all_reduce(sums);
+  const double* s = sums.data_ptr<double>();
+  return {{"data/text_tokens_trained", s[0]}, {"data/visual_tokens", s[1]}, {"data/images_skipped", s[2]}};
+}
+
+}  // namespace kforge::train

@@ -1,0 +1,61 @@
+// ImageTextFeed: a vision-language run's training batches. This rank's share of the image-text dataset, in the
+// order of data::BatchSampler's epochs (shuffled per epoch, strided over the data-parallel ranks) and read ahead
+// on the dataset's threads; its position (samples of that order consumed, skipped ones included) is what a
+// checkpoint stores.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "config/job_config.h"
+#include "data/batch.h"
+#include "data/sampler.h"
+#include "dist/group.h"
+#include "kforge/sdk/image_text_dataset.h"
+#include "kforge/sdk/hook.h"
+#include "plugins/components.h"
+
+namespace kforge::train {
+
+class ImageTextFeed {
+ public:
+  /// Opens the [vlm] dataset plugin over [data] dataset_path with the images `pixels` describes, the text of
+  /// [data] tokenizer_path padded to [vlm] max_text_len, [data] num_workers threads and prefetch_factor x
+  /// num_workers batches read ahead. Throws sdk::ConfigError naming the key without a dataset_path or a
+  /// tokenizer_path. `dp` must outlive the feed.
+  ImageTextFeed(const config::JobConfig& job, const plugins::Components& components, const sdk::PixelFormat& pixels,
+                const dist::Group& dp);
+  ~ImageTextFeed();
+
+  /// train.batch_size samples: pixel_values [B, 3, S, S], input_ids and labels [B, max_text_len].
+  data::Batch next_batch();
+  /// Samples of this rank's order consumed so far.
+  int64_t position() const { return position_; }
+  /// Where position() is in the sampler's terms, for the checkpoint's record (epoch, whole batches into it).
+  data::BatchSampler::Position sampler_position() const;
+  /// Continues at `position` of this rank's order.
+  void restore(int64_t position);
+  /// Samples this rank skipped (undecodable images) since it started or resumed.
+  int64_t skipped() const;
+  std::string describe() const { return dataset_->describe(); }
+  /// Per-step data metrics of `batches`, summed over the data-parallel ranks (a collective):
+  /// data/text_tokens_trained (labels with a loss), data/visual_tokens (`visual_tokens` per image) and
+  /// data/images_skipped (so far).
+  sdk::MetricList metrics(const std::vector<data::Batch>& batches, int64_t visual_tokens) const;
+
+ private:
+  void open(int64_t start);
+  int64_t index_at(int64_t position);
+
+  std::unique_ptr<sdk::ImageTextDataset> dataset_;
+  const dist::Group& dp_;
+  int64_t batch_size_;
+  data::BatchSampler order_;
+  std::unique_ptr<sdk::ImageTextStream> stream_;
+  int64_t position_ = 0;
+  int64_t cached_epoch_ = -1;  ///< of cached_, used by the stream's threads one call at a time
+  std::vector<int64_t> cached_;
+};
+
+}  // namespace kforge::train

@@ -1,0 +1,24 @@
+// Building a vision-language run's model: the [vision_encoder] (with its pretrained weights when [vision_encoder]
+// path names them), the [adapter] into the text model's width, the [model] text model, and the [vlm] arch that
+// composes them; and the image size and normalisation its data must have.
+#pragma once
+
+#include <memory>
+
+#include "config/job_config.h"
+#include "kforge/sdk/vision_language_model.h"
+#include "plugins/components.h"
+
+namespace kforge::train {
+
+struct VisionLanguageBuild {
+  std::shared_ptr<sdk::VisionLanguageModel> model;
+  /// The encoder's pixel format, image_size resolved: the encoder's own size, else [data] hf_image_size.
+  sdk::PixelFormat pixels;
+};
+
+/// Throws sdk::ConfigError when [data] hf_image_size, set in the config, differs from the size the encoder takes,
+/// and what load_encoder_weights and the plugins refuse.
+VisionLanguageBuild build_vision_language_model(const config::JobConfig& job, const plugins::Components& components);
+
+}  // namespace kforge::train
