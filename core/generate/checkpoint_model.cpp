@@ -36,6 +36,12 @@ CheckpointModel load_checkpoint_model(const std::filesystem::path& dir, const pl
     throw sdk::Error(fmt::format("checkpoint '{}' has no config.toml to rebuild its model from", out.step_dir.string()));
   }
   out.job = config::load_job_config(config_file, overrides, plugins::make_catalog(registry));
+  if (const config::Value* vlm = out.job.tree.find("vlm")) {
+    throw sdk::ConfigError(fmt::format(
+        "{}: checkpoint step {} is a vision-language model ([vlm] arch = \"{}\" in its config.toml); kforge generate "
+        "and eval load text models only: generation from an image (generate --image) is not implemented yet",
+        config_file.string(), out.snapshot.step, vlm->find("arch")->s));
+  }
   out.model = plugins::Components(registry, out.job).model();
   checkpoint::load_model_weights(*out.model, out.snapshot);
   return out;

@@ -1,20 +1,21 @@
 // A vision-language run through the trainer: the joint decoder over the random encoder and an MLP adapter, on
 // JPEGs made here with a JSON Lines manifest. It learns (the loss falls), resumes bit-exactly, matches one rank on
-// two FSDP ranks, skips a corrupt image with a warning, and refuses what its data cannot combine with.
-#include <gtest/gtest.h>
-
+// two FSDP ranks, skips a corrupt image with a warning, refuses what its data cannot combine with, and its checkpoint
+// is refused by generate and eval with a message (they load text models only).
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "checkpoint/checkpoint_manager.h"
+#include "core/train/train_fixture.h"
+#include "generate/checkpoint_model.h"
 #include "image_fixtures.h"
 #include "kforge/sdk/error.h"
 #include "support/expect_text.h"
 #include "support/launch_job.h"
 #include "support/tiny_job_toml.h"
 #include "support/tiny_tokenizer.h"
-#include "core/train/train_fixture.h"
 
 namespace kforge::test {
 namespace {
@@ -130,6 +131,14 @@ TEST(VlmTraining, ACorruptImageIsSkippedWithAWarning) {
   const auto skipped = metric(fx, "data/images_skipped");
   ASSERT_TRUE(skipped.count(4));
   EXPECT_GE(skipped.at(4), 1);
+}
+
+TEST(VlmTraining, GenerateAndEvalRefuseTheCheckpointNamingIt) {
+  TrainFixture fx;
+  make_vlm(fx, 4, false);
+  fx.run(vlm_args({"--train.max_steps=2"}), {});
+  expect_has(config_error_of([&] { generate::load_checkpoint_model(fx.checkpoint_dir, fx.plugins->registry); }),
+             {"step_2/config.toml", "is a vision-language model ([vlm] arch = \"joint_decoder\"", "--image"});
 }
 
 TEST(VlmTraining, RefusesDataItCannotCombineWith) {
