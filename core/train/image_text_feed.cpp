@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <limits>
 
 #include "data/tokenizer.h"
@@ -90,7 +91,9 @@ int64_t ImageTextFeed::skipped() const { return stream_->skipped(); }
 data::Batch ImageTextFeed::next_batch() {
   std::vector<at::Tensor> pixels, ids, labels;
   while (static_cast<int64_t>(pixels.size()) < batch_size_) {
+    const auto start = std::chrono::steady_clock::now();
     std::optional<sdk::ImageTextSample> sample = stream_->next();
+    wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!sample) throw sdk::Error("the image-text stream ended before the end of training");
     position_ = sample->position + 1;
     pixels.push_back(std::move(sample->pixel_values));
@@ -104,17 +107,21 @@ data::Batch ImageTextFeed::next_batch() {
   return batch;
 }
 
-sdk::MetricList ImageTextFeed::metrics(const std::vector<data::Batch>& batches, int64_t visual_tokens) const {
+sdk::MetricList ImageTextFeed::metrics(const std::vector<data::Batch>& batches, int64_t visual_tokens) {
   double text = 0, images = 0;
   for (const data::Batch& b : batches) {
     text += static_cast<double>(b.labels.ne(-100).sum().item<int64_t>());
     images += static_cast<double>(b.pixel_values.size(0));
   }
-  at::Tensor sums = at::tensor({text, images * static_cast<double>(visual_tokens), static_cast<double>(skipped())},
-                               at::kDouble);
+  at::Tensor sums = at::tensor(
+      {text, images * static_cast<double>(visual_tokens), static_cast<double>(skipped()), wait_ms_}, at::kDouble);
+  wait_ms_ = 0;
   dp_.all_reduce(sums);
   const double* s = sums.data_ptr<double>();
-  return {{"data/text_tokens_trained", s[0]}, {"data/visual_tokens", s[1]}, {"data/images_skipped", s[2]}};
+  return {{"data/text_tokens_trained", s[0]},
+          {"data/visual_tokens", s[1]},
+          {"data/images_skipped", s[2]},
+          {"data/wait_ms", s[3] / dp_.size()}};
 }
 
 }  // namespace kforge::train

@@ -40,9 +40,11 @@ class ImageTextFeed {
   int64_t skipped() const;
   std::string describe() const { return dataset_->describe(); }
   /// Per-step data metrics of `batches`, summed over the data-parallel ranks (a collective):
-  /// data/text_tokens_trained (labels with a loss), data/visual_tokens (`visual_tokens` per image) and
-  /// data/images_skipped (so far).
-  sdk::MetricList metrics(const std::vector<data::Batch>& batches, int64_t visual_tokens) const;
+  /// data/text_tokens_trained (labels with a loss), data/visual_tokens (`visual_tokens` per image),
+  /// data/images_skipped (so far), and data/wait_ms: the time next_batch() waited for samples over the steps since
+  /// the previous call (the previous logged step),
+  /// averaged over the ranks (near 0 once the read-ahead keeps up with training).
+  sdk::MetricList metrics(const std::vector<data::Batch>& batches, int64_t visual_tokens);
 
  private:
   void open(int64_t start);
@@ -54,6 +56,7 @@ class ImageTextFeed {
   data::BatchSampler order_;
   std::unique_ptr<sdk::ImageTextStream> stream_;
   int64_t position_ = 0;
+  double wait_ms_ = 0;         ///< in next_batch() since the last metrics()
   int64_t cached_epoch_ = -1;  ///< of cached_, used by the stream's threads one call at a time
   std::vector<int64_t> cached_;
 };
