@@ -16,6 +16,7 @@
 #include "support/launch_job.h"
 #include "support/tiny_job_toml.h"
 #include "support/tiny_tokenizer.h"
+#include "vision_oracle.h"
 
 namespace kforge::test {
 namespace {
@@ -68,6 +69,11 @@ backends = ["jsonl"]
                                                 fx.checkpoint_dir.string());
 }
 
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
 std::vector<std::string> vlm_args(std::vector<std::string> more) {
   std::vector<std::string> args = {"--scheduler.name=constant"};
   args.insert(args.end(), more.begin(), more.end());
@@ -117,6 +123,49 @@ TEST(VlmTraining, TwoFsdpRanksMatchOneRank) {
   launch(two, 2, vlm_args({"--train.max_steps=6", "--train.batch_size=4", "--distributed.dp_shard=2"}));
   expect_close(metric(one, "train/loss"), metric(two, "train/loss"), 1, 6);
   EXPECT_EQ(metric(two, "data/visual_tokens").at(1), 8 * 4);
+}
+
+// The python3-torch oracle's SigLIP2 tower (16x16 images, 16 tokens of 32 features, safetensors under Hugging
+// Face's names) in place of the random encoder.
+void use_siglip2_tower(TrainFixture& fx) {
+  const std::filesystem::path towers = vision_oracle_dir("vit_towers.py");
+  ASSERT_FALSE(towers.empty());
+  const std::string random = "type = \"random\"\nnum_tokens = 4\nfeature_dim = 16\n";
+  const size_t at = fx.toml.find(random);
+  ASSERT_NE(at, std::string::npos);
+  fx.toml.replace(at, random.size(), fmt::format("type = \"siglip2\"\npath = \"{}\"\n", (towers / "siglip2").string()));
+}
+
+TEST(VlmTraining, APretrainedTowerStaysFrozenAndTwoFsdpRanksMatchOneRank) {
+  TrainFixture one, two;
+  for (TrainFixture* fx : {&one, &two}) {
+    make_vlm(*fx, 16, /*same_caption=*/true);
+    use_siglip2_tower(*fx);
+  }
+  const auto args = vlm_args({"--train.max_steps=4", "--train.seq_len=28", "--checkpoint.interval=2"});
+  launch(one, 1, with(args, {"--train.batch_size=8"}));
+  launch(two, 2, with(args, {"--train.batch_size=4", "--distributed.dp_shard=2"}));
+  expect_close(metric(one, "train/loss"), metric(two, "train/loss"), 1, 4);
+  // The tower's weights are the file's at every step (frozen, and sharded and gathered unchanged under FSDP); the
+  // adapter's train.
+  const auto tower = read_tensors(vision_oracle_dir("vit_towers.py") / "siglip2" / "model.safetensors");
+  const auto step2 = checkpoint::CheckpointManager::load(two.checkpoint_dir / "step_2");
+  const auto step4 = checkpoint::CheckpointManager::load(two.checkpoint_dir / "step_4");
+  size_t frozen = 0, from_file = 0;
+  for (const auto& [name, t] : step4.model) {
+    if (name.rfind("vision_encoder.", 0) == 0) {
+      ++frozen;
+      EXPECT_TRUE(at::equal(t, step2.model.at(name))) << name;
+      const std::string hf = name.substr(std::string("vision_encoder.").size());
+      if (tower.count(hf) == 0) continue;
+      ++from_file;
+      EXPECT_TRUE(at::equal(t, tower.at(hf))) << name;
+    } else if (name.rfind("adapter.", 0) == 0) {
+      EXPECT_FALSE(at::equal(t, step2.model.at(name))) << name;
+    }
+  }
+  EXPECT_GT(frozen, 10u);
+  EXPECT_EQ(from_file, frozen);
 }
 
 TEST(VlmTraining, ACorruptImageIsSkippedWithAWarning) {
