@@ -119,6 +119,8 @@ void check_scheduler(const Section& s) {
 void check_data(const Section& d) {
   d.non_negative("num_workers");
   d.require(d.i("prefetch_factor") >= 1, "prefetch_factor", "must be >= 1");
+  d.require(d.i("hf_image_size") >= 1 && d.i("hf_image_size") <= 8192, "hf_image_size",
+            "must be in [1, 8192] (the side, in pixels, of the square images a vision-language run trains on)");
   d.positive("mix_temperature");
   d.non_negative("anneal_start_step");
   for (size_t k = 0; k < d.at("datasets").list.size(); ++k) {

@@ -30,7 +30,9 @@ sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const sdk::Pixe
   const config::SectionView data = job.view("data");
   sdk::ImageTextSpec spec;
   spec.path = job.data.dataset_path;
-  spec.file_pattern = job.data.file_pattern;
+  // [data] file_pattern's default ("*.npy") selects token shards: unless set, the plugin picks its own.
+  const config::Value* pattern = job.tree.find("data")->find("file_pattern");
+  spec.file_pattern = pattern != nullptr && !pattern->source.origin.empty() ? job.data.file_pattern : "";
   spec.image_size = pixels.image_size;
   spec.pixels = pixels;
   spec.max_text_len = job.view("vlm").get_int("max_text_len");

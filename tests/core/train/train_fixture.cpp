@@ -44,8 +44,8 @@ TrainFixture::TrainFixture() {
   for (size_t i = 0; i < eval.size(); ++i) eval[i] = static_cast<int>((i * 7 + 3) % kVocab);
   data::write_npy_tokens(data_dir / "eval" / "eval_0.npy", data::TokenDtype::uint16, eval);
   plugins = load_builtin_plugins();
-  toml =
-      tiny_job_toml(kVocab, 20) + fmt::format(R"(
+  toml = tiny_job_toml(kVocab, 20) +
+         fmt::format(R"(
 [data]
 dataset_path = "{}"
 
@@ -53,7 +53,13 @@ dataset_path = "{}"
 dataset_path = "{}"
 interval = 5
 steps = 2
+)",
+                     data_dir.string(), (data_dir / "eval").string()) +
+         output_toml();
+}
 
+std::string TrainFixture::output_toml() const {
+  return fmt::format(R"(
 [checkpoint]
 dir = "{}"
 interval = 5
@@ -63,7 +69,7 @@ log_interval = 1
 backends = ["jsonl"]
 peak_tflops = 1.0
 )",
-                                              data_dir.string(), (data_dir / "eval").string(), checkpoint_dir.string());
+                     checkpoint_dir.string());
 }
 
 config::JobConfig TrainFixture::job(const std::vector<std::string>& overrides) const {

@@ -35,6 +35,8 @@ class TrainFixture {
   /// Writes a learnable corpus (tokens (i * 7) % vocab) as two uint16 .npy shards.
   TrainFixture();
 
+  /// The [checkpoint] (under checkpoint_dir, every 5 steps) and [metrics] (jsonl, every step) sections of toml.
+  std::string output_toml() const;
   /// The fixture's TOML config with extra lines appended (later keys win via overrides).
   config::JobConfig job(const std::vector<std::string>& overrides = {}) const;
   /// Runs training in-process with the given hooks.

@@ -9,6 +9,7 @@
 
 #include "checkpoint/checkpoint_manager.h"
 #include "core/train/train_fixture.h"
+#include "data/webdataset_writer.h"
 #include "generate/checkpoint_model.h"
 #include "image_fixtures.h"
 #include "kforge/sdk/error.h"
@@ -40,7 +41,8 @@ void make_vlm(TrainFixture& fx, int images, bool same_caption, int corrupt = -1)
   }
   const auto tokenizer = tiny_tokenizer(fx.root);
   // The fixture's config with image-text [data] in place of its text shards, and no [eval].
-  fx.toml = tiny_job_toml(64, 20) + fmt::format(R"(
+  fx.toml = tiny_job_toml(64, 20) +
+            fmt::format(R"(
 [vision_encoder]
 type = "random"
 num_tokens = 4
@@ -56,17 +58,9 @@ max_text_len = 12
 dataset_path = "{}"
 tokenizer_path = "{}"
 num_workers = 1
-
-[checkpoint]
-dir = "{}"
-interval = 5
-
-[metrics]
-log_interval = 1
-backends = ["jsonl"]
 )",
-                                                (dir / "manifest.jsonl").string(), tokenizer.string(),
-                                                fx.checkpoint_dir.string());
+                        (dir / "manifest.jsonl").string(), tokenizer.string()) +
+            fx.output_toml();
 }
 
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
@@ -96,6 +90,23 @@ TEST(VlmTraining, TheLossFallsOnImageCaptions) {
   ASSERT_TRUE(visual.count(1));
   EXPECT_EQ(visual.at(1), 4 * 4);
   EXPECT_GT(metric(fx, "data/text_tokens_trained").at(1), 0);
+}
+
+TEST(VlmTraining, ReadsWebDatasetShardsWithoutAFilePatternAsTheManifestsSamples) {
+  TrainFixture manifest, shards;
+  make_vlm(manifest, 8, false);
+  make_vlm(shards, 8, false);
+  const auto dir = shards.root / "shards";
+  data::WebDatasetWriteOptions write;
+  write.manifest = shards.root / "images" / "manifest.jsonl";
+  write.output = dir;
+  write.samples_per_shard = 3;
+  ASSERT_EQ(data::write_webdataset(write).shards.size(), 3u);
+  // [data] file_pattern is not set: its "*.npy" default is for token shards, and the image-text plugin reads *.tar.
+  auto a = std::make_shared<RecordingHook>(), b = std::make_shared<RecordingHook>();
+  manifest.run(vlm_args({"--train.max_steps=3"}), {a});
+  shards.run(vlm_args({"--train.max_steps=3", "--data.dataset_path=" + dir.string()}), {b});
+  EXPECT_EQ(a->losses, b->losses);  // the same samples in the same order: the same training
 }
 
 TEST(VlmTraining, ResumingReproducesTheStraightRunBitExactly) {

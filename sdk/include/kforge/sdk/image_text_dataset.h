@@ -23,7 +23,7 @@ using Tokenize = std::function<std::vector<int64_t>(std::string_view)>;
 /// the dataset's lifetime.
 struct ImageTextSpec {
   std::string path;          ///< [data] dataset_path
-  std::string file_pattern;  ///< [data] file_pattern
+  std::string file_pattern;  ///< [data] file_pattern, when the config sets it; "": the dataset's own default
   int64_t image_size = 0;    ///< every image is resized to image_size x image_size
   PixelFormat pixels;        ///< the encoder's per-channel normalisation (mean, std)
   int64_t max_text_len = 0;  ///< [vlm] max_text_len: input_ids and labels always have this length
