@@ -49,4 +49,16 @@ std::vector<std::string> SectionView::get_string_list(std::string_view key) cons
   return out;
 }
 
+std::map<std::string, int64_t> SectionView::get_int_dict(std::string_view key) const {
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, v] : get(key, Value::Type::Table, "int_dict").table) {
+    if (v.type != Value::Type::Int) {
+      throw sdk::ConfigError(
+          fmt::format("[{}] {}.{} = {} is a {}, read as int", name_, key, name, v.to_toml_brief(), type_name(v.type)));
+    }
+    out[name] = v.i;
+  }
+  return out;
+}
+
 }  // namespace kforge::config

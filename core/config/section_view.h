@@ -22,6 +22,7 @@ class SectionView final : public sdk::ConfigView {
   std::vector<double> get_float_list(std::string_view key) const override;
   std::vector<int64_t> get_int_list(std::string_view key) const override;
   std::vector<std::string> get_string_list(std::string_view key) const override;
+  std::map<std::string, int64_t> get_int_dict(std::string_view key) const override;
 
  private:
   const Value& get(std::string_view key, Value::Type type, const char* wanted) const;

@@ -129,6 +129,8 @@ std::shared_ptr<sdk::Adapter> Components::adapter(const sdk::AdapterSpec& spec) 
 }
 
 std::shared_ptr<sdk::VisionLanguageModel> Components::vision_language_model(sdk::VisionLanguageParts parts) const {
+  const config::SectionView text_config = job_.view(kind_info(sdk::kind::model).section);
+  parts.text_config = &text_config;
   return build_selected<sdk::VisionLanguageModelFactory>(sdk::kind::modality_strategy, std::move(parts));
 }
 

@@ -6,12 +6,16 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <system_error>
 #include <utility>
 #include <vector>
 
 #include "image_text/decode_pool.h"
+#include "image_text/image_decode.h"
+#include "image_text/image_transform.h"
 #include "image_text/jsonl_manifest.h"
 #include "image_text/webdataset_source.h"
 #include "kforge/sdk/error.h"
@@ -130,7 +134,10 @@ ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec) : warn_(spec.warn ?
   num_workers_ = spec.num_workers;
   queue_depth_ = spec.queue_depth;
 
-  if (spec.path.empty()) throw sdk::ConfigError(fmt::format("[data] dataset_path is not set; {}", kExpected));
+  if (spec.path.empty()) {
+    description_ = "no samples: images read one at a time";
+    return;
+  }
   const fs::path path(spec.path);
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
@@ -160,11 +167,20 @@ ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec) : warn_(spec.warn ?
 
 std::unique_ptr<sdk::ImageTextStream> ImageTextData::stream(std::function<int64_t(int64_t)> index_at, int64_t start,
                                                             int64_t end) const {
+  if (!source_) throw sdk::Error("image_text dataset: no [data] dataset_path was given, so there are no samples");
   DecodePoolOptions options;
   options.num_workers = num_workers_;
   options.queue_depth = queue_depth_;
   options.warn = warn_;
   return std::make_unique<PoolStream>(source_, preprocess_, std::move(index_at), start, end, std::move(options));
+}
+
+at::Tensor ImageTextData::pixel_values(const std::string& image_file) const {
+  std::ifstream in(image_file, std::ios::binary);
+  std::ostringstream bytes;
+  if (!in || !(bytes << in.rdbuf())) throw sdk::Error(fmt::format("cannot read the image '{}'", image_file));
+  const RgbImage image = decode_image(std::move(bytes).str(), image_file);
+  return to_pixel_values(image, preprocess_.image_height, preprocess_.image_width, preprocess_.normalization);
 }
 
 }  // namespace kforge::image_text

@@ -17,17 +17,19 @@ namespace kforge::image_text {
 
 class ImageTextData : public sdk::ImageTextDataset {
  public:
-  /// Opens spec.path: a regular *.jsonl file is a JSONL manifest; a directory holds WebDataset shards, the
-  /// regular files whose names match spec.file_pattern (fnmatch; empty: "*.tar"), in name order. Throws
+  /// Opens spec.path (none when empty: no samples, for pixel_values() alone): a regular *.jsonl file is a JSONL
+  /// manifest; a directory holds WebDataset shards, the regular files whose names match spec.file_pattern (fnmatch;
+  /// empty: "*.tar"), in name order. Throws
   /// sdk::ConfigError naming [data] dataset_path for a path that is neither, a directory without a matching shard,
   /// a manifest or shard the source refuses (a bad line, not a tar archive) and a dataset without samples; and for
   /// a non-positive image size or max_text_len.
   explicit ImageTextData(const sdk::ImageTextSpec& spec);
 
-  int64_t size() const override { return source_->size(); }
+  int64_t size() const override { return source_ ? source_->size() : 0; }
   std::string describe() const override { return description_; }
   std::unique_ptr<sdk::ImageTextStream> stream(std::function<int64_t(int64_t)> index_at, int64_t start,
                                                int64_t end) const override;
+  at::Tensor pixel_values(const std::string& image_file) const override;
 
  private:
   std::shared_ptr<const ImageTextSource> source_;

@@ -1,6 +1,7 @@
 // ImageTextData, the image_text_dataset component: a JSONL manifest or a directory of WebDataset shards chosen by
 // [data] dataset_path and file_pattern, samples served in the sampler's order as sdk samples (normalised pixels,
-// shifted prompt-masked labels), a corrupt image skipped with a named warning and counted, and the config errors.
+// shifted prompt-masked labels), a corrupt image skipped with a named warning and counted, one image file read as a
+// sample's pixels (no dataset_path), and the config errors.
 #include "image_text/image_text_dataset.h"
 
 #include <ATen/ATen.h>
@@ -163,6 +164,27 @@ TEST(ImageTextData, JsonlManifestSamplesComeInTheSamplersOrderWithShiftedLabels)
   EXPECT_FALSE(stream->next().has_value());
   EXPECT_EQ(stream->skipped(), 0);
   EXPECT_TRUE(warnings.lines.empty());
+}
+
+TEST(ImageTextData, WithoutAPathItHasNoSamplesAndReadsOneImageAsASamplesPixels) {
+  const auto dir = temp_dir("itd_pixels");
+  const std::string jpg = encode_jpeg(test_pattern(12, 10, 2), 90);
+  std::ofstream(dir / "photo.jpg", std::ios::binary) << jpg;
+  std::ofstream(dir / "bad.jpg", std::ios::binary) << "not an image";
+  const ImageTextData data(small_spec("", "", nullptr, 0));
+  EXPECT_EQ(data.size(), 0);
+  const at::Tensor pixels = data.pixel_values((dir / "photo.jpg").string());
+  EXPECT_EQ(pixels.sizes(), (at::IntArrayRef{3, kImageSize, kImageSize}));
+  EXPECT_TRUE(at::equal(pixels, expected_pixels(jpg)));
+  for (const std::string& file : {(dir / "bad.jpg").string(), (dir / "missing.png").string()}) {
+    try {
+      data.pixel_values(file);
+      ADD_FAILURE() << "expected an error for " << file;
+    } catch (const sdk::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(data.stream([](int64_t p) { return p; }, 0, 1), sdk::Error);
 }
 
 TEST(ImageTextData, WebDatasetDirectoryReadsTheMatchingShardsInNameOrder) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,8 @@ class ConfigView {
   virtual std::vector<double> get_float_list(std::string_view key) const = 0;
   virtual std::vector<int64_t> get_int_list(std::string_view key) const = 0;
   virtual std::vector<std::string> get_string_list(std::string_view key) const = 0;
+  /// A table of integers (e.g. [vlm] moma_experts_per_modality), by key.
+  virtual std::map<std::string, int64_t> get_int_dict(std::string_view key) const = 0;
 };
 
 }  // namespace kforge::sdk

@@ -22,7 +22,7 @@ using Tokenize = std::function<std::vector<int64_t>(std::string_view)>;
 /// What the host asks of the samples. The callables are called from the dataset's threads and stay valid for
 /// the dataset's lifetime.
 struct ImageTextSpec {
-  std::string path;          ///< [data] dataset_path
+  std::string path;          ///< [data] dataset_path; "": no samples, a dataset for pixel_values() alone
   std::string file_pattern;  ///< [data] file_pattern, when the config sets it; "": the dataset's own default
   int64_t image_size = 0;    ///< every image is resized to image_size x image_size
   PixelFormat pixels;        ///< the encoder's per-channel normalisation (mean, std)
@@ -64,6 +64,10 @@ class ImageTextDataset {
   /// call at a time, from any thread).
   virtual std::unique_ptr<ImageTextStream> stream(std::function<int64_t(int64_t)> index_at, int64_t start,
                                                   int64_t end) const = 0;
+  /// An image file read as the samples' images are (decoded, resized, normalised): float32 [3, image_size,
+  /// image_size], e.g. for kforge generate --image. Throws sdk::Error naming the file when it cannot be read or
+  /// decoded.
+  virtual at::Tensor pixel_values(const std::string& image_file) const = 0;
 };
 
 }  // namespace kforge::sdk
