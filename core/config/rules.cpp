@@ -409,6 +409,22 @@ std::optional<int64_t> checked_product(std::initializer_list<int64_t> degrees) {
   return product >= 1 ? std::optional<int64_t>(product) : std::nullopt;
 }
 
+// The cross-attention blocks against the text model: at least one block, heads that divide dim and key/value heads
+// that divide the heads (0 takes the model's heads, and then the block's).
+void check_cross_attention_shape(const Section& vlm, const Section& m) {
+  const int64_t every = vlm.i("cross_attention_every_n_layers"), layers = m.i("n_layers");
+  vlm.require(every <= layers, "cross_attention_every_n_layers",
+              fmt::format("places no cross-attention block in the {} text blocks ([model] n_layers); set it to at "
+                          "most {}",
+                          layers, layers));
+  const int64_t heads = vlm.i("cross_attention_n_heads") > 0 ? vlm.i("cross_attention_n_heads") : m.i("n_heads");
+  const int64_t kv = vlm.i("cross_attention_n_kv_heads") > 0 ? vlm.i("cross_attention_n_kv_heads") : heads;
+  vlm.require(heads > 0 && m.i("dim") % heads == 0, "cross_attention_n_heads",
+              fmt::format("gives {} cross-attention heads, which do not divide [model] dim = {}", heads, m.i("dim")));
+  vlm.require(kv > 0 && heads % kv == 0, "cross_attention_n_kv_heads",
+              fmt::format("gives {} key/value heads, which do not divide the {} cross-attention heads", kv, heads));
+}
+
 void check_world_vlm(const Value& root) {
   const Section d = section(root, "distributed");
   const Section m = section(root, "model");
@@ -420,6 +436,7 @@ void check_world_vlm(const Value& root) {
                           budget->residual_image_tokens, budget->max_text_len, budget->required()));
   }
   d.require(d.i("pp") == 1, "pp", "VLM + Pipeline Parallelism is not supported");
+  if (vlm.at("arch").s == "cross_attention") check_cross_attention_shape(vlm, m);
   if (vlm.at("arch").s == "moma") {
     m.require(m.i("num_experts") == 0, "num_experts",
               "MoMa + model.num_experts > 0 is rejected: MoMa takes its expert counts from "

@@ -84,7 +84,7 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
     vlm_ = std::move(built.model);
     model_ = vlm_;
     pixels = built.pixels;
-    log.info("[vlm] arch = \"{}\": {} image tokens per image before the text ({}x{} pixels per image)",
+    log.info("[vlm] arch = \"{}\": {} image tokens per image ({}x{} pixels per image)",
              job_.view("vlm").get_string("arch"), vlm_->visual_tokens(), pixels->image_size, pixels->image_size);
   } else {
     model_ = components_.model();

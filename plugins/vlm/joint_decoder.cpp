@@ -1,25 +1,12 @@
-// JointDecoder: composition, the forward over [image | text], and the text model's blocks under "transformer.".
+// JointDecoder: the forward over [image | text] and its cached decoding.
 #include "joint_decoder.h"
 
 #include <ATen/ATen.h>
 #include <kforge/sdk/error.h>
 
 namespace kforge::vlm {
-namespace {
 
-int64_t parameter_count(const torch::nn::Module& module) {
-  int64_t n = 0;
-  for (const at::Tensor& p : module.parameters()) n += p.numel();
-  return n;
-}
-
-}  // namespace
-
-JointDecoder::JointDecoder(sdk::VisionLanguageParts parts)
-    : encoder_(std::move(parts.encoder)), adapter_(std::move(parts.adapter)), text_(std::move(parts.text)) {
-  if (!encoder_ || !adapter_ || !text_) {
-    throw sdk::Error("joint_decoder: a vision encoder, an adapter and a text model are all required");
-  }
+JointDecoder::JointDecoder(sdk::VisionLanguageParts parts) : TextComposition(std::move(parts), "joint_decoder") {
   visual_tokens_ = adapter_->output_num_tokens(encoder_->num_tokens());
   const int64_t limit = text_->max_seq_len();
   if (limit > 0 && visual_tokens_ >= limit) {
@@ -27,32 +14,6 @@ JointDecoder::JointDecoder(sdk::VisionLanguageParts parts)
                            " positions of the text model's [model] max_seq_len = " + std::to_string(limit) +
                            ", which leaves none for text; raise max_seq_len or pool the image tokens ([adapter])");
   }
-  register_module("vision_encoder", encoder_);
-  register_module("adapter", adapter_);
-  register_module("transformer", text_);
-  text_->set_block_runner(
-      [this](size_t index, const at::Tensor& input, const BlockFn& block) { return run_block(index, input, block); });
-  text_->set_module_runner([this](size_t block, const std::string& module, const at::Tensor& input,
-                                  const BlockFn& fn) { return run_module(block, module, input, fn); });
-  text_->set_side_output_sink([this](const at::Tensor& value) { block_side_output(value); });
-}
-
-void JointDecoder::set_images(const at::Tensor& pixels) {
-  if (pixels.defined() && (pixels.dim() != 4 || !pixels.is_floating_point())) {
-    throw sdk::Error("joint_decoder: images must be a floating tensor [batch, channels, height, width], got " +
-                     std::string(c10::toString(pixels.scalar_type())) + " " + c10::str(pixels.sizes()));
-  }
-  pixels_ = pixels;
-}
-
-at::Tensor JointDecoder::image_tokens(const at::Tensor& tokens) const {
-  if (!pixels_.defined()) throw sdk::Error("joint_decoder: no images were set for this forward (set_images)");
-  if (tokens.dim() != 2 || tokens.size(0) != pixels_.size(0)) {
-    throw sdk::Error("joint_decoder: " + std::to_string(pixels_.size(0)) + " images for tokens " +
-                     c10::str(tokens.sizes()) + " (one image per row)");
-  }
-  // A frozen tower (no parameter requiring a gradient) records no graph: autograd sees nothing to differentiate.
-  return adapter_->forward(encoder_->forward(pixels_));
 }
 
 at::Tensor JointDecoder::forward(const at::Tensor& tokens) {
@@ -84,23 +45,12 @@ at::Tensor JointDecoder::decode(const at::Tensor& tokens, DecodeState& state) {
   return logits;
 }
 
-std::vector<sdk::ModelBlock> JointDecoder::blocks() const {
-  std::vector<sdk::ModelBlock> out = text_->blocks();
-  for (sdk::ModelBlock& b : out) {
-    b.name = "transformer." + b.name;
-    for (std::string& p : b.params) p = "transformer." + p;
-  }
-  return out;
-}
-
 double JointDecoder::flops_per_token(int64_t seq_len) const {
   const int64_t positions = seq_len + visual_tokens_;
   return text_->flops_per_token(positions) * static_cast<double>(positions) / static_cast<double>(seq_len);
 }
 
-int64_t JointDecoder::num_params_estimate() const {
-  return text_->num_params_estimate() + parameter_count(*encoder_) + parameter_count(*adapter_);
-}
+int64_t JointDecoder::num_params_estimate() const { return text_->num_params_estimate() + vision_parameters(); }
 
 int64_t JointDecoder::max_seq_len() const {
   const int64_t limit = text_->max_seq_len();

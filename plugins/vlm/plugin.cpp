@@ -2,7 +2,10 @@
 // vision encoder, adapter and text model.
 #include <kforge/sdk/plugin.h>
 
+#include "cross_attention.h"
 #include "joint_decoder.h"
+#include "mixture_of_transformers.h"
+#include "moma.h"
 
 namespace {
 
@@ -10,12 +13,24 @@ constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "joint_decoder", "1.0.0",
                      "Image tokens as a prefix of the text in one causal stack (the text model needs the "
                      "embedding_prefix capability)"),
+    KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "cross_attention", "1.0.0",
+                     "Text-only residual stream; cross-attention blocks over the image tokens after every n-th text "
+                     "block (each the identity at the start: zero-initialised outputs)"),
+    KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "mot", "1.0.0",
+                     "Mixture-of-Transformers: per-modality norms, projections and FFNs around one global causal "
+                     "attention over [image | text] (identity blocks at initialisation; training only)"),
+    KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "moma", "1.0.0",
+                     "Mixture of modality-aware experts: shared attention over [image | text], per-modality groups of "
+                     "expert-choice sigmoid-routed FFN experts (training only)"),
 };
 
 void register_all(kforge::sdk::Registrar& r) {
   r.add_modality_strategy("joint_decoder", [](const kforge::sdk::BuildContext&, kforge::sdk::VisionLanguageParts parts) {
     return std::make_shared<kforge::vlm::JointDecoder>(std::move(parts));
   });
+  r.add_modality_strategy("cross_attention", kforge::vlm::make_cross_attention);
+  r.add_modality_strategy("mot", kforge::vlm::make_mot);
+  r.add_modality_strategy("moma", kforge::vlm::make_moma);
 }
 
 }  // namespace

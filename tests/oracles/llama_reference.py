@@ -104,9 +104,9 @@ def document_positions(doc_ids):
     return pos
 
 
-def forward(cfg, P, tokens, record, doc_ids=None, prefix=None):
+def forward(cfg, P, tokens, record, doc_ids=None, prefix=None, after_block=None):
     """Logits of tokens [B, S] (after prefix [B, P, dim] when given); record(point, value) receives every hook
-    point's value."""
+    point's value; after_block(i, x), when given, returns what the stack continues with after block i."""
     dim, n_layers, n_heads = cfg["dim"], cfg["n_layers"], cfg["n_heads"]
     n_kv = cfg["n_kv_heads"]
     hd = dim // n_heads
@@ -161,6 +161,8 @@ def forward(cfg, P, tokens, record, doc_ids=None, prefix=None):
         record(p + "mlp_out", mlp_out)
         x = x + mlp_out
         record(p + "residual", x)
+        if after_block is not None:
+            x = after_block(i, x)
     x = norm(x[:, n_prefix:], "norm")
     record("final_norm", x)
     head = emb if cfg["tie_embeddings"] else P["output_head.proj.weight"]

@@ -53,7 +53,8 @@ TEST(KeySupport, UnknownKeysHaveNoDecisionAndVideoIsRefusedWhole) {
     EXPECT_EQ(config::section_support(section).support, Support::Honoured) << section;
   }
   EXPECT_EQ(config::key_support("vlm", "arch").support, Support::Honoured);
-  EXPECT_EQ(config::key_support("vlm", "mot_modalities").support, Support::Refused);
+  EXPECT_EQ(config::key_support("vlm", "mot_modalities").support, Support::Honoured);
+  EXPECT_EQ(config::key_support("vlm", "mot_warm_start_path").support, Support::Refused);
 }
 
 // The message of the ConfigError check_support raises for the config; "" when it passes.
@@ -85,10 +86,10 @@ TEST_P(Refused, NamesTheKeyItsPlaceAndThatItIsNotImplemented) {
 
 // KempnerForge's configs that kforge parsed and then trained as something else.
 const Case kRefused[] = {
-    {"cross_attention_keys",
-     "[vision_encoder]\n[vlm]\narch = \"cross_attention\"\n",
-     {"--vlm.cross_attention_every_n_layers=2"},
-     {"command line: [vlm] cross_attention_every_n_layers = 2", "the cross_attention, mot and moma strategies"}},
+    {"mot_warm_start",
+     "[vision_encoder]\n[vlm]\narch = \"mot\"\n",
+     {"--vlm.mot_warm_start_path=text/step_100"},
+     {"command line: [vlm] mot_warm_start_path = \"text/step_100\"", "MoT's warm start"}},
     {"video", "[vision_encoder]\n[vlm]\n[video]\nmax_frames = 8\n", {}, {"cfg.toml:3:1: [video]", "video training"}},
     {"hf_streaming",
      "",

@@ -215,6 +215,19 @@ TEST(VlmWorld, NoPipelineParallel) {
              {"[distributed] pp = 2", "VLM + Pipeline Parallelism is not supported"});
 }
 
+TEST(VlmWorld, CrossAttentionBlocksMustExistAndTheirHeadsDivide) {
+  const std::string ca = "[model]\ndim = 64\nn_layers = 4\nn_heads = 4\n" + kVlm + "arch = \"cross_attention\"\n";
+  expect_has(
+      world_error(ca + "cross_attention_every_n_layers = 5\n", 1),
+      {"[vlm] cross_attention_every_n_layers = 5", "no cross-attention block in the 4 text blocks", "at most 4"});
+  expect_has(world_error(ca + "cross_attention_n_heads = 6\n", 1),
+             {"[vlm] cross_attention_n_heads = 6", "do not divide [model] dim = 64"});
+  expect_has(world_error(ca + "cross_attention_n_heads = 8\ncross_attention_n_kv_heads = 3\n", 1),
+             {"[vlm] cross_attention_n_kv_heads = 3", "do not divide the 8 cross-attention heads"});
+  const config::JobConfig ok = load(ca + "cross_attention_n_heads = 8\ncross_attention_n_kv_heads = 2\n");
+  EXPECT_NO_THROW(config::check_world(ok.tree, 1));
+}
+
 TEST(VlmWorld, MomaRejectsMoeAndExpertParallel) {
   const std::string moma = kVlm + "arch = \"moma\"\n";
   expect_has(world_error(moma + "[model]\nnum_experts = 4\n", 1),

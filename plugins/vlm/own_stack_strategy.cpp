@@ -1,0 +1,42 @@
+// OwnStackStrategy: the forward over the image tokens and the refusal of cached decoding.
+#include "own_stack_strategy.h"
+
+#include <ATen/ATen.h>
+#include <kforge/sdk/error.h>
+
+#include <utility>
+
+namespace kforge::vlm {
+
+int64_t tokens_per_image(const sdk::VisionLanguageParts& parts, const std::string& arch) {
+  if (!parts.encoder || !parts.adapter) throw sdk::Error(arch + ": a vision encoder and an adapter are both required");
+  return parts.adapter->output_num_tokens(parts.encoder->num_tokens());
+}
+
+OwnStackStrategy::OwnStackStrategy(sdk::VisionLanguageParts parts, std::string arch, std::string training_only)
+    : TextComposition(std::move(parts), std::move(arch)),
+      visual_tokens_(adapter_->output_num_tokens(encoder_->num_tokens())),
+      training_only_(std::move(training_only)) {}
+
+at::Tensor OwnStackStrategy::forward(const at::Tensor& tokens) {
+  return text_->forward_prefixed(image_tokens(tokens), tokens);
+}
+
+sdk::Error OwnStackStrategy::training_only_error() const {
+  return sdk::Error("[vlm] arch = \"" + arch_ + "\" is training-only: " + training_only_ +
+                    " (kforge generate supports joint_decoder and cross_attention)");
+}
+
+std::unique_ptr<sdk::Model::DecodeState> OwnStackStrategy::start_decoding(int64_t batch, int64_t max_len) {
+  (void)batch;
+  (void)max_len;
+  throw training_only_error();
+}
+
+at::Tensor OwnStackStrategy::decode(const at::Tensor& tokens, DecodeState& state) {
+  (void)tokens;
+  (void)state;
+  throw training_only_error();
+}
+
+}  // namespace kforge::vlm
