@@ -1,10 +1,10 @@
 // kforge generate: text continuation from a checkpoint with the KV-cache sampler (KempnerForge §3.3).
-#include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cxxopts.hpp>
 #include <fstream>
 #include <iostream>
-#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -14,6 +14,7 @@
 #include "data/tokenizer.h"
 #include "generate/checkpoint_session.h"
 #include "generate/generate.h"
+#include "generate/image_input.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::cli {
@@ -37,8 +38,11 @@ std::vector<std::string> read_prompts(const cxxopts::ParseResult& args) {
   return prompts;
 }
 
-/// Generates each group of equal-length prompts as one batch; results in the prompts' order.
-std::vector<std::vector<int64_t>> generate_by_length(sdk::Model& model, const std::vector<std::vector<int64_t>>& prompts,
+/// Generates each group of equal-length prompts as one batch; results in the prompts' order. A vision-language model
+/// sees `image` ([3, H, W]) in every row.
+std::vector<std::vector<int64_t>> generate_by_length(const generate::CheckpointModel& checkpoint,
+                                                     const std::vector<std::vector<int64_t>>& prompts,
+                                                     const at::Tensor& image,
                                                      const generate::GenerateOptions& options) {
   std::map<size_t, std::vector<size_t>> by_length;
   for (size_t i = 0; i < prompts.size(); ++i) by_length[prompts[i].size()].push_back(i);
@@ -46,10 +50,34 @@ std::vector<std::vector<int64_t>> generate_by_length(sdk::Model& model, const st
   for (const auto& [length, rows] : by_length) {
     std::vector<std::vector<int64_t>> batch;
     for (size_t i : rows) batch.push_back(prompts[i]);
-    auto generated = generate::generate(model, batch, options);
+    if (checkpoint.vision_language) {
+      const auto n = static_cast<int64_t>(rows.size());
+      checkpoint.vision_language->set_images(image.unsqueeze(0).expand({n, -1, -1, -1}).contiguous());
+    }
+    auto generated = generate::generate(*checkpoint.model, batch, options);
     for (size_t k = 0; k < rows.size(); ++k) out[rows[k]] = std::move(generated[k]);
   }
   return out;
+}
+
+/// --image read for a vision-language checkpoint (an undefined tensor for a text one). Throws sdk::Error when it is
+/// missing, given to a text model, or unreadable.
+at::Tensor checkpoint_image(const generate::CheckpointSession& session, const cxxopts::ParseResult& args) {
+  const generate::CheckpointModel& checkpoint = session.checkpoint;
+  const std::string arch = checkpoint.vision_language ? checkpoint.job.view("vlm").get_string("arch") : "";
+  if (!args.count("image")) {
+    if (!checkpoint.vision_language) return {};
+    throw sdk::Error(
+        fmt::format("checkpoint step {} is a vision-language model ([vlm] arch = \"{}\"): give --image "
+                    "PATH, the image the prompts are about",
+                    checkpoint.snapshot.step, arch));
+  }
+  const auto file = args["image"].as<std::string>();
+  if (!checkpoint.vision_language) {
+    throw sdk::Error(fmt::format("--image {}: checkpoint step {} is a text model, which takes no image", file,
+                                 checkpoint.snapshot.step));
+  }
+  return generate::read_image(checkpoint, session.host->registry, file);
 }
 
 }  // namespace
@@ -64,17 +92,23 @@ int cmd_generate(int argc, char** argv) {
                            "There is no padding: prompts of different token lengths run as separate batches,\n"
                            "one batch per distinct prompt length (all with the same --seed). Prints each prompt\n"
                            "followed by its continuation (cut at EOS).\n"
-                           "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint, tokenizer or length.");
+                           "A vision-language checkpoint continues the prompts about --image PATH (joint_decoder\n"
+                           "and cross_attention; the image is read as its training images were).\n"
+                           "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint, tokenizer, image or length.");
   options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
-                        cxxopts::value<std::string>())(
-      "prompt", "prompt text (repeatable)", cxxopts::value<std::vector<std::string>>())(
+                        cxxopts::value<std::string>())("prompt", "prompt text (repeatable)",
+                                                       cxxopts::value<std::vector<std::string>>())(
       "prompts-file", "file with one prompt per line (empty lines skipped)", cxxopts::value<std::string>())(
-      "max-new-tokens", "tokens to generate per prompt", cxxopts::value<int64_t>()->default_value("64"))(
+      "image",
+      "image file (JPEG, PNG or WebP) every prompt is about: required by, and only for, a vision-language "
+      "checkpoint",
+      cxxopts::value<std::string>())("max-new-tokens", "tokens to generate per prompt",
+                                     cxxopts::value<int64_t>()->default_value("64"))(
       "temperature", "sampling temperature (0 = greedy)", cxxopts::value<double>()->default_value("0.8"))(
       "top-k", "keep the k most likely tokens (0 = off)", cxxopts::value<int64_t>()->default_value("0"))(
       "top-p", "nucleus: keep the smallest set reaching this probability (1 = off)",
-      cxxopts::value<double>()->default_value("1.0"))(
-      "seed", "seed of the sampling generator", cxxopts::value<uint64_t>()->default_value("0"));
+      cxxopts::value<double>()->default_value("1.0"))("seed", "seed of the sampling generator",
+                                                      cxxopts::value<uint64_t>()->default_value("0"));
   add_plugin_dir_option(options);
   add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("tokenizer",
@@ -91,10 +125,18 @@ int cmd_generate(int argc, char** argv) {
   } catch (const std::exception& e) {
     return usage_error(options, e.what());
   }
-  const auto session = generate::open_checkpoint_session(kGenerateCommand, args["checkpoint"].as<std::string>(),
-                                                         plugin_dirs_given(args), unsafe_plugins_allowed(args), {});
+  const auto session =
+      generate::open_checkpoint_session(kGenerateCommand, args["checkpoint"].as<std::string>(), plugin_dirs_given(args),
+                                        unsafe_plugins_allowed(args), {}, generate::ModelKinds::TextAndVisionLanguage);
   if (!session) return kExitUsage;
   const config::JobConfig& job = session->checkpoint.job;
+  at::Tensor image;
+  try {
+    image = checkpoint_image(*session, args);
+  } catch (const std::exception& e) {
+    std::cerr << kGenerateCommand << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
 
   std::optional<data::Tokenizer> tokenizer;
   try {
@@ -118,7 +160,7 @@ int cmd_generate(int argc, char** argv) {
   }
   std::vector<std::vector<int64_t>> outputs;
   try {
-    outputs = generate_by_length(*session->checkpoint.model, ids, gen);
+    outputs = generate_by_length(session->checkpoint, ids, image, gen);
   } catch (const sdk::Error& e) {  // bad options, empty or over-long prompt: the user's to fix
     std::cerr << kGenerateCommand << ": " << e.what() << " (see --max-new-tokens, --temperature, --top-k, --top-p)\n";
     return kExitUsage;

@@ -9,11 +9,12 @@
 #include "log/log.h"
 #include "plugins/catalog.h"
 #include "plugins/components.h"
+#include "train/vision_language_build.h"
 
 namespace kforge::generate {
 
 CheckpointModel load_checkpoint_model(const std::filesystem::path& dir, const plugins::Registry& registry,
-                                      const std::vector<std::string>& overrides) {
+                                      const std::vector<std::string>& overrides, ModelKinds kinds) {
   if (!std::filesystem::is_directory(dir)) throw sdk::Error(fmt::format("checkpoint '{}' is not a directory", dir.string()));
   CheckpointModel out;
   if (std::filesystem::exists(dir / "metadata.json")) {
@@ -36,13 +37,22 @@ CheckpointModel load_checkpoint_model(const std::filesystem::path& dir, const pl
     throw sdk::Error(fmt::format("checkpoint '{}' has no config.toml to rebuild its model from", out.step_dir.string()));
   }
   out.job = config::load_job_config(config_file, overrides, plugins::make_catalog(registry));
+  const plugins::Components components(registry, out.job);
   if (const config::Value* vlm = out.job.tree.find("vlm")) {
-    throw sdk::ConfigError(fmt::format(
-        "{}: checkpoint step {} is a vision-language model ([vlm] arch = \"{}\" in its config.toml); kforge generate "
-        "and eval load text models only: generation from an image (generate --image) is not implemented yet",
-        config_file.string(), out.snapshot.step, vlm->find("arch")->s));
+    if (kinds == ModelKinds::Text) {
+      throw sdk::ConfigError(fmt::format(
+          "{}: checkpoint step {} is a vision-language model ([vlm] arch = \"{}\" in its config.toml); this command "
+          "loads text models only (kforge generate --image PATH continues prompts about an image)",
+          config_file.string(), out.snapshot.step, vlm->find("arch")->s));
+    }
+    train::VisionLanguageBuild built =
+        train::build_vision_language_model(out.job, components, train::EncoderWeightsFrom::Checkpoint);
+    out.vision_language = built.model;
+    out.pixels = built.pixels;
+    out.model = std::move(built.model);
+  } else {
+    out.model = components.model();
   }
-  out.model = plugins::Components(registry, out.job).model();
   checkpoint::load_model_weights(*out.model, out.snapshot);
   return out;
 }

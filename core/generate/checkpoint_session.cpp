@@ -8,7 +8,8 @@ namespace kforge::generate {
 std::unique_ptr<CheckpointSession> open_checkpoint_session(const std::string& command, const std::string& dir,
                                                            const std::vector<std::string>& plugin_dirs,
                                                            bool allow_unsafe_plugins,
-                                                           const std::vector<std::string>& overrides) {
+                                                           const std::vector<std::string>& overrides,
+                                                           ModelKinds kinds) {
   auto session = std::make_unique<CheckpointSession>();
   try {
     session->host = plugins::load_plugins(plugin_dirs, allow_unsafe_plugins);
@@ -23,7 +24,7 @@ std::unique_ptr<CheckpointSession> open_checkpoint_session(const std::string& co
     return nullptr;
   }
   try {
-    session->checkpoint = load_checkpoint_model(dir, session->host->registry, overrides);
+    session->checkpoint = load_checkpoint_model(dir, session->host->registry, overrides, kinds);
   } catch (const std::exception& e) {
     std::cerr << command << ": --checkpoint " << dir << ": " << e.what() << "\n";
     return nullptr;

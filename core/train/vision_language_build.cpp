@@ -28,10 +28,12 @@ int64_t image_size(const config::JobConfig& job, int64_t encoder_size) {
 
 }  // namespace
 
-VisionLanguageBuild build_vision_language_model(const config::JobConfig& job, const plugins::Components& components) {
+VisionLanguageBuild build_vision_language_model(const config::JobConfig& job, const plugins::Components& components,
+                                                EncoderWeightsFrom weights) {
   auto& log = log::get();
   std::shared_ptr<sdk::VisionEncoder> encoder = components.vision_encoder();
-  if (const std::string path = job.view("vision_encoder").get_string("path"); !path.empty()) {
+  if (const std::string path = job.view("vision_encoder").get_string("path");
+      !path.empty() && weights == EncoderWeightsFrom::Path) {
     const checkpoint::EncoderWeights read = checkpoint::load_encoder_weights(*encoder, path);
     log.info("[vision_encoder] path = \"{}\": {} tensors from {} file(s){}", path, read.loaded, read.files.size(),
              read.unused.empty() ? "" : fmt::format(" ({} other tensors in them not read)", read.unused.size()));

@@ -17,8 +17,12 @@ struct VisionLanguageBuild {
   sdk::PixelFormat pixels;
 };
 
+/// Where the encoder's weights come from: [vision_encoder] path (a run), or a checkpoint loaded over the model after.
+enum class EncoderWeightsFrom { Path, Checkpoint };
+
 /// Throws sdk::ConfigError when [data] hf_image_size, set in the config, differs from the size the encoder takes,
 /// and what load_encoder_weights and the plugins refuse.
-VisionLanguageBuild build_vision_language_model(const config::JobConfig& job, const plugins::Components& components);
+VisionLanguageBuild build_vision_language_model(const config::JobConfig& job, const plugins::Components& components,
+                                                EncoderWeightsFrom weights = EncoderWeightsFrom::Path);
 
 }  // namespace kforge::train
