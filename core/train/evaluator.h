@@ -1,4 +1,4 @@
-// Evaluation: mean loss and perplexity of a model over the first batches of a dataset.
+// Evaluation: mean loss and perplexity of a model over the first batches of a dataset (text, or image-text).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,8 @@
 #include "kforge/sdk/hook.h"
 #include "kforge/sdk/loss.h"
 #include "kforge/sdk/model.h"
+#include "kforge/sdk/vision_language_model.h"
+#include "train/image_text_feed.h"
 
 namespace kforge::train {
 
@@ -22,5 +24,10 @@ namespace kforge::train {
 sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
                          int64_t steps, int64_t vocab_size, const dist::Group& group = dist::Group(),
                          const std::function<at::Tensor(const at::Tensor&)>& forward = nullptr, int64_t eos_id = -1);
+
+/// evaluate() for a vision-language model over `steps` batches of image-text data from its start (rewound first),
+/// each batch's images set on the model before `forward` (the trainer's).
+sdk::MetricList evaluate_images(sdk::VisionLanguageModel& model, sdk::Loss& loss, ImageTextFeed& data, int64_t steps,
+                                const dist::Group& group, const std::function<at::Tensor(const at::Tensor&)>& forward);
 
 }  // namespace kforge::train

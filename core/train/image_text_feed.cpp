@@ -14,12 +14,28 @@
 namespace kforge::train {
 namespace {
 
-sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const sdk::PixelFormat& pixels) {
-  if (job.data.dataset_path.empty()) {
-    throw sdk::ConfigError(
-        "[data] dataset_path is not set: a vision-language run reads a directory of WebDataset .tar shards (with "
-        "[data] file_pattern = \"*.tar\") or a JSON Lines manifest of {\"image\", \"text\", \"prompt\"} lines");
+// The section of the split's data: [data] for training, [eval] for evaluation.
+const char* section_of(ImageTextFeed::Split split) { return split == ImageTextFeed::Split::Train ? "data" : "eval"; }
+
+}  // namespace
+
+const std::string& image_text_path(const config::JobConfig& job, ImageTextFeed::Split split) {
+  const bool train = split == ImageTextFeed::Split::Train;
+  const std::string& path = train ? job.data.dataset_path : job.eval.dataset_path;
+  if (path.empty()) {
+    throw sdk::ConfigError(fmt::format(
+        "[{}] dataset_path is not set: a vision-language run {} a directory of WebDataset .tar shards (with "
+        "[{}] file_pattern = \"*.tar\") or a JSON Lines manifest of {{\"image\", \"text\", \"prompt\"}} lines",
+        section_of(split), train ? "trains on" : "evaluates on", section_of(split)));
   }
+  return path;
+}
+
+namespace {
+
+sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const sdk::PixelFormat& pixels,
+                                   ImageTextFeed::Split split) {
+  const std::string& path = image_text_path(job, split);
   if (job.data.tokenizer_path.empty()) {
     throw sdk::ConfigError(
         "[data] tokenizer_path is not set: a vision-language run tokenises its captions and prompts as it reads "
@@ -29,10 +45,10 @@ sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const sdk::Pixe
   log::get().info("tokenizer: loaded {} as {}", tokenizer->path().string(), tokenizer->describe());
   const config::SectionView data = job.view("data");
   sdk::ImageTextSpec spec;
-  spec.path = job.data.dataset_path;
-  // [data] file_pattern's default ("*.npy") selects token shards: unless set, the plugin picks its own.
-  const config::Value* pattern = job.tree.find("data")->find("file_pattern");
-  spec.file_pattern = pattern != nullptr && !pattern->source.origin.empty() ? job.data.file_pattern : "";
+  spec.path = path;
+  // file_pattern's default ("*.npy") selects token shards: unless set, the plugin picks its own.
+  const config::Value* pattern = job.tree.find(section_of(split))->find("file_pattern");
+  spec.file_pattern = pattern != nullptr && !pattern->source.origin.empty() ? pattern->s : "";
   spec.image_size = pixels.image_size;
   spec.pixels = pixels;
   spec.max_text_len = job.view("vlm").get_int("max_text_len");
@@ -52,12 +68,12 @@ sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const sdk::Pixe
 }  // namespace
 
 ImageTextFeed::ImageTextFeed(const config::JobConfig& job, const plugins::Components& components,
-                             const sdk::PixelFormat& pixels, const dist::Group& dp)
-    : dataset_(components.image_text_dataset(image_text_spec(job, pixels))),
+                             const sdk::PixelFormat& pixels, const dist::Group& dp, Split split)
+    : dataset_(components.image_text_dataset(image_text_spec(job, pixels, split))),
       dp_(dp),
       batch_size_(job.train.batch_size),
-      order_(dataset_->size(), job.train.batch_size, job.train.effective_data_seed(), dp.rank(), dp.size(),
-             /*shuffle=*/true) {
+      order_(dataset_->size(), job.train.batch_size, split == Split::Train ? job.train.effective_data_seed() : 0,
+             dp.rank(), dp.size(), /*shuffle=*/split == Split::Train) {
   open(0);
 }
 

@@ -1,7 +1,7 @@
-// ImageTextFeed: a vision-language run's training batches. This rank's share of the image-text dataset, in the
-// order of data::BatchSampler's epochs (shuffled per epoch, strided over the data-parallel ranks) and read ahead
-// on the dataset's threads; its position (samples of that order consumed, skipped ones included) is what a
-// checkpoint stores.
+// ImageTextFeed: a vision-language run's training (or evaluation) batches. This rank's share of the image-text
+// dataset, in the order of data::BatchSampler's epochs (shuffled per epoch for training, strided over the data-parallel
+// ranks) and read ahead on the dataset's threads; its position (samples of that order consumed, skipped ones
+// included) is what a checkpoint stores.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +20,16 @@ namespace kforge::train {
 
 class ImageTextFeed {
  public:
-  /// Opens the [vlm] dataset plugin over [data] dataset_path with the images `pixels` describes, the text of
+  /// Training data ([data] dataset_path and file_pattern, shuffled per epoch by the data seed) or evaluation data
+  /// ([eval] dataset_path and file_pattern, in order).
+  enum class Split { Train, Eval };
+
+  /// Opens the [vlm] dataset plugin over the split's dataset_path with the images `pixels` describes, the text of
   /// [data] tokenizer_path padded to [vlm] max_text_len, [data] num_workers threads and prefetch_factor x
   /// num_workers batches read ahead. Throws sdk::ConfigError naming the key without a dataset_path or a
   /// tokenizer_path. `dp` must outlive the feed.
   ImageTextFeed(const config::JobConfig& job, const plugins::Components& components, const sdk::PixelFormat& pixels,
-                const dist::Group& dp);
+                const dist::Group& dp, Split split = Split::Train);
   ~ImageTextFeed();
 
   /// train.batch_size samples: pixel_values [B, 3, S, S], input_ids and labels [B, max_text_len].
@@ -34,7 +38,7 @@ class ImageTextFeed {
   int64_t position() const { return position_; }
   /// Where position() is in the sampler's terms, for the checkpoint's record (epoch, whole batches into it).
   data::BatchSampler::Position sampler_position() const;
-  /// Continues at `position` of this rank's order.
+  /// Continues at `position` of this rank's order (0: from the start again, as each evaluation does).
   void restore(int64_t position);
   /// Samples this rank skipped (undecodable images) since it started or resumed.
   int64_t skipped() const;
@@ -60,5 +64,8 @@ class ImageTextFeed {
   int64_t cached_epoch_ = -1;  ///< of cached_, used by the stream's threads one call at a time
   std::vector<int64_t> cached_;
 };
+
+/// The split's dataset_path ([data] or [eval]); sdk::ConfigError naming the key when it is not set.
+const std::string& image_text_path(const config::JobConfig& job, ImageTextFeed::Split split);
 
 }  // namespace kforge::train

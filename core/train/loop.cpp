@@ -129,11 +129,13 @@ TrainingResult Trainer::train() {
         stop_requested = true;
       }
     }
-    if (eval_data_ && step_ % job_.eval.interval == 0) {
+    if ((eval_data_ || eval_images_) && step_ % job_.eval.interval == 0) {
       optimizer_->use_eval_weights();
-      const sdk::MetricList metrics = evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps,
-                                               job_.view("model").get_int("vocab_size"), runtime_->dp(),
-                                               [this](const at::Tensor& tokens) { return forward(tokens); }, eos_id_);
+      const auto forward_fn = [this](const at::Tensor& tokens) { return forward(tokens); };
+      const sdk::MetricList metrics =
+          eval_images_ ? evaluate_images(*vlm_, *loss_, *eval_images_, job_.eval.steps, runtime_->dp(), forward_fn)
+                       : evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps,
+                                  job_.view("model").get_int("vocab_size"), runtime_->dp(), forward_fn, eos_id_);
       optimizer_->use_train_weights();
       tracker_->log(step_, metrics);
       for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);

@@ -7,6 +7,7 @@
 #include "config/rules.h"
 #include "config/support_check.h"
 #include "kforge/sdk/error.h"
+#include "train/image_text_feed.h"
 #include "train/packing.h"
 #include "train/precision.h"
 
@@ -29,14 +30,16 @@ void check_vision_language_data(const config::JobConfig& job) {
             "(`kforge prepare-data --image-text` writes shards from a manifest)");
   refuse_if(job.view("data").get_bool("pack_sequences"), "pack_sequences",
             "each row is one image and its text, padded; nothing to pack");
+  image_text_path(job, ImageTextFeed::Split::Train);
+  if (job.eval.enabled && job.eval.hf.has_value()) {
+    throw sdk::ConfigError(fmt::format(
+        "{}: [eval] hf_dataset_name in a vision-language run ([vlm]): kforge evaluates on image-text data from "
+        "WebDataset .tar shards or a JSON Lines manifest in [eval] dataset_path",
+        job.eval.hf->where));
+  }
   const config::Value* type = data.find("dataset_type");
   refuse_if(type != nullptr && !type->source.origin.empty(), "dataset_type",
             "the image-text dataset plugin is [vlm] dataset; remove the key");
-  if (job.eval.enabled) {
-    throw sdk::ConfigError(
-        "[eval] enabled = true in a vision-language run ([vlm]): evaluation reads text shards; kforge does not "
-        "evaluate on image-text data yet. Set enabled = false");
-  }
 }
 
 // [data] keys only a vision-language run reads, set in a text run's config: one warning each.

@@ -114,6 +114,10 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   if (pixels) {
     images_ = std::make_unique<ImageTextFeed>(job_, components_, *pixels, dp);
     log.info("train data: {}", images_->describe());
+    if (job_.eval.enabled) {
+      eval_images_ = std::make_unique<ImageTextFeed>(job_, components_, *pixels, dp, ImageTextFeed::Split::Eval);
+      log.info("eval data: {}", eval_images_->describe());
+    }
   } else if (checked.mixture) {
     log.info("train data: {}", train_data_->describe());
     mixture_ = std::make_unique<MixtureFeed>(job_, *checked.mixture, dp);

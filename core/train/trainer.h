@@ -137,6 +137,7 @@ class Trainer {
   std::unique_ptr<data::BatchSampler> sampler_;  ///< one dataset_path
   std::unique_ptr<MixtureFeed> mixture_;         ///< [[data.datasets]] (then no sampler_)
   std::unique_ptr<ImageTextFeed> images_;        ///< a vision-language run's data (then no sampler_)
+  std::unique_ptr<ImageTextFeed> eval_images_;   ///< its evaluation data ([eval] enabled), else null
   std::vector<std::shared_ptr<sdk::Hook>> hooks_;
   std::unique_ptr<metrics::MetricsTracker> tracker_;
   std::unique_ptr<checkpoint::CheckpointManager> checkpoints_;

@@ -58,8 +58,9 @@ TEST_P(RunAndDryRun, BothRefuseWithExit2AndTheSameMessageAndTheRunTrainsNothing)
 }
 
 const Case kCases[] = {
-    {"vlm_with_eval", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n", "--eval.enabled=true",
-     "[eval] enabled = true in a vision-language run ([vlm])"},
+    {"vlm_without_dataset_path", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",
+     "--data.dataset_path=''",
+     "[data] dataset_path is not set: a vision-language run trains on a directory of WebDataset .tar shards"},
     {"mixture_unknown_phase_source",
      "[[data.datasets]]\npath = \"a\"\n[[data.phases]]\nstart_step = 10\ndataset_weights = { wiki = 0.5 }\n",
      "--data.dataset_path=''",
