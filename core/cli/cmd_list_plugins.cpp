@@ -39,9 +39,9 @@ struct KeyDoc {
 std::vector<KeyDoc> core_keys(const plugins::ComponentMeta& c) {
   std::vector<KeyDoc> out;
   try {
-    for (const config::KeySpec* k : plugins::declared_core_keys(c)) {
-      out.push_back({k->name, config::key_type_name(k->type),
-                     k->default_value.is_null() ? "" : k->default_value.to_toml(), k->doc});
+    for (const config::KeySpec& k : plugins::declared_core_keys(c)) {
+      out.push_back(
+          {k.name, config::key_type_name(k.type), k.default_value.is_null() ? "" : k.default_value.to_toml(), k.doc});
     }
   } catch (const std::exception&) {
     for (const std::string& name : c.core_keys) out.push_back({name, "", "", "not in the core schema"});

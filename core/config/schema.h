@@ -60,6 +60,9 @@ const std::vector<std::string>& vlm_arches();
 /// The [vlm] section for one arch: the base keys plus that arch's keys, with hints for the keys
 /// of the other arches (another arch, a third party's strategy, gets the base keys and the hints).
 SectionSpec vlm_section(const std::string& arch);
+/// The section a component selected as `name` in `section` reads: the core schema's, except [vlm], whose keys depend
+/// on the arch (vlm_section(name)). Throws sdk::Error for a section the core schema does not have.
+SectionSpec section_of_component(const std::string& section, const std::string& name);
 
 /// Name of a key type as plugin metadata spells it ("int", "float_list", ...).
 const char* key_type_name(KeyType type);

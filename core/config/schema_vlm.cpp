@@ -3,6 +3,7 @@
 
 #include "config/schema_keys.h"
 #include "config/schema_sections.h"
+#include "kforge/sdk/error.h"
 
 namespace kforge::config {
 namespace {
@@ -98,6 +99,14 @@ SectionSpec vlm_section(const std::string& arch) {
     }
   }
   return spec;
+}
+
+SectionSpec section_of_component(const std::string& section, const std::string& name) {
+  if (section == "vlm") return vlm_section(name);
+  for (const SectionSpec& s : core_schema()) {
+    if (s.name == section) return s;
+  }
+  throw sdk::Error("the core schema has no [" + section + "] section");
 }
 
 }  // namespace kforge::config

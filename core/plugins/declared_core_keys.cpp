@@ -27,17 +27,17 @@ const config::SectionSpec& core_section_of(const sdk::KindInfo& kind) {
 
 }  // namespace
 
-std::vector<const config::KeySpec*> declared_core_keys(const ComponentMeta& c) {
+std::vector<config::KeySpec> declared_core_keys(const ComponentMeta& c) {
   const sdk::KindInfo* kind = &kind_of(c);
-  const config::SectionSpec* section = &core_section_of(*kind);
-  std::vector<const config::KeySpec*> out;
+  const config::SectionSpec section = config::section_of_component(kind->section, c.name);
+  std::vector<config::KeySpec> out;
   for (const std::string& name : c.core_keys) {
-    const config::KeySpec* key = section->find(name);
+    const config::KeySpec* key = section.find(name);
     if (key == nullptr) {
       throw sdk::Error(fmt::format("{} '{}' declares core key '{}', which [{}] does not have.{}", c.kind, c.name, name,
-                                   kind->section, config::did_you_mean(name, section->key_names())));
+                                   kind->section, config::did_you_mean(name, section.key_names())));
     }
-    out.push_back(key);
+    out.push_back(*key);
   }
   return out;
 }
