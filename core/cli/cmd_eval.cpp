@@ -13,6 +13,7 @@
 #include "plugins/components.h"
 #include "train/evaluator.h"
 #include "train/hf_data.h"
+#include "train/image_text_feed.h"
 #include "train/packing.h"
 
 namespace kforge::cli {
@@ -27,7 +28,9 @@ int cmd_eval(int argc, char** argv) {
                            "--eval.steps 50), loads its weights and reports the mean loss over eval.steps batches\n"
                            "of train.batch_size windows of eval.dataset_path (or of the eval.hf_dataset_name\n"
                            "export, through its token cache), in order, and perplexity =\n"
-                           "exp(min(loss, 20)). Prints a table line, then one JSON line {step, tokens_seen,\n"
+                           "exp(min(loss, 20)). A vision-language checkpoint evaluates on the image-text data of\n"
+                           "eval.dataset_path (WebDataset shards or a JSON Lines manifest), read as in training.\n"
+                           "Prints a table line, then one JSON line {step, tokens_seen,\n"
                            "eval/loss, eval/perplexity}.\n"
                            "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint or config.");
   options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
@@ -39,14 +42,16 @@ int cmd_eval(int argc, char** argv) {
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
   if (!args.count("checkpoint")) return usage_error(options, "missing --checkpoint DIR");
-  const auto session =
-      generate::open_checkpoint_session(kEvalCommand, args["checkpoint"].as<std::string>(), plugin_dirs_given(args),
-                                        unsafe_plugins_allowed(args), parsed.overrides);
+  const auto session = generate::open_checkpoint_session(kEvalCommand, args["checkpoint"].as<std::string>(),
+                                                         plugin_dirs_given(args), unsafe_plugins_allowed(args),
+                                                         parsed.overrides, generate::ModelKinds::TextAndVisionLanguage);
   if (!session) return kExitUsage;
   const auto& ckpt = session->checkpoint;
   const config::JobConfig& job = ckpt.job;
+  const dist::Group self;  // this process evaluates alone
   std::unique_ptr<sdk::Loss> loss;
   std::unique_ptr<sdk::Dataset> data;
+  std::unique_ptr<train::ImageTextFeed> images;  // a vision-language checkpoint's eval data (then no `data`)
   int64_t eos_id = -1;  // [data] pack_sequences: evaluate packed documents as the run trained on them
   try {
     if (job.eval.dataset_path.empty() && !job.eval.hf) {
@@ -59,8 +64,15 @@ int cmd_eval(int argc, char** argv) {
     }
     const plugins::Components components(session->host->registry, job);
     loss = components.loss();
-    if (job.eval.hf) {  // through its token cache, written now if missing (this process is the group)
-      const dist::Group self;
+    if (ckpt.vision_language) {
+      if (job.eval.hf) {
+        throw sdk::ConfigError(
+            "a vision-language checkpoint evaluates on image-text data: pass --eval.dataset_path "
+            "(WebDataset .tar shards or a JSON Lines manifest) instead of eval.hf_dataset_name");
+      }
+      images =
+          std::make_unique<train::ImageTextFeed>(job, components, ckpt.pixels, self, train::ImageTextFeed::Split::Eval);
+    } else if (job.eval.hf) {  // through its token cache, written now if missing (this process is the group)
       const auto cache = train::hf_shards(job, *job.eval.hf, [&self]() -> const dist::Group& { return self; });
       data = components.dataset(cache->dir, cache->pattern);
     } else {
@@ -73,8 +85,10 @@ int cmd_eval(int argc, char** argv) {
   }
   sdk::MetricList metrics;
   try {
-    metrics = train::evaluate(*ckpt.model, *loss, *data, job.train.batch_size, job.eval.steps,
-                              job.view("model").get_int("vocab_size"), dist::Group(), nullptr, eos_id);
+    metrics = images ? train::evaluate_images(*ckpt.vision_language, *loss, *images, job.eval.steps, self,
+                                              [&](const at::Tensor& tokens) { return ckpt.model->forward(tokens); })
+                     : train::evaluate(*ckpt.model, *loss, *data, job.train.batch_size, job.eval.steps,
+                                       job.view("model").get_int("vocab_size"), self, nullptr, eos_id);
   } catch (const std::exception& e) {
     std::cerr << kEvalCommand << ": evaluation failed: " << e.what() << "\n";
     return kExitFailure;

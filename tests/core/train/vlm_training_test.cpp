@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint_manager.h"
 #include "core/train/train_fixture.h"
@@ -350,6 +351,22 @@ TEST(VlmTraining, GenerationFromEachImageGivesItsOwnCaption) {
   };
   EXPECT_GE(captions_generated(vlm_args(steps), command_line), 7) << "joint_decoder";
   EXPECT_GE(captions_generated(cross_attention_args(steps)), 7) << "cross_attention";
+}
+
+TEST(VlmTraining, KforgeEvalOfTheCheckpointGivesTheRunsFinalEvaluation) {
+  TrainFixture fx;
+  make_vlm(fx, 8, /*same_caption=*/false);
+  fx.run(vlm_args(with(eval_args(fx), {"--train.max_steps=6"})), {});  // evaluated at steps 3 and 6
+  std::string out;
+  ASSERT_EQ(
+      run_command(fmt::format("{} eval --checkpoint {} --eval.dataset_path={} --eval.steps=2 2>/dev/null", KFORGE_BIN,
+                              fx.checkpoint_dir.string(), (fx.root / "images" / "manifest.jsonl").string()),
+                  &out),
+      0)
+      << out;
+  const std::string json = out.substr(out.rfind('{'));
+  const double loss = nlohmann::json::parse(json).at("eval/loss").get<double>();
+  EXPECT_NEAR(loss, metric(fx, "eval/loss").at(6), 1e-6 * loss) << out;
 }
 
 TEST(VlmTraining, CommandsForTextModelsRefuseTheCheckpointNamingIt) {
