@@ -3,24 +3,40 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <vector>
 
 #include "data/batch.h"
 #include "data/sampler.h"
+#include "train/token_weights.h"
 
 namespace kforge::train {
 
 namespace {
 
-// {"eval/loss", "eval/perplexity"}: the mean of `steps` batches' losses from `batch_loss` over the group's members,
-// computed without gradients in eval mode (the model's mode restored after).
+// A batch's loss (a mean over its trained tokens) and its trained tokens.
+struct BatchLoss {
+  double loss = 0;
+  int64_t tokens = 0;
+};
+
+// {"eval/loss", "eval/perplexity"}: the token mean of `steps` batches' losses from `batch_loss` over the group's
+// members (token_weights), computed without gradients in eval mode (the model's mode restored after).
 sdk::MetricList mean_loss(sdk::Model& model, int64_t steps, const dist::Group& group,
-                          const std::function<double()>& batch_loss) {
+                          const std::function<BatchLoss()>& batch_loss) {
   at::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
-  double total = 0;
-  for (int64_t k = 0; k < steps; ++k) total += batch_loss();
+  std::vector<double> losses;
+  std::vector<int64_t> tokens;
+  for (int64_t k = 0; k < steps; ++k) {
+    const BatchLoss b = batch_loss();
+    losses.push_back(b.loss);
+    tokens.push_back(b.tokens);
+  }
   model.train(was_training);
+  const std::vector<double> weights = token_weights(tokens, group);
+  double total = 0;
+  for (size_t k = 0; k < losses.size(); ++k) total += weights[k] * losses[k];  // exact with a weight of 1
   at::Tensor sum = at::tensor({total}, at::kDouble);
   group.all_reduce(sum);
   const double mean = sum.item<double>() / static_cast<double>(steps * group.size());
@@ -37,7 +53,7 @@ sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset&
     const data::Batch batch = data::make_batch(data, sampler.next_batch(), vocab_size, eos_id);
     model.set_documents(batch.doc_ids);
     const at::Tensor logits = forward ? forward(batch.input_ids) : model.forward(batch.input_ids);
-    return loss.compute(logits, batch.labels).item<double>();
+    return BatchLoss{loss.compute(logits, batch.labels).item<double>(), trained_tokens(batch.labels)};
   });
 }
 
@@ -47,7 +63,7 @@ sdk::MetricList evaluate_images(sdk::VisionLanguageModel& model, sdk::Loss& loss
   return mean_loss(model, steps, group, [&] {
     const data::Batch batch = data.next_batch();
     model.set_images(batch.pixel_values);
-    return loss.compute(forward(batch.input_ids), batch.labels).item<double>();
+    return BatchLoss{loss.compute(forward(batch.input_ids), batch.labels).item<double>(), trained_tokens(batch.labels)};
   });
 }
 

@@ -17,8 +17,8 @@ namespace kforge::train {
 /// {"eval/loss", "eval/perplexity" = exp(min(loss, 20))} over `steps` batches of `batch_size`
 /// windows taken in order (wrapping around), without gradients, in eval mode; the model's
 /// training mode is restored afterwards. Collective over `group`: each member evaluates its
-/// rank-strided share of the windows and the loss is the mean over all members. `forward`
-/// replaces model.forward (the trainer's, which gathers FSDP shards) when given. A token id at or past
+/// rank-strided share of the windows and the loss is the token mean over all members' batches (token_weights).
+/// `forward` replaces model.forward (the trainer's, which gathers FSDP shards) when given. A token id at or past
 /// `vocab_size` is refused naming where it is (data::make_batch). With `eos_id` >= 0 ([data] pack_sequences)
 /// the windows are split into documents there, and the model is given them (sdk::Model::set_documents).
 sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,

@@ -5,6 +5,7 @@
 #include "profiling/user_scope.h"
 #include "train/mixture_feed.h"
 #include "train/precision.h"
+#include "train/token_weights.h"
 #include "train/trainer.h"
 
 namespace kforge::train {
@@ -25,10 +26,14 @@ double clip_grad_norm(const std::vector<sdk::NamedParameter>& params, double max
 
 StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches) {
   const double n = static_cast<double>(micro_batches.size());
+  std::vector<int64_t> counts;
+  for (const data::Batch& batch : micro_batches) counts.push_back(trained_tokens(batch.labels));
+  const std::vector<double> weights = token_weights(counts, trainer.runtime().dp());
   double loss_sum = 0;
   std::vector<at::Tensor> row_losses;
   const std::optional<at::ScalarType> autocast = cpu_autocast_dtype(trainer.job().train.mixed_precision);
-  for (const data::Batch& batch : micro_batches) {
+  for (size_t k = 0; k < micro_batches.size(); ++k) {
+    const data::Batch& batch = micro_batches[k];
     at::Tensor loss;
     {
       const profiling::UserScope scope("forward");
@@ -37,6 +42,7 @@ StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro
       trainer.set_images(batch.pixel_values);        // a vision-language batch's images, else none
       const at::Tensor logits = trainer.forward(batch.input_ids);
       loss = trainer.loss().compute(logits, batch.labels);
+      if (weights[k] != 1.0) loss = loss * weights[k];
       if (batch.sources.defined()) row_losses.push_back(row_cross_entropy(logits, batch.labels));
       for (const auto& [name, aux] : trainer.model().auxiliary_losses()) loss = loss + aux;
     }

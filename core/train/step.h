@@ -13,7 +13,7 @@ namespace kforge::train {
 class Trainer;
 
 struct StepResult {
-  double loss = 0;       ///< mean of the micro-batch losses
+  double loss = 0;       ///< mean of the micro-batch losses, each weighted by its share of the trained tokens
   double grad_norm = 0;  ///< global L2 norm of the gradients before clipping
   /// For batches that carry their sources (a data mixture, on a step whose metrics are logged): per
   /// micro-batch, float64 [B] each row's mean cross-entropy (row_cross_entropy), for the
@@ -27,8 +27,10 @@ struct StepResult {
 /// its own ranks' loss (the loop averages it over the ranks).
 using StepFn = std::function<StepResult(Trainer& trainer, const std::vector<data::Batch>& micro_batches)>;
 
-/// The standard text step: per micro-batch logits = trainer.forward(input_ids), loss (+ the model's
-/// auxiliary losses) / n_micro, backward; then the data-parallel gradient average and global-norm
+/// The standard text step: per micro-batch logits = trainer.forward(input_ids), loss x its token weight
+/// (token_weights over the data-parallel ranks: the step trains on the mean over every trained token of the global
+/// batch, as one rank would; a text batch, all of whose labels train, weighs exactly 1) (+ the model's auxiliary
+/// losses) / n_micro, backward; then the data-parallel gradient average and global-norm
 /// clipping to train.grad_clip_norm; for batches that carry their sources, each row's cross-entropy.
 StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches);
 
