@@ -17,6 +17,8 @@ packages=(
   python3-protobuf chromium                 # independent readers in the tests: TensorBoard event files, the HTML report
   libjpeg62-turbo-dev libpng-dev libwebp-dev # the image-text data path's decoders (JPEG, PNG, WebP)
   libjpeg-turbo-progs                       # djpeg: the JPEG reference of the image-text tests
+  libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg  # video clips: FFmpeg's decoders, and its CLI
+                                                                      # to make test clips and extract reference frames
 )
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
