@@ -76,8 +76,8 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
       {"vlm",
        {"arch", "dataset", "max_text_len", "freeze", "freeze_schedule", "module_patterns",
         "cross_attention_every_n_layers", "cross_attention_n_heads", "cross_attention_n_kv_heads", "mot_modalities",
-        "mot_image_n_heads", "mot_image_n_kv_heads", "moma_modalities", "moma_experts_per_modality",
-        "moma_capacity_factor", "moma_gumbel_noise"}},
+        "mot_image_n_heads", "mot_image_n_kv_heads", "mot_warm_start_from_text", "mot_warm_start_path",
+        "moma_modalities", "moma_experts_per_modality", "moma_capacity_factor", "moma_gumbel_noise"}},
       {"vision_encoder", {"type", "path", "feature_dim", "num_tokens"}},
       {"adapter", {"type", "hidden_dim", "activation", "pool_window", "pool_heads"}},
       {"metrics",
@@ -110,8 +110,6 @@ const Table& not_implemented() {
                 "the map-style dataset; kforge reads a local JSON Lines export through its token cache, with "
                 "exact resume"));
     add("data", {"pin_memory"}, no_effect("this is a CPU build", Value::boolean(false)));
-    add("vlm", {"mot_warm_start_from_text", "mot_warm_start_path"},
-        refused("MoT's warm start from a text checkpoint (a MoT run starts from its own initialisation)"));
     add("distributed", {"tp", "pp", "cp", "ep"},
         refused("tensor, pipeline, context and expert parallelism; it parallelises over data only (dp_replicate, "
                 "dp_shard)"));

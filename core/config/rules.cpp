@@ -247,8 +247,11 @@ void check_vlm(const Section& v) {
     check_modalities(v, "mot_modalities");
     v.non_negative("mot_image_n_heads");
     v.non_negative("mot_image_n_kv_heads");
-    v.require(!v.at("mot_warm_start_from_text").b || !v.at("mot_warm_start_path").s.empty(),
-              "mot_warm_start_from_text", "requires [vlm] mot_warm_start_path (a state dict to copy from)");
+    v.require(!v.at("mot_warm_start_from_text").b || !v.at("mot_warm_start_path").s.empty(), "mot_warm_start_from_text",
+              "requires [vlm] mot_warm_start_path (the step directory of a text checkpoint to copy from)");
+    v.require(v.at("mot_warm_start_from_text").b || v.at("mot_warm_start_path").s.empty(), "mot_warm_start_path",
+              "is set, but [vlm] mot_warm_start_from_text = false: set that to true to warm-start from it, or remove "
+              "the path");
   } else if (arch == "moma") {
     check_modalities(v, "moma_modalities");
     check_moma_experts(v);

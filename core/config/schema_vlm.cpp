@@ -61,11 +61,13 @@ std::vector<KeySpec> vlm_arch_keys(const std::string& arch) {
             int_key("cross_attention_n_kv_heads", 0, "cross-attention key/value heads (0: its n_heads)")};
   }
   if (arch == "mot") {
-    return {string_list_key("mot_modalities", {"image", "text"}, "modalities with their own weights"),
-            int_key("mot_image_n_heads", 0, "image-stream heads (0: model n_heads)"),
-            int_key("mot_image_n_kv_heads", 0, "image-stream key/value heads (0: model n_kv_heads)"),
-            bool_key("mot_warm_start_from_text", false, "copy a text state dict into every modality at step 0"),
-            string_key("mot_warm_start_path", "", "state dict for the warm start")};
+    return {
+        string_list_key("mot_modalities", {"image", "text"}, "modalities with their own weights"),
+        int_key("mot_image_n_heads", 0, "image-stream heads (0: model n_heads)"),
+        int_key("mot_image_n_kv_heads", 0, "image-stream key/value heads (0: model n_kv_heads)"),
+        bool_key("mot_warm_start_from_text", false,
+                 "start from a dense text checkpoint: its weights copied into every modality"),
+        string_key("mot_warm_start_path", "", "the text checkpoint's step directory (of a text or joint_decoder run)")};
   }
   if (arch == "moma") {
     Value experts = Value::make_table();

@@ -185,6 +185,18 @@ std::vector<FreezeSpec> effective_freeze(int64_t step, const FreezePlan& plan) {
   return effective_freeze(step, plan.base, plan.schedule);
 }
 
+bool frozen_throughout(const std::string& name, const FreezePlan& plan) {
+  std::vector<int64_t> starts{0};
+  for (const FreezeStage& stage : plan.schedule) starts.push_back(stage.start_step);
+  return std::all_of(starts.begin(), starts.end(), [&](int64_t step) {
+    bool frozen = false;
+    for (const FreezeSpec& spec : effective_freeze(step, plan)) {
+      if (matches_any(patterns_of(spec, plan.aliases), name)) frozen = spec.frozen;
+    }
+    return frozen;
+  });
+}
+
 nlohmann::json canonical_freeze_meta(const std::vector<FreezeSpec>& specs) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [module, frozen] : by_module(specs)) out.push_back({{"module", module}, {"frozen", frozen}});

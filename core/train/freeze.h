@@ -64,6 +64,10 @@ std::vector<FreezeSpec> effective_freeze(int64_t step, const std::vector<FreezeS
 /// effective_freeze(step, plan.base, plan.schedule).
 std::vector<FreezeSpec> effective_freeze(int64_t step, const FreezePlan& plan);
 
+/// Whether `plan` keeps the parameter named `name` frozen at every step of a run: under the specs in force at step 0
+/// and from the start of every stage (a parameter no spec matches is trainable).
+bool frozen_throughout(const std::string& name, const FreezePlan& plan);
+
 /// [{"module", "frozen"}] sorted by module, one entry per module (the last write wins): what a
 /// checkpoint records, independent of the order the config lists the specs in.
 nlohmann::json canonical_freeze_meta(const std::vector<FreezeSpec>& specs);

@@ -26,14 +26,15 @@ void allocate_storage(const at::Tensor& t) {
 
 }  // namespace
 
-FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard, const dist::Group& replicate)
+FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard, const dist::Group& replicate,
+                                     const std::set<std::string>& whole)
     : model_(model), shard_(shard), replicate_(replicate) {
   at::NoGradGuard no_grad;
   std::set<std::string> in_blocks;
   for (const sdk::ModelBlock& block : model.blocks()) {
     units_.push_back({block.name, {}, {}, 0, false, false});
     for (const std::string& name : block.params) {
-      units_.back().params.push_back({name});
+      if (!whole.count(name)) units_.back().params.push_back({name});
       in_blocks.insert(name);
     }
   }
@@ -41,7 +42,16 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
   std::map<std::string, at::Tensor> by_name;
   for (const auto& item : model.named_parameters(/*recurse=*/true)) {
     by_name.emplace(item.key(), item.value());
-    if (!in_blocks.count(item.key())) units_.back().params.push_back({item.key()});
+    if (whole.count(item.key())) {
+      whole_.push_back({item.key(), item.value()});
+    } else if (!in_blocks.count(item.key())) {
+      units_.back().params.push_back({item.key()});
+    }
+  }
+  for (const std::string& name : whole) {
+    if (!by_name.count(name)) {
+      throw sdk::Error(fmt::format("FSDP: parameter '{}', to be held whole, is not one of the model's", name));
+    }
   }
   const int64_t size = shard.size();
   for (Unit& unit : units_) {
@@ -199,6 +209,14 @@ at::Tensor FullyShardedModel::forward(const at::Tensor& tokens) {
 }
 
 void FullyShardedModel::finish_backward() {
+  for (const sdk::NamedParameter& p : whole_) {
+    if (p.tensor.grad().defined()) {
+      throw sdk::Error(
+          fmt::format("FSDP: parameter '{}' is held whole because the run never trains it, yet it got a "
+                      "gradient",
+                      p.name));
+    }
+  }
   // The same units on every rank, in the same order: whether a unit needs reducing depends only
   // on the graph, never on which gradients this rank's batch reached.
   for (Unit& unit : units_) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,11 @@ class FullyShardedModel final : public BlockBackwardHooks {
  public:
   /// Shards every parameter of `model` over `shard` (the model must be identical on every rank,
   /// as after seeding) and installs the block runner; `replicate` is the HSDP replica group. Both groups
-  /// are held by reference and must outlive this object (a temporary group does not compile).
-  FullyShardedModel(sdk::Model& model, const dist::Group& shard, const dist::Group& replicate);
+  /// are held by reference and must outlive this object (a temporary group does not compile). The parameters
+  /// named in `whole` (ones the run never trains, such as a frozen vision encoder) are not sharded: they stay
+  /// whole on every rank, are never gathered or freed, and are not in shards().
+  FullyShardedModel(sdk::Model& model, const dist::Group& shard, const dist::Group& replicate,
+                    const std::set<std::string>& whole = {});
   FullyShardedModel(sdk::Model&, const dist::Group&, dist::Group&&) = delete;
   FullyShardedModel(sdk::Model&, dist::Group&&, const dist::Group&) = delete;
   ~FullyShardedModel();
@@ -35,11 +39,15 @@ class FullyShardedModel final : public BlockBackwardHooks {
 
   /// This rank's shards, named as the model's parameters: what the optimizer updates.
   const std::vector<sdk::NamedParameter>& shards() const { return shards_; }
+  /// The parameters held whole (the constructor's `whole`), identical on every rank: a checkpoint takes them from
+  /// one rank.
+  const std::vector<sdk::NamedParameter>& whole() const { return whole_; }
 
   /// model.forward(tokens) with the root gathered (kept for the backward when it needs gradients).
   at::Tensor forward(const at::Tensor& tokens);
   /// After the last micro-batch's backward: reduces what is left (the root), frees every gathered
-  /// unit and averages the shards' gradients over the replica group.
+  /// unit and averages the shards' gradients over the replica group. Throws when a parameter held whole got a
+  /// gradient (it would never be applied).
   void finish_backward();
   /// Global L2 norm of the shards' gradients over the shard group; scales them by
   /// min(1, max_norm / (norm + 1e-6)) (torch's clip_grad_norm_).
@@ -106,6 +114,7 @@ class FullyShardedModel final : public BlockBackwardHooks {
   size_t blocks_run_ = 0;    ///< by the block runner, during the first forward
   bool runner_checked_ = false;
   std::vector<sdk::NamedParameter> shards_;
+  std::vector<sdk::NamedParameter> whole_;
   std::vector<const Param*> by_shard_;         ///< the Param of each entry of shards_
   std::map<std::string, size_t> shard_index_;  ///< parameter name -> index in shards_
 };

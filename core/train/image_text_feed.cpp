@@ -46,6 +46,7 @@ sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const sdk::Pixe
   const config::SectionView data = job.view("data");
   sdk::ImageTextSpec spec;
   spec.path = path;
+  spec.section = section_of(split);
   // file_pattern's default ("*.npy") selects token shards: unless set, the plugin picks its own.
   const config::Value* pattern = job.tree.find(section_of(split))->find("file_pattern");
   spec.file_pattern = pattern != nullptr && !pattern->source.origin.empty() ? pattern->s : "";
@@ -73,9 +74,7 @@ ImageTextFeed::ImageTextFeed(const config::JobConfig& job, const plugins::Compon
       dp_(dp),
       batch_size_(job.train.batch_size),
       order_(dataset_->size(), job.train.batch_size, split == Split::Train ? job.train.effective_data_seed() : 0,
-             dp.rank(), dp.size(), /*shuffle=*/split == Split::Train) {
-  open(0);
-}
+             dp.rank(), dp.size(), /*shuffle=*/split == Split::Train) {}
 
 ImageTextFeed::~ImageTextFeed() { stream_.reset(); }  // its threads read the order, destroyed after it
 
@@ -88,12 +87,6 @@ int64_t ImageTextFeed::index_at(int64_t position) {
   return cached_[static_cast<size_t>(position % order_.samples_per_rank())];
 }
 
-void ImageTextFeed::open(int64_t start) {
-  stream_.reset();  // its threads stop before the order they read changes
-  position_ = start;
-  stream_ = dataset_->stream([this](int64_t p) { return index_at(p); }, start, std::numeric_limits<int64_t>::max());
-}
-
 data::BatchSampler::Position ImageTextFeed::sampler_position() const {
   const int64_t per_epoch = order_.samples_per_rank();
   return {position_ / per_epoch, position_ % per_epoch / batch_size_};
@@ -101,12 +94,17 @@ data::BatchSampler::Position ImageTextFeed::sampler_position() const {
 
 void ImageTextFeed::restore(int64_t position) {
   if (position < 0) throw sdk::Error(fmt::format("cannot resume the image-text data at position {}", position));
-  open(position);
+  stream_.reset();  // its threads stop before the order they read changes
+  position_ = position;
 }
 
-int64_t ImageTextFeed::skipped() const { return stream_->skipped(); }
+int64_t ImageTextFeed::skipped() const { return stream_ ? stream_->skipped() : 0; }
 
 data::Batch ImageTextFeed::next_batch() {
+  if (!stream_) {  // opened on first use, at the position restore() set: nothing read ahead is thrown away
+    stream_ =
+        dataset_->stream([this](int64_t p) { return index_at(p); }, position_, std::numeric_limits<int64_t>::max());
+  }
   std::vector<at::Tensor> pixels, ids, labels;
   while (static_cast<int64_t>(pixels.size()) < batch_size_) {
     const auto start = std::chrono::steady_clock::now();

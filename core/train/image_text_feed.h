@@ -26,8 +26,8 @@ class ImageTextFeed {
 
   /// Opens the [vlm] dataset plugin over the split's dataset_path with the images `pixels` describes, the text of
   /// [data] tokenizer_path padded to [vlm] max_text_len, [data] num_workers threads and prefetch_factor x
-  /// num_workers batches read ahead. Throws sdk::ConfigError naming the key without a dataset_path or a
-  /// tokenizer_path. `dp` must outlive the feed.
+  /// num_workers batches read ahead from the first next_batch() on. Throws sdk::ConfigError naming the key without a
+  /// dataset_path or a tokenizer_path. `dp` must outlive the feed.
   ImageTextFeed(const config::JobConfig& job, const plugins::Components& components, const sdk::PixelFormat& pixels,
                 const dist::Group& dp, Split split = Split::Train);
   ~ImageTextFeed();
@@ -38,7 +38,8 @@ class ImageTextFeed {
   int64_t position() const { return position_; }
   /// Where position() is in the sampler's terms, for the checkpoint's record (epoch, whole batches into it).
   data::BatchSampler::Position sampler_position() const;
-  /// Continues at `position` of this rank's order (0: from the start again, as each evaluation does).
+  /// Continues at `position` of this rank's order (0: from the start again, as each evaluation does); the read-ahead
+  /// restarts there at the next next_batch().
   void restore(int64_t position);
   /// Samples this rank skipped (undecodable images) since it started or resumed.
   int64_t skipped() const;
@@ -51,14 +52,13 @@ class ImageTextFeed {
   sdk::MetricList metrics(const std::vector<data::Batch>& batches, int64_t visual_tokens);
 
  private:
-  void open(int64_t start);
   int64_t index_at(int64_t position);
 
   std::unique_ptr<sdk::ImageTextDataset> dataset_;
   const dist::Group& dp_;
   int64_t batch_size_;
   data::BatchSampler order_;
-  std::unique_ptr<sdk::ImageTextStream> stream_;
+  std::unique_ptr<sdk::ImageTextStream> stream_;  ///< from position_, opened by next_batch()
   int64_t position_ = 0;
   double wait_ms_ = 0;         ///< in next_batch() since the last metrics()
   int64_t cached_epoch_ = -1;  ///< of cached_, used by the stream's threads one call at a time

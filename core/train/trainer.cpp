@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "dist/setup_check.h"
@@ -79,11 +81,13 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   // Model.
   at::manual_seed(static_cast<uint64_t>(train.seed));
   std::optional<sdk::PixelFormat> pixels;  // a vision-language run's image format
+  std::vector<std::string> encoder_params;
   if (job_.tree.find("vlm") != nullptr) {
     VisionLanguageBuild built = build_vision_language_model(job_, components_);
     vlm_ = std::move(built.model);
     model_ = vlm_;
     pixels = built.pixels;
+    encoder_params = std::move(built.encoder_params);
     log.info("[vlm] arch = \"{}\": {} image tokens per image ({}x{} pixels per image)",
              job_.view("vlm").get_string("arch"), vlm_->visual_tokens(), pixels->image_size, pixels->image_size);
   } else {
@@ -99,12 +103,12 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
            job_.view("model").get_string("model_type"), n_params, params_.size(), model_->blocks().size(),
            model_->flops_per_token(train.seq_len) / 1e9, train.seq_len);
 
-  shard_parameters();
-  checkpoint_activations();
-  // The optimizer holds every parameter (none is frozen yet) and skips those without a gradient.
-  optimizer_ = build_optimizer(job_, components_, fsdp_.get(), parameters());
   freeze_ = read_freeze_plan(job_);
   check_freeze_plan(params_, freeze_);
+  shard_parameters(encoder_params);
+  checkpoint_activations();
+  // The optimizer holds every parameter it may train (none is frozen yet) and skips those without a gradient.
+  optimizer_ = build_optimizer(job_, components_, fsdp_.get(), parameters());
   scheduler_ = components_.scheduler();
   loss_ = components_.loss();
 
@@ -220,7 +224,7 @@ void Trainer::join_process_groups() {
                   info.master_port, shape.describe(), shape.size("dp"));
 }
 
-void Trainer::shard_parameters() {
+void Trainer::shard_parameters(const std::vector<std::string>& encoder_params) {
   const dist::DeviceMesh& mesh = runtime_->mesh();
   const int shards = mesh.shape().size("dp_shard");
   if (shards == 1) {
@@ -229,16 +233,26 @@ void Trainer::shard_parameters() {
     }
     return;
   }
-  fsdp_ = std::make_unique<FullyShardedModel>(*model_, mesh.group("dp_shard"), mesh.group("dp_replicate"));
+  // KempnerForge keeps a frozen encoder out of FSDP; one a freeze stage trains is sharded like the rest.
+  const bool encoder_whole =
+      !encoder_params.empty() && std::all_of(encoder_params.begin(), encoder_params.end(),
+                                             [&](const std::string& name) { return frozen_throughout(name, freeze_); });
+  fsdp_ = std::make_unique<FullyShardedModel>(
+      *model_, mesh.group("dp_shard"), mesh.group("dp_replicate"),
+      encoder_whole ? std::set<std::string>(encoder_params.begin(), encoder_params.end()) : std::set<std::string>{});
   auto bytes = [](const std::vector<sdk::NamedParameter>& params) {
     int64_t n = 0;
     for (const auto& p : params) n += p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
     return static_cast<double>(n) / 1e6;
   };
-  log::get().info("[distributed] FSDP over dp_shard = {}{}: this rank holds {:.2f} of {:.2f} MB of parameters, and "
-                  "their gradients and optimizer state; blocks are gathered one at a time",
-                  shards, mesh.shape().size("dp_replicate") > 1 ? " (HSDP: replicated over dp_replicate)" : "",
-                  bytes(fsdp_->shards()), bytes(params_));
+  log::get().info(
+      "[distributed] FSDP over dp_shard = {}{}: this rank holds {:.2f} of {:.2f} MB of parameters, and "
+      "their gradients and optimizer state; blocks are gathered one at a time{}",
+      shards, mesh.shape().size("dp_replicate") > 1 ? " (HSDP: replicated over dp_replicate)" : "",
+      bytes(fsdp_->shards()), bytes(params_) - bytes(fsdp_->whole()),
+      fsdp_->whole().empty()
+          ? ""
+          : fmt::format("; the vision encoder, frozen all run, is held whole ({:.2f} MB)", bytes(fsdp_->whole())));
 }
 
 void Trainer::checkpoint_activations() {

@@ -84,9 +84,10 @@ class Trainer {
 
  private:
   void join_process_groups();
-  /// dp_shard > 1: replaces the parameters the optimizer sees by this rank's FSDP shards;
-  /// otherwise, on several ranks, sets up the overlapped gradient all-reduce.
-  void shard_parameters();
+  /// dp_shard > 1: replaces the parameters the optimizer sees by this rank's FSDP shards; a vision encoder
+  /// (`encoder_params`) that freeze_ keeps frozen all run is held whole, not sharded. Otherwise, on several ranks,
+  /// sets up the overlapped gradient all-reduce.
+  void shard_parameters(const std::vector<std::string>& encoder_params);
   /// [train] activation_checkpointing: recomputes blocks or checkpointable modules in the backward.
   void checkpoint_activations();
   void resume();

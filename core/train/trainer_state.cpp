@@ -98,8 +98,11 @@ checkpoint::Snapshot Trainer::snapshot() const {
     for (const auto& item : model_->named_parameters(true)) s.model.emplace(item.key(), item.value().detach());
     s.optimizer = optimizer_->state_dict();
   }
-  if (leader()) {
+  if (leader()) {  // tensors every rank holds whole
     for (const auto& item : model_->named_buffers(true)) s.model.emplace(item.key(), item.value().detach());
+    if (fsdp_) {
+      for (const auto& p : fsdp_->whole()) s.model.emplace(p.name, p.tensor.detach());
+    }
   }
   s.rng = at::detail::getDefaultCPUGenerator().get_state();
   // A mixture's order is global (train_state.mixture); its ranks have each drawn step x grad_accum batches.

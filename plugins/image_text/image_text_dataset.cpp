@@ -1,4 +1,4 @@
-// Choosing the source for [data] dataset_path (a JSONL manifest or a directory of WebDataset shards), the
+// Choosing the source for the dataset path (a JSONL manifest or a directory of WebDataset shards), the
 // preprocessing from the host's spec, and streams that hand out the decode pool's samples as sdk samples.
 #include "image_text/image_text_dataset.h"
 
@@ -31,9 +31,10 @@ std::string plural(int64_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
-// The regular files of `dir` whose names match `pattern`, in name order. Throws ConfigError when none does,
-// saying to set file_pattern when the directory holds .tar files (the [data] default selects token shards).
-std::vector<fs::path> matching_shards(const fs::path& dir, const std::string& pattern) {
+// The regular files of `dir` (the value of [section] dataset_path) whose names match `pattern` ([section]
+// file_pattern), in name order. Throws ConfigError when none does, saying to set file_pattern when the directory holds
+// .tar files (the default file_pattern selects token shards).
+std::vector<fs::path> matching_shards(const std::string& section, const fs::path& dir, const std::string& pattern) {
   std::vector<std::string> names;
   int64_t tar_files = 0;
   std::error_code ec;
@@ -46,22 +47,24 @@ std::vector<fs::path> matching_shards(const fs::path& dir, const std::string& pa
     if (::fnmatch(pattern.c_str(), name.c_str(), 0) != 0) continue;
     if (type_ec) {
       throw sdk::Error(
-          fmt::format("{}: matches [data] file_pattern = \"{}\" but cannot be opened: {} (a symlink "
+          fmt::format("{}: matches [{}] file_pattern = \"{}\" but cannot be opened: {} (a symlink "
                       "loop or a dangling link?); fix or remove it, or narrow the pattern",
-                      it->path().string(), pattern, type_ec.message()));
+                      it->path().string(), section, pattern, type_ec.message()));
     }
     if (regular) names.push_back(name);
   }
-  if (ec) throw sdk::Error(fmt::format("cannot list [data] dataset_path = \"{}\": {}", dir.string(), ec.message()));
+  if (ec)
+    throw sdk::Error(fmt::format("cannot list [{}] dataset_path = \"{}\": {}", section, dir.string(), ec.message()));
   if (names.empty() && tar_files > 0) {
     throw sdk::ConfigError(fmt::format(
-        "[data] dataset_path = \"{}\": no file matches [data] file_pattern = \"{}\", but the directory holds {}: "
-        "set [data] file_pattern = \"*.tar\" to read them as WebDataset shards",
-        dir.string(), pattern, plural(tar_files, ".tar file", ".tar files")));
+        "[{0}] dataset_path = \"{1}\": no file matches [{0}] file_pattern = \"{2}\", but the directory holds {3}: "
+        "set [{0}] file_pattern = \"*.tar\" to read them as WebDataset shards",
+        section, dir.string(), pattern, plural(tar_files, ".tar file", ".tar files")));
   }
   if (names.empty()) {
-    throw sdk::ConfigError(fmt::format("[data] dataset_path = \"{}\": no file matches [data] file_pattern = \"{}\"; {}",
-                                       dir.string(), pattern, kExpected));
+    throw sdk::ConfigError(
+        fmt::format("[{0}] dataset_path = \"{1}\": no file matches [{0}] file_pattern = \"{2}\"; {3}", section,
+                    dir.string(), pattern, kExpected));
   }
   std::sort(names.begin(), names.end());
   std::vector<fs::path> shards;
@@ -71,15 +74,15 @@ std::vector<fs::path> matching_shards(const fs::path& dir, const std::string& pa
 }
 
 // Opens a source; its errors (a bad manifest line, a shard that is not a tar archive, an empty manifest) are the
-// user's data, so they become ConfigErrors naming [data] dataset_path.
+// user's data, so they become ConfigErrors naming [section] dataset_path and `path`.
 template <typename Open>
-auto open_source(const std::string& path, Open open) {
+auto open_source(const std::string& section, const std::string& path, Open open) {
   try {
     return open();
   } catch (const sdk::ConfigError&) {
     throw;
   } catch (const sdk::Error& e) {
-    throw sdk::ConfigError(fmt::format("[data] dataset_path = \"{}\": {}", path, e.what()));
+    throw sdk::ConfigError(fmt::format("[{}] dataset_path = \"{}\": {}", section, path, e.what()));
   }
 }
 
@@ -133,6 +136,7 @@ ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec) : warn_(spec.warn ?
   preprocess_.tokenize = spec.tokenize;
   num_workers_ = spec.num_workers;
   queue_depth_ = spec.queue_depth;
+  section_ = spec.section;
 
   if (spec.path.empty()) {
     description_ = "no samples: images read one at a time";
@@ -142,32 +146,34 @@ ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec) : warn_(spec.warn ?
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (!fs::exists(status)) {
-    throw sdk::ConfigError(fmt::format("[data] dataset_path = \"{}\" does not exist; {}", spec.path, kExpected));
+    throw sdk::ConfigError(
+        fmt::format("[{}] dataset_path = \"{}\" does not exist; {}", spec.section, spec.path, kExpected));
   }
   if (fs::is_regular_file(status) && path.extension() == ".jsonl") {
-    source_ = open_source(spec.path, [&] { return std::make_shared<JsonlManifestSource>(path); });
+    source_ = open_source(spec.section, spec.path, [&] { return std::make_shared<JsonlManifestSource>(path); });
     description_ = fmt::format("JSONL manifest {}: {}", spec.path, plural(source_->size(), "sample", "samples"));
   } else if (fs::is_directory(status)) {
     const std::string pattern = spec.file_pattern.empty() ? "*.tar" : spec.file_pattern;
-    std::vector<fs::path> shards = matching_shards(path, pattern);
+    std::vector<fs::path> shards = matching_shards(spec.section, path, pattern);
     const int64_t shard_count = static_cast<int64_t>(shards.size());
-    auto webdataset =
-        open_source(spec.path, [&] { return std::make_shared<WebDatasetSource>(std::move(shards), warn_); });
+    auto webdataset = open_source(spec.section, spec.path,
+                                  [&] { return std::make_shared<WebDatasetSource>(std::move(shards), warn_); });
     description_ = webdataset_description(spec.path, shard_count, *webdataset);
     source_ = std::move(webdataset);
   } else {
-    throw sdk::ConfigError(
-        fmt::format("[data] dataset_path = \"{}\" is neither a directory nor a .jsonl file; {}", spec.path, kExpected));
+    throw sdk::ConfigError(fmt::format("[{}] dataset_path = \"{}\" is neither a directory nor a .jsonl file; {}",
+                                       spec.section, spec.path, kExpected));
   }
   if (source_->size() == 0) {
-    throw sdk::ConfigError(fmt::format("[data] dataset_path = \"{}\" holds no usable sample ({}); {}", spec.path,
-                                       description_, kExpected));
+    throw sdk::ConfigError(fmt::format("[{}] dataset_path = \"{}\" holds no usable sample ({}); {}", spec.section,
+                                       spec.path, description_, kExpected));
   }
 }
 
 std::unique_ptr<sdk::ImageTextStream> ImageTextData::stream(std::function<int64_t(int64_t)> index_at, int64_t start,
                                                             int64_t end) const {
-  if (!source_) throw sdk::Error("image_text dataset: no [data] dataset_path was given, so there are no samples");
+  if (!source_)
+    throw sdk::Error("image_text dataset: no [" + section_ + "] dataset_path was given, so there are no samples");
   DecodePoolOptions options;
   options.num_workers = num_workers_;
   options.queue_depth = queue_depth_;

@@ -20,9 +20,9 @@ class ImageTextData : public sdk::ImageTextDataset {
   /// Opens spec.path (none when empty: no samples, for pixel_values() alone): a regular *.jsonl file is a JSONL
   /// manifest; a directory holds WebDataset shards, the regular files whose names match spec.file_pattern (fnmatch;
   /// empty: "*.tar"), in name order. Throws
-  /// sdk::ConfigError naming [data] dataset_path for a path that is neither, a directory without a matching shard,
-  /// a manifest or shard the source refuses (a bad line, not a tar archive) and a dataset without samples; and for
-  /// a non-positive image size or max_text_len.
+  /// sdk::ConfigError naming [spec.section] dataset_path ([data] or [eval]) for a path that is neither, a directory
+  /// without a matching shard, a manifest or shard the source refuses (a bad line, not a tar archive) and a dataset
+  /// without samples; and for a non-positive image size or max_text_len.
   explicit ImageTextData(const sdk::ImageTextSpec& spec);
 
   int64_t size() const override { return source_ ? source_->size() : 0; }
@@ -36,6 +36,7 @@ class ImageTextData : public sdk::ImageTextDataset {
   PreprocessOptions preprocess_;
   int num_workers_ = 0;
   int queue_depth_ = 0;
+  std::string section_;  ///< spec.section
   Warn warn_;
   std::string description_;
 };

@@ -35,11 +35,6 @@ MixtureOfTransformers::MixtureOfTransformers(const models::ModelConfig& config, 
   require_image_then_text("[vlm] mot_modalities", s.modalities);
   require_model_heads("mot_image_n_heads", s.image_n_heads, "n_heads", config_.n_heads);
   require_model_heads("mot_image_n_kv_heads", s.image_n_kv_heads, "n_kv_heads", config_.n_kv_heads);
-  if (s.warm_start_from_text) {
-    throw sdk::ConfigError(
-        "[vlm] mot_warm_start_from_text = true: copying a text model's weights into every modality is not supported "
-        "yet; set it to false (each block then starts as the identity)");
-  }
   for (int64_t i = 0; i < config_.n_layers; ++i) {
     mot_layers_.push_back(std::make_shared<MoTBlock>(config_));
     add_layer(mot_layers_.back());
@@ -50,6 +45,20 @@ MixtureOfTransformers::MixtureOfTransformers(const models::ModelConfig& config, 
   set_final_norm(norms[kText]);
   init_weights();
   for (const auto& layer : mot_layers_) layer->zero_residual_outputs();
+}
+
+std::string MixtureOfTransformers::dense_name(const std::string& name) {
+  std::string dense;
+  size_t start = 0;
+  while (start <= name.size()) {
+    const size_t dot = std::min(name.find('.', start), name.size());
+    const std::string part = name.substr(start, dot - start);
+    if (std::find(kModalities.begin(), kModalities.end(), part) == kModalities.end()) {
+      dense += (dense.empty() ? "" : ".") + (dense.empty() && part == "mot_norms" ? std::string("norm") : part);
+    }
+    start = dot + 1;
+  }
+  return dense;
 }
 
 at::Tensor MixtureOfTransformers::run_layers(const at::Tensor& x) {
@@ -73,13 +82,17 @@ std::shared_ptr<sdk::VisionLanguageModel> make_mot(const sdk::BuildContext& ctx,
   const sdk::ConfigView& vlm = ctx.section;
   const MotSettings settings{.modalities = vlm.get_string_list("mot_modalities"),
                              .image_n_heads = vlm.get_int("mot_image_n_heads"),
-                             .image_n_kv_heads = vlm.get_int("mot_image_n_kv_heads"),
-                             .warm_start_from_text = vlm.get_bool("mot_warm_start_from_text")};
+                             .image_n_kv_heads = vlm.get_int("mot_image_n_kv_heads")};
+  TextWarmStart warm_start;
+  if (vlm.get_bool("mot_warm_start_from_text")) {  // the config rules require the path with it
+    warm_start = {vlm.get_string("mot_warm_start_path"), "mot_warm_start_path", &MixtureOfTransformers::dense_name};
+  }
   return make_own_stack_strategy<MixtureOfTransformers>(
       std::move(parts), kArch, settings,
       "per-modality mixture-of-experts FFNs are not built; set num_experts = 0 (or use arch = \"moma\" for "
       "modality-aware experts)",
-      "its per-modality layers have no cached decoding (KempnerForge's MoT is training-only too)");
+      "its per-modality layers have no cached decoding (KempnerForge's MoT is training-only too)",
+      std::move(warm_start));
 }
 
 }  // namespace kforge::vlm

@@ -19,7 +19,6 @@ struct MotSettings {
   std::vector<std::string> modalities = {"image", "text"};  ///< mot_modalities
   int64_t image_n_heads = 0;                                ///< mot_image_n_heads (0: [model] n_heads)
   int64_t image_n_kv_heads = 0;                             ///< mot_image_n_kv_heads (0: [model] n_kv_heads)
-  bool warm_start_from_text = false;                        ///< mot_warm_start_from_text
 };
 
 /// The strategy's "transformer": token_embedding -> layers.{i} (MoTBlock) -> mot_norms.text on the text positions ->
@@ -30,13 +29,18 @@ struct MotSettings {
 class MixtureOfTransformers final : public OwnStack {
  public:
   /// Throws sdk::ConfigError, naming the key and its value, for modalities other than ["image", "text"], image head
-  /// counts other than the model's, a warm start (not supported yet), and image tokens that leave no text position.
+  /// counts other than the model's, and image tokens that leave no text position.
   MixtureOfTransformers(const builtin::models::ModelConfig& config, int64_t image_positions,
                         const MotSettings& settings);
 
   /// A dense transformer's FLOPs over the image and text positions, per text token: each position runs through one
   /// modality's weights.
   double flops_per_token(int64_t seq_len) const override;
+
+  /// The dense transformer's parameter a warm start copies into stack parameter `name`: the name without its modality
+  /// ("layers.0.attention.q_proj.image.weight" -> "layers.0.attention.q_proj.weight"); mot_norms.{m} take the final
+  /// "norm". The embedding and the head keep their names.
+  static std::string dense_name(const std::string& name);
 
  protected:
   at::Tensor run_layers(const at::Tensor& x) override;
@@ -46,7 +50,8 @@ class MixtureOfTransformers final : public OwnStack {
 };
 
 /// The factory the plugin registers: [model] (parts.text_config) sizes the stack, which replaces the text model
-/// (released), the [vlm] keys set it.
+/// (released), the [vlm] keys set it. With mot_warm_start_from_text, the strategy starts from the text checkpoint of
+/// mot_warm_start_path (every modality's copy from the dense weight).
 std::shared_ptr<sdk::VisionLanguageModel> make_mot(const sdk::BuildContext& ctx, sdk::VisionLanguageParts parts);
 
 }  // namespace kforge::vlm

@@ -13,7 +13,7 @@ namespace {
 constexpr const char* kCrossAttentionKeys[] = {"cross_attention_every_n_layers", "cross_attention_n_heads",
                                                "cross_attention_n_kv_heads"};
 constexpr const char* kMotKeys[] = {"mot_modalities", "mot_image_n_heads", "mot_image_n_kv_heads",
-                                    "mot_warm_start_from_text"};
+                                    "mot_warm_start_from_text", "mot_warm_start_path"};
 constexpr const char* kMomaKeys[] = {"moma_modalities", "moma_experts_per_modality", "moma_capacity_factor",
                                      "moma_gumbel_noise"};
 

@@ -54,7 +54,7 @@ TEST(KeySupport, UnknownKeysHaveNoDecisionAndVideoIsRefusedWhole) {
   }
   EXPECT_EQ(config::key_support("vlm", "arch").support, Support::Honoured);
   EXPECT_EQ(config::key_support("vlm", "mot_modalities").support, Support::Honoured);
-  EXPECT_EQ(config::key_support("vlm", "mot_warm_start_path").support, Support::Refused);
+  EXPECT_EQ(config::key_support("vlm", "mot_warm_start_path").support, Support::Honoured);
 }
 
 // The message of the ConfigError check_support raises for the config; "" when it passes.
@@ -86,10 +86,6 @@ TEST_P(Refused, NamesTheKeyItsPlaceAndThatItIsNotImplemented) {
 
 // KempnerForge's configs that kforge parsed and then trained as something else.
 const Case kRefused[] = {
-    {"mot_warm_start",
-     "[vision_encoder]\n[vlm]\narch = \"mot\"\n",
-     {"--vlm.mot_warm_start_path=text/step_100"},
-     {"command line: [vlm] mot_warm_start_path = \"text/step_100\"", "MoT's warm start"}},
     {"video", "[vision_encoder]\n[vlm]\n[video]\nmax_frames = 8\n", {}, {"cfg.toml:3:1: [video]", "video training"}},
     {"hf_streaming",
      "",

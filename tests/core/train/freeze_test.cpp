@@ -134,6 +134,19 @@ TEST(EffectiveFreeze, ReapplyingAtAResumedStepGivesTheContinuousRunsFlags) {
                                                           "layers.10.norm.weight", "output_head.weight"}));
 }
 
+TEST(FrozenThroughout, OnlyWhatEveryStageKeepsFrozenThroughAliasesAndPatterns) {
+  train::FreezePlan plan;
+  plan.aliases = {{"vision_encoder", {"vision_encoder", "vision_encoder.*"}}};
+  plan.base = {spec("vision_encoder", true), spec("layers.*", true)};
+  plan.schedule = {{5, {spec("layers.1.*", false)}}, {9, {spec("layers.*", true)}}};
+  EXPECT_TRUE(train::frozen_throughout("vision_encoder.blocks.0.weight", plan));
+  EXPECT_TRUE(train::frozen_throughout("layers.0.attention.wq.weight", plan));
+  EXPECT_FALSE(train::frozen_throughout("layers.1.mlp.w1.weight", plan)) << "trained from step 5 to step 9";
+  EXPECT_FALSE(train::frozen_throughout("norm.weight", plan)) << "no spec names it";
+  plan.schedule.push_back({20, {spec("vision_encoder", false)}});
+  EXPECT_FALSE(train::frozen_throughout("vision_encoder.blocks.0.weight", plan)) << "a late stage trains it";
+}
+
 TEST(CanonicalFreezeMeta, SortedDeduplicatedAndOrderInvariant) {
   const auto a = train::canonical_freeze_meta({spec("b", false), spec("a", true), spec("b", true)});
   const auto b = train::canonical_freeze_meta({spec("a", true), spec("b", true)});

@@ -1,13 +1,14 @@
 // FSDP between two ranks (threads) on a tiny hand-written model with uneven row counts, against the
 // same model trained whole in one process: gradients, clipping, eval forward, freeing, checkpoint
 // slices.
-#include <gtest/gtest.h>
+#include "train/fully_sharded.h"
 
 #include <ATen/ATen.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
-#include "train/fully_sharded.h"
 #include "support/tiny_blocks_model.h"
 #include "support/two_ranks.h"
 
@@ -18,18 +19,23 @@ struct RankResult {
   std::map<std::string, at::Tensor> shard_grads, shards;
   std::map<std::string, checkpoint::Placement> placements;
   at::Tensor eval_logits;
+  at::Tensor whole;                      ///< the parameter held whole, after the step
+  std::vector<std::string> whole_names;  ///< FullyShardedModel::whole()
   double norm = 0;
   bool all_released = false;
 };
 
-// One FSDP step on two ranks; `frozen` names a parameter that does not require a gradient.
-std::vector<RankResult> run_fsdp(const std::string& frozen, int micro_batches, double clip = 1e9) {
+// One FSDP step on two ranks; `frozen` names a parameter that does not require a gradient, held whole when
+// `frozen_whole`.
+std::vector<RankResult> run_fsdp(const std::string& frozen, int micro_batches, double clip = 1e9,
+                                 bool frozen_whole = false) {
   std::vector<RankResult> results(2);
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     TinyModel model;
     if (!frozen.empty()) model.named_parameters()[frozen].requires_grad_(false);
     const dist::Group no_replicas;  // held by reference for the model's life
-    train::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
+    train::FullyShardedModel fsdp(model, rt.dp(), no_replicas,
+                                  frozen_whole ? std::set<std::string>{frozen} : std::set<std::string>{});
     RankResult& r = results[static_cast<size_t>(rt.rank())];
     for (int k = 0; k < micro_batches; ++k) {
       (tiny_loss(fsdp.forward(tiny_tokens(rt.rank())), rt.rank()) / micro_batches).backward();
@@ -37,7 +43,14 @@ std::vector<RankResult> run_fsdp(const std::string& frozen, int micro_batches, d
     fsdp.finish_backward();
     r.norm = fsdp.clip_gradients(clip);
     r.all_released = true;
-    for (const auto& item : model.named_parameters()) r.all_released &= item.value().storage().nbytes() == 0;
+    for (const auto& item : model.named_parameters()) {
+      if (frozen_whole && item.key() == frozen) {
+        r.whole = item.value().detach().clone();
+      } else {
+        r.all_released &= item.value().storage().nbytes() == 0;
+      }
+    }
+    for (const auto& p : fsdp.whole()) r.whole_names.push_back(p.name);
     {
       at::NoGradGuard no_grad;
       r.eval_logits = fsdp.forward(tiny_tokens(0));
@@ -119,6 +132,32 @@ TEST(FullyShardedModel, FrozenParameterGetsNoShardGradientAndTheOthersTheirMean)
         EXPECT_TRUE(at::allclose(r.shard_grads.at(name), rows_of(grad, rank), 1e-5, 1e-6)) << name << " rank " << rank;
       }
       EXPECT_TRUE(r.all_released) << frozen << " frozen, rank " << rank;
+    }
+  }
+}
+
+// A parameter the run never trains (as a frozen vision encoder) held whole: outside the shards, the placements and
+// the gathered units, never freed, unchanged; the model's output and the others' gradients are as when it is sharded.
+TEST(FullyShardedModel, AFrozenParameterHeldWholeStaysWholeAndTheOthersGetTheirMean) {
+  for (const std::string frozen : {"head", "embed", "b1_a"}) {  // root parameters, and a block's
+    const auto expected = tiny_reference_grads(frozen);
+    const auto sharded = run_fsdp(frozen, 1);
+    const auto results = run_fsdp(frozen, 1, 1e9, /*frozen_whole=*/true);
+    const at::Tensor initial = TinyModel().named_parameters()[frozen].detach();
+    for (int rank = 0; rank < 2; ++rank) {
+      const RankResult& r = results[static_cast<size_t>(rank)];
+      EXPECT_EQ(r.whole_names, std::vector<std::string>{frozen});
+      EXPECT_EQ(r.shards.count(frozen), 0u) << frozen;
+      EXPECT_EQ(r.placements.count("model/" + frozen), 0u) << frozen;
+      ASSERT_TRUE(r.whole.defined()) << frozen;
+      EXPECT_TRUE(at::equal(r.whole, initial)) << frozen << " rank " << rank;
+      EXPECT_TRUE(r.all_released) << "the sharded parameters are still freed after the step; " << frozen;
+      EXPECT_TRUE(at::equal(r.eval_logits, sharded[static_cast<size_t>(rank)].eval_logits)) << frozen;
+      for (const auto& [name, grad] : expected) {
+        if (name == frozen) continue;
+        ASSERT_TRUE(r.shard_grads.count(name)) << name << " with " << frozen << " whole, rank " << rank;
+        EXPECT_TRUE(at::allclose(r.shard_grads.at(name), rows_of(grad, rank), 1e-5, 1e-6)) << name << " rank " << rank;
+      }
     }
   }
 }

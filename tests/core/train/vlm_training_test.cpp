@@ -28,10 +28,13 @@
 namespace kforge::test {
 namespace {
 
-// The fixture's tiny text model (vocab 64, max_seq_len 32) behind 4 image tokens, with `images` 24x24 JPEGs; every
-// caption the same text when `same_caption` (so every row has as many loss tokens, and a mean over ranks is the
-// mean over the global batch), else one per image.
-void make_vlm(TrainFixture& fx, int images, bool same_caption, int corrupt = -1) {
+// The fixture's tiny text model (vocab 64, max_seq_len 32) behind 4 image tokens, with `images` 24x24 JPEGs captioned
+// as `captions` says.
+// How the fixture's images are captioned: all alike (every row then trains as many tokens), each its own, or each its
+// own with the odd ones longer (a two-rank split of the rows trains different numbers of tokens on each rank).
+enum class Captions { Same, PerImage, PerImageRagged };
+
+void make_vlm(TrainFixture& fx, int images, Captions captions, int corrupt = -1) {
   const auto dir = fx.root / "images";
   std::filesystem::create_directories(dir);
   const char* words[] = {"red", "green", "blue", "black", "white", "grey", "pink", "brown"};
@@ -41,8 +44,10 @@ void make_vlm(TrainFixture& fx, int images, bool same_caption, int corrupt = -1)
     const std::string bytes = i == corrupt ? std::string("not a jpeg at all")
                                            : encode_jpeg(test_pattern(24, 24, static_cast<uint32_t>(i + 1)), 90);
     std::ofstream(dir / name, std::ios::binary) << bytes;
-    const std::string caption =
-        same_caption ? "a small photo" : fmt::format("a {} {} photo", words[i % 8], words[(i / 8 + 3) % 8]);
+    std::string caption = captions == Captions::Same
+                              ? "a small photo"
+                              : fmt::format("a {} {} photo", words[i % 8], words[(i / 8 + 3) % 8]);
+    if (captions == Captions::PerImageRagged && i % 2 == 1) caption += " of a sky over a big park";
     manifest << fmt::format(R"({{"image": "{}", "text": "{}", "prompt": "see"}})", name, caption) << "\n";
   }
   const auto tokenizer = tiny_tokenizer(fx.root);
@@ -82,7 +87,7 @@ std::vector<std::string> vlm_args(std::vector<std::string> more) {
 
 TEST(VlmTraining, TheLossFallsOnImageCaptions) {
   TrainFixture fx;
-  make_vlm(fx, 8, /*same_caption=*/false);
+  make_vlm(fx, 8, Captions::PerImage);
   auto hook = std::make_shared<RecordingHook>();
   const train::TrainingResult result = fx.run(vlm_args({"--train.max_steps=40", "--optimizer.lr=3e-3"}), {hook});
   EXPECT_EQ(result.step, 40);
@@ -100,8 +105,8 @@ TEST(VlmTraining, TheLossFallsOnImageCaptions) {
 
 TEST(VlmTraining, ReadsWebDatasetShardsWithoutAFilePatternAsTheManifestsSamples) {
   TrainFixture manifest, shards;
-  make_vlm(manifest, 8, false);
-  make_vlm(shards, 8, false);
+  make_vlm(manifest, 8, Captions::PerImage);
+  make_vlm(shards, 8, Captions::PerImage);
   const auto dir = shards.root / "shards";
   data::WebDatasetWriteOptions write;
   write.manifest = shards.root / "images" / "manifest.jsonl";
@@ -117,8 +122,8 @@ TEST(VlmTraining, ReadsWebDatasetShardsWithoutAFilePatternAsTheManifestsSamples)
 
 TEST(VlmTraining, ResumingReproducesTheStraightRunBitExactly) {
   TrainFixture straight, split;
-  make_vlm(straight, 8, false);
-  make_vlm(split, 8, false);
+  make_vlm(straight, 8, Captions::PerImage);
+  make_vlm(split, 8, Captions::PerImage);
   auto a = std::make_shared<RecordingHook>(), b = std::make_shared<RecordingHook>();
   straight.run(vlm_args({"--train.max_steps=12"}), {a});
   split.run(vlm_args({"--train.max_steps=5"}), {});  // checkpoint.interval 5: saved at step 5
@@ -138,24 +143,28 @@ std::vector<std::string> eval_args(const TrainFixture& fx) {
           "--eval.interval=3", "--eval.steps=2"};
 }
 
+// Captions of their own, the odd images' longer: rank 1's rows train more tokens than rank 0's, and the loss is still
+// the token mean of the global batch (token_weights), in training and evaluation.
 TEST(VlmTraining, TwoFsdpRanksMatchOneRankInTrainingAndEvaluation) {
   TrainFixture one, two;
-  make_vlm(one, 16, /*same_caption=*/true);
-  make_vlm(two, 16, true);
-  launch(one, 1, vlm_args(with(eval_args(one), {"--train.max_steps=6", "--train.batch_size=8"})));
+  make_vlm(one, 16, Captions::PerImageRagged);
+  make_vlm(two, 16, Captions::PerImageRagged);
+  const std::vector<std::string> text = {"--vlm.max_text_len=28", "--train.seq_len=32"};
+  launch(one, 1, vlm_args(with(eval_args(one), with(text, {"--train.max_steps=12", "--train.batch_size=8"}))));
   launch(two, 2,
-         vlm_args(with(eval_args(two), {"--train.max_steps=6", "--train.batch_size=4", "--distributed.dp_shard=2"})));
-  expect_close(metric(one, "train/loss"), metric(two, "train/loss"), 1, 6);
+         vlm_args(with(eval_args(two),
+                       with(text, {"--train.max_steps=12", "--train.batch_size=4", "--distributed.dp_shard=2"}))));
+  expect_close(metric(one, "train/loss"), metric(two, "train/loss"), 1, 12);
   EXPECT_EQ(metric(two, "data/visual_tokens").at(1), 8 * 4);
   // The same 16 images evaluated: 2 batches of 8 on one rank, of 4 on each of two.
   const auto eval_one = metric(one, "eval/loss"), eval_two = metric(two, "eval/loss");
-  ASSERT_EQ(eval_one.size(), 2u);
-  for (const int64_t step : {3, 6}) expect_close(eval_one, eval_two, step, step);
+  ASSERT_EQ(eval_one.size(), 4u);
+  for (const int64_t step : {3, 6, 9, 12}) expect_close(eval_one, eval_two, step, step);
 }
 
 TEST(VlmTraining, EvaluationReadsTheImageTextEvalDataFromItsStartEachTime) {
   TrainFixture fx;
-  make_vlm(fx, 8, /*same_caption=*/false);
+  make_vlm(fx, 8, Captions::PerImage);
   fx.run(vlm_args(with(eval_args(fx), {"--train.max_steps=30", "--optimizer.lr=3e-3"})), {});
   const auto eval = metric(fx, "eval/loss");
   ASSERT_EQ(eval.size(), 10u);
@@ -164,7 +173,7 @@ TEST(VlmTraining, EvaluationReadsTheImageTextEvalDataFromItsStartEachTime) {
   // With the weights held still (an lr of 1e-30 moves no fp32 weight), every evaluation of one batch (half the
   // images) gives the same loss: each starts from the eval data's first batch, whatever the previous one read.
   TrainFixture still;
-  make_vlm(still, 8, false);
+  make_vlm(still, 8, Captions::PerImage);
   still.run(vlm_args(with(eval_args(still), {"--train.max_steps=9", "--optimizer.lr=1e-30", "--eval.steps=1"})), {});
   const auto same = metric(still, "eval/loss");
   ASSERT_EQ(same.size(), 3u);
@@ -183,17 +192,27 @@ void use_siglip2_tower(TrainFixture& fx) {
   fx.toml.replace(at, random.size(), fmt::format("type = \"siglip2\"\npath = \"{}\"\n", (towers / "siglip2").string()));
 }
 
-TEST(VlmTraining, APretrainedTowerStaysFrozenAndTwoFsdpRanksMatchOneRank) {
-  TrainFixture one, two;
+// Trains the SigLIP2 oracle tower's VLM (`more_toml` appended to its config) for 4 steps, checkpointing every 2, on one
+// rank and on two FSDP ranks, and expects the same losses; returns the two-rank run's log.
+std::string train_tower_on_one_and_two_ranks(TrainFixture& one, TrainFixture& two, const std::string& more_toml = "") {
   for (TrainFixture* fx : {&one, &two}) {
-    make_vlm(*fx, 16, /*same_caption=*/true);
+    make_vlm(*fx, 16, Captions::Same);
     use_siglip2_tower(*fx);
+    fx->toml += more_toml;
   }
   const auto args = vlm_args({"--train.max_steps=4", "--train.seq_len=28", "--checkpoint.interval=2"});
   launch(one, 1, with(args, {"--train.batch_size=8"}));
-  launch(two, 2, with(args, {"--train.batch_size=4", "--distributed.dp_shard=2"}));
+  std::string log;
+  launch(two, 2, with(args, {"--train.batch_size=4", "--distributed.dp_shard=2"}), &log);
   expect_close(metric(one, "train/loss"), metric(two, "train/loss"), 1, 4);
-  // The tower's weights are the file's at every step (frozen, and sharded and gathered unchanged under FSDP); the
+  return log;
+}
+
+TEST(VlmTraining, APretrainedTowerStaysFrozenAndTwoFsdpRanksMatchOneRank) {
+  TrainFixture one, two;
+  const std::string log = train_tower_on_one_and_two_ranks(one, two);
+  EXPECT_NE(log.find("the vision encoder, frozen all run, is held whole"), std::string::npos) << log;
+  // The tower's weights are the file's at every step (frozen, held whole by every FSDP rank and saved once); the
   // adapter's train.
   const auto tower = read_tensors(vision_oracle_dir("vit_towers.py") / "siglip2" / "model.safetensors");
   const auto step2 = checkpoint::CheckpointManager::load(two.checkpoint_dir / "step_2");
@@ -215,6 +234,25 @@ TEST(VlmTraining, APretrainedTowerStaysFrozenAndTwoFsdpRanksMatchOneRank) {
   EXPECT_EQ(from_file, frozen);
 }
 
+TEST(VlmTraining, AnEncoderAFreezeStageTrainsIsShardedTrainedFromThenAndTwoFsdpRanksMatchOneRank) {
+  TrainFixture one, two;
+  const std::string log = train_tower_on_one_and_two_ranks(
+      one, two,
+      "\n[[vlm.freeze_schedule]]\nstart_step = 2\n[[vlm.freeze_schedule.specs]]\nmodule = \"vision_encoder\"\n"
+      "frozen = false\n");
+  EXPECT_EQ(log.find("held whole"), std::string::npos) << log;
+  const auto step2 = checkpoint::CheckpointManager::load(two.checkpoint_dir / "step_2");
+  const auto step4 = checkpoint::CheckpointManager::load(two.checkpoint_dir / "step_4");
+  const std::string patches = "vision_encoder.vision_model.embeddings.patch_embedding.weight";
+  ASSERT_TRUE(step4.model.count(patches)) << patches;
+  EXPECT_TRUE(at::equal(step2.model.at(patches),
+                        read_tensors(vision_oracle_dir("vit_towers.py") / "siglip2" / "model.safetensors")
+                            .at("vision_model.embeddings.patch_embedding.weight")))
+      << "frozen for the first two updates";
+  EXPECT_FALSE(at::equal(step4.model.at(patches), step2.model.at(patches)))
+      << "the stage at step 2 trains the tower from the 3rd update";
+}
+
 // [vlm] arch = "cross_attention": a cross-attention block after each of the two text blocks.
 std::vector<std::string> cross_attention_args(std::vector<std::string> more) {
   more.insert(more.begin(), {"--vlm.arch=cross_attention", "--vlm.cross_attention_every_n_layers=1"});
@@ -223,7 +261,7 @@ std::vector<std::string> cross_attention_args(std::vector<std::string> more) {
 
 TEST(VlmTraining, ACorruptImageIsSkippedWithAWarning) {
   TrainFixture fx;
-  make_vlm(fx, 8, false, /*corrupt=*/3);
+  make_vlm(fx, 8, Captions::PerImage, /*corrupt=*/3);
   testing::internal::CaptureStderr();
   testing::internal::CaptureStdout();
   const train::TrainingResult result = fx.run(vlm_args({"--train.max_steps=4"}), {});
@@ -251,7 +289,7 @@ std::vector<std::string> moma_args(std::vector<std::string> more) {
 void expect_trains_resumes_and_shards(const std::function<std::vector<std::string>(std::vector<std::string>)>& arch,
                                       const std::function<void(TrainFixture&)>& learned = {}) {
   TrainFixture learn;
-  make_vlm(learn, 8, /*same_caption=*/false);
+  make_vlm(learn, 8, Captions::PerImage);
   auto losses = std::make_shared<RecordingHook>();
   learn.run(arch({"--train.max_steps=30", "--optimizer.lr=3e-3"}), {losses});
   ASSERT_EQ(losses->losses.size(), 30u);
@@ -260,8 +298,8 @@ void expect_trains_resumes_and_shards(const std::function<std::vector<std::strin
   if (learned) learned(learn);
 
   TrainFixture straight, split;
-  make_vlm(straight, 8, false);
-  make_vlm(split, 8, false);
+  make_vlm(straight, 8, Captions::PerImage);
+  make_vlm(split, 8, Captions::PerImage);
   auto a = std::make_shared<RecordingHook>(), b = std::make_shared<RecordingHook>();
   straight.run(arch({"--train.max_steps=8"}), {a});
   split.run(arch({"--train.max_steps=5"}), {});
@@ -272,8 +310,8 @@ void expect_trains_resumes_and_shards(const std::function<std::vector<std::strin
   for (const auto& [name, t] : x.model) EXPECT_TRUE(at::equal(t, y.model.at(name))) << name;
 
   TrainFixture one, two;
-  make_vlm(one, 16, /*same_caption=*/true);
-  make_vlm(two, 16, true);
+  make_vlm(one, 16, Captions::Same);
+  make_vlm(two, 16, Captions::Same);
   launch(one, 1, arch({"--train.max_steps=6", "--train.batch_size=8"}));
   launch(two, 2, arch({"--train.max_steps=6", "--train.batch_size=4", "--distributed.dp_shard=2"}));
   expect_close(metric(one, "train/loss"), metric(two, "train/loss"), 1, 6);
@@ -294,6 +332,40 @@ TEST(VlmTraining, MixtureOfTransformersTrainsResumesBitExactlyAndMatchesOneRankO
   expect_trains_resumes_and_shards(mot_args);
 }
 
+// A MoT run warm-started from a trained joint-decoder run starts from what it learned: its first loss is far below a
+// cold start's, the copies are the dense weights at step 0, and two FSDP ranks (the copy is made before sharding) match
+// one rank.
+TEST(VlmTraining, MixtureOfTransformersWarmStartedFromAJointDecoderRunStartsFromWhatItLearned) {
+  TrainFixture dense;
+  make_vlm(dense, 8, Captions::Same);
+  dense.run(vlm_args({"--train.max_steps=30", "--optimizer.lr=3e-3"}), {});
+  const auto source = checkpoint::CheckpointManager::load(dense.checkpoint_dir / "step_30");
+  const std::vector<std::string> warm = {"--vlm.mot_warm_start_from_text=true",
+                                         "--vlm.mot_warm_start_path=" + (dense.checkpoint_dir / "step_30").string(),
+                                         "--train.max_steps=2", "--checkpoint.interval=1", "--optimizer.lr=1e-3"};
+  TrainFixture cold_fx, warm_fx;
+  for (TrainFixture* fx : {&cold_fx, &warm_fx}) make_vlm(*fx, 8, Captions::Same);
+  auto cold = std::make_shared<RecordingHook>(), warmed = std::make_shared<RecordingHook>();
+  cold_fx.run(mot_args({"--train.max_steps=1", "--optimizer.lr=1e-3"}), {cold});
+  warm_fx.run(mot_args(warm), {warmed});
+  EXPECT_LT(warmed->losses.at(1), 0.5 * cold->losses.at(1));
+  // The step-1 checkpoint holds the copies after one AdamW update, which moves an element by at most lr (plus lr x
+  // weight_decay x |w|, well under lr / 5 here): each modality's copy is the dense weight within that.
+  const auto step1 = checkpoint::CheckpointManager::load(warm_fx.checkpoint_dir / "step_1");
+  for (const char* m : {"image", "text"}) {
+    const std::string copy = fmt::format("transformer.layers.1.mlp.{}.gate_proj.weight", m);
+    const at::Tensor from = source.model.at("transformer.layers.1.mlp.gate_proj.weight");
+    EXPECT_LE((step1.model.at(copy) - from).abs().max().item<double>(), 1.2 * 1e-3) << copy;
+    EXPECT_GT(from.abs().max().item<double>(), 0.05) << "a weight far from what an update could reach from zero";
+  }
+
+  TrainFixture one, two;
+  for (TrainFixture* fx : {&one, &two}) make_vlm(*fx, 16, Captions::Same);
+  launch(one, 1, mot_args(with(warm, {"--train.batch_size=8"})));
+  launch(two, 2, mot_args(with(warm, {"--train.batch_size=4", "--distributed.dp_shard=2"})));
+  expect_close(metric(one, "train/loss"), metric(two, "train/loss"), 1, 2);
+}
+
 TEST(VlmTraining, MixtureOfModalityAwareExpertsTrainsResumesBitExactlyAndMatchesOneRankOnTwo) {
   expect_trains_resumes_and_shards(moma_args);
 }
@@ -303,7 +375,7 @@ TEST(VlmTraining, MixtureOfModalityAwareExpertsTrainsResumesBitExactlyAndMatches
 // `also` gets the trained fixture.
 int captions_generated(const std::vector<std::string>& args, const std::function<void(TrainFixture&)>& also = {}) {
   TrainFixture fx;
-  make_vlm(fx, 8, /*same_caption=*/false);
+  make_vlm(fx, 8, Captions::PerImage);
   fx.run(args, {});
   if (also) also(fx);
   const generate::CheckpointModel ckpt = generate::load_checkpoint_model(fx.checkpoint_dir, fx.plugins->registry, {},
@@ -355,7 +427,7 @@ TEST(VlmTraining, GenerationFromEachImageGivesItsOwnCaption) {
 
 TEST(VlmTraining, KforgeEvalOfTheCheckpointGivesTheRunsFinalEvaluation) {
   TrainFixture fx;
-  make_vlm(fx, 8, /*same_caption=*/false);
+  make_vlm(fx, 8, Captions::PerImage);
   fx.run(vlm_args(with(eval_args(fx), {"--train.max_steps=6"})), {});  // evaluated at steps 3 and 6
   std::string out;
   ASSERT_EQ(
@@ -371,7 +443,7 @@ TEST(VlmTraining, KforgeEvalOfTheCheckpointGivesTheRunsFinalEvaluation) {
 
 TEST(VlmTraining, CommandsForTextModelsRefuseTheCheckpointNamingIt) {
   TrainFixture fx;
-  make_vlm(fx, 4, false);
+  make_vlm(fx, 4, Captions::PerImage);
   fx.run(vlm_args({"--train.max_steps=2"}), {});
   expect_has(config_error_of([&] { generate::load_checkpoint_model(fx.checkpoint_dir, fx.plugins->registry); }),
              {"step_2/config.toml", "is a vision-language model ([vlm] arch = \"joint_decoder\"",
@@ -380,7 +452,7 @@ TEST(VlmTraining, CommandsForTextModelsRefuseTheCheckpointNamingIt) {
 
 TEST(VlmTraining, RefusesDataItCannotCombineWith) {
   TrainFixture fx;
-  make_vlm(fx, 4, false);
+  make_vlm(fx, 4, Captions::PerImage);
   expect_has(config_error_of([&] { fx.run(vlm_args({"--data.pack_sequences=true"}), {}); }),
              {"[data] pack_sequences", "vision-language"});
   expect_has(config_error_of([&] { fx.run(vlm_args({"--data.dataset_type=memmap"}), {}); }),

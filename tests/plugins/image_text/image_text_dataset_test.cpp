@@ -245,7 +245,7 @@ TEST(ImageTextData, CorruptImageIsSkippedWithAWarningNamingItsKeyAndCounted) {
   }
 }
 
-TEST(ImageTextData, MissingPathOtherFileAndUnmatchedDirectoryAreConfigErrorsNamingDatasetPath) {
+TEST(ImageTextData, MissingPathOtherFileAndUnmatchedDirectoryAreConfigErrorsNamingDatasetPathOfItsSection) {
   const auto dir = temp_dir("itd_paths");
   const std::string expected = "expected a directory of WebDataset .tar shards, or a .jsonl manifest";
 
@@ -272,6 +272,18 @@ TEST(ImageTextData, MissingPathOtherFileAndUnmatchedDirectoryAreConfigErrorsNami
             std::string::npos)
       << message;
   EXPECT_NE(message.find(expected), std::string::npos) << message;
+
+  // The evaluation data's path and pattern are [eval]'s, and its errors say so.
+  sdk::ImageTextSpec eval = small_spec(dir, "*.tar", nullptr, 0);
+  eval.section = "eval";
+  message = config_error_of(eval);
+  EXPECT_NE(message.find("[eval] dataset_path = \"" + dir.string() + "\": no file matches [eval] file_pattern = "),
+            std::string::npos)
+      << message;
+  eval.path = missing.string();
+  message = config_error_of(eval);
+  EXPECT_NE(message.find("[eval] dataset_path = \"" + missing.string() + "\" does not exist"), std::string::npos)
+      << message;
 
   sdk::ImageTextSpec no_size = small_spec(dir, "*.tar", nullptr, 0);
   no_size.image_size = 0;

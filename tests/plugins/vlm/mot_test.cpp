@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <torch/utils.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -155,14 +156,52 @@ TEST(Mot, RefusesWhatItDoesNotBuildNamingTheKey) {
   expect_has(refusal("", "mot_image_n_heads = 2\n"),
              {"[vlm] mot_image_n_heads = 2", "[model] n_heads = 4", "equal across modalities"});
   expect_has(refusal("", "mot_image_n_kv_heads = 4\n"), {"[vlm] mot_image_n_kv_heads = 4", "[model] n_kv_heads = 2"});
-  expect_has(refusal("", "mot_warm_start_from_text = true\nmot_warm_start_path = \"text.pt\"\n"),
-             {"[vlm] mot_warm_start_from_text = true", "not supported yet"});
   // The model's own head counts are the same heads, so they are taken.
   const ComponentHost same(strategy_toml("mot", "", "mot_image_n_heads = 4\nmot_image_n_kv_heads = 2\n"));
   EXPECT_NO_THROW(build_strategy(same));
   // 4 image tokens leave a max_seq_len of 4 nothing for the text.
   expect_has(build_refusal(strategy_toml("mot", "", "", 4)),
              {"[vlm] arch = \"mot\"", "max_seq_len = 4", "no position for text"});
+}
+
+// The warm start maps each stack parameter to the dense transformer's, named as a joint-decoder run saves them
+// ("transformer." first) or as a text run does; the host copies what it returns.
+TEST(Mot, WarmStartTakesEveryStackParameterFromTheDenseWeightOfItsName) {
+  const ComponentHost dense_host(strategy_toml("joint_decoder"));
+  const BuiltStrategy dense = build_strategy(dense_host);
+  std::map<std::string, at::Tensor> joint, text;
+  for (const auto& item : dense.vlm->named_parameters(/*recurse=*/true)) {
+    joint.emplace(item.key(), item.value());
+    if (item.key().rfind("transformer.", 0) == 0) text.emplace(item.key().substr(12), item.value());
+  }
+  const ComponentHost h(
+      strategy_toml("mot", "", "mot_warm_start_from_text = true\nmot_warm_start_path = \"t/step_3\"\n"));
+  const BuiltStrategy b = build_strategy(h);
+  EXPECT_EQ(b.vlm->text_warm_start_path(), "t/step_3");
+  const std::set<std::string> stack = stack_parameter_names(*b.vlm);
+  for (const auto* state : {&joint, &text}) {
+    const std::map<std::string, at::Tensor> made = b.vlm->from_text_state(*state);
+    std::set<std::string> names;
+    for (const auto& [name, t] : made) names.insert(name);
+    EXPECT_EQ(names, stack) << "every stack parameter, and only those (the encoder and adapter keep theirs)";
+    for (const char* m : {"image", "text"}) {
+      const std::string q = std::string("transformer.layers.1.attention.q_proj.") + m + ".weight";
+      EXPECT_TRUE(made.at(q).is_same(joint.at("transformer.layers.1.attention.q_proj.weight"))) << q;
+      const std::string up = std::string("transformer.layers.0.mlp.") + m + ".up_proj.weight";
+      EXPECT_TRUE(made.at(up).is_same(joint.at("transformer.layers.0.mlp.up_proj.weight"))) << up;
+      const std::string norm = std::string("transformer.mot_norms.") + m + ".weight";
+      EXPECT_TRUE(made.at(norm).is_same(joint.at("transformer.norm.weight"))) << norm;
+    }
+    EXPECT_TRUE(made.at("transformer.token_embedding.embedding.weight")
+                    .is_same(joint.at("transformer.token_embedding.embedding.weight")));
+  }
+  text.erase("layers.1.mlp.down_proj.weight");
+  expect_has(error_of([&] { b.vlm->from_text_state(text); }),
+             {"[vlm] mot_warm_start_path = \"t/step_3\"", "no 'layers.1.mlp.down_proj.weight'",
+              "'transformer.layers.1.mlp.image.down_proj.weight'"});
+  const ComponentHost cold(strategy_toml("mot"));
+  EXPECT_EQ(build_strategy(cold).vlm->text_warm_start_path(), "") << "no warm start without the key";
+  EXPECT_TRUE(build_strategy(cold).vlm->from_text_state(joint).empty());
 }
 
 TEST(Mot, RefusesDecodingAndTooLongText) {

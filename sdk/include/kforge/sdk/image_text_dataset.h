@@ -23,6 +23,7 @@ using Tokenize = std::function<std::vector<int64_t>(std::string_view)>;
 /// the dataset's lifetime.
 struct ImageTextSpec {
   std::string path;          ///< [data] dataset_path; "": no samples, a dataset for pixel_values() alone
+  std::string section = "data";  ///< the config section of dataset_path and file_pattern, as errors name them ("eval")
   std::string file_pattern;  ///< [data] file_pattern, when the config sets it; "": the dataset's own default
   int64_t image_size = 0;    ///< every image is resized to image_size x image_size
   PixelFormat pixels;        ///< the encoder's per-channel normalisation (mean, std)

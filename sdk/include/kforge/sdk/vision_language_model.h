@@ -5,7 +5,9 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "kforge/sdk/adapter.h"
 #include "kforge/sdk/config_view.h"
@@ -37,6 +39,19 @@ class VisionLanguageModel : public Model {
   /// sequence for an image-prefix strategy; keys and values only for cross-attention, whose max_seq_len() they leave
   /// whole).
   virtual int64_t visual_tokens() const = 0;
+
+  /// A dense text model's checkpoint step directory to start this model from, as the strategy's own [vlm] keys ask
+  /// (e.g. MoT's mot_warm_start_path), or "" (the default): none. Before a run's first step the host reads that
+  /// checkpoint's model tensors and copies in what from_text_state() makes of them (a resumed checkpoint's weights
+  /// then replace them).
+  virtual std::string text_warm_start_path() const { return ""; }
+  /// This model's parameters made from a text model's `state` (named as a text run saves them, or under "transformer."
+  /// as a joint-decoder run does): {a name of named_parameters(): its value}. The host checks each shape; the default
+  /// makes none. Throws sdk::Error naming what `state` lacks.
+  virtual std::map<std::string, at::Tensor> from_text_state(const std::map<std::string, at::Tensor>& state) const {
+    (void)state;
+    return {};
+  }
 };
 
 }  // namespace kforge::sdk
