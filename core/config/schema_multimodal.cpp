@@ -26,9 +26,9 @@ std::vector<SectionSpec> multimodal_sections() {
   s.push_back(vlm_section("joint_decoder"));
   s.push_back({"video",
                {string_key("data_root", "", "root directory of the video dataset"),
-                string_key("dataset_type", "webvid", "video dataset", {"webvid"}),
+                string_key("dataset_type", "webvid", "video-text data reader (a video_dataset plugin)"),
                 string_key("dataset_name", "webvid-10M", "corpus name under data_root"),
-                string_key("sampling_policy", "uniform", "frame sampling policy", {"uniform"}),
+                string_key("sampling_policy", "uniform", "frame sampling policy (a frame_sampler plugin)"),
                 string_key("split", "train", "split to read", {"train", "validation"}),
                 int_key("max_samples", 0, "cap on clips read (0: all)"),
                 int_key("max_frames", 16, "frames per clip (the visual-token budget)"),

@@ -138,6 +138,14 @@ std::unique_ptr<sdk::ImageTextDataset> Components::image_text_dataset(const sdk:
   return build_selected<sdk::ImageTextDatasetFactory>(sdk::kind::image_text_dataset, spec);
 }
 
+std::unique_ptr<sdk::VideoDataset> Components::video_dataset(const sdk::ImageTextSpec& spec) const {
+  return build_selected<sdk::VideoDatasetFactory>(sdk::kind::video_dataset, spec);
+}
+
+std::unique_ptr<sdk::FrameSampler> Components::frame_sampler() const {
+  return build_selected<sdk::FrameSamplerFactory>(sdk::kind::frame_sampler);
+}
+
 uint32_t Components::optimizer_capabilities() const {
   const sdk::KindInfo& optimizer = kind_info(sdk::kind::optimizer);
   return entry(optimizer, selected(optimizer)).meta.capabilities;

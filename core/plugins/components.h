@@ -45,6 +45,10 @@ class Components final : public sdk::ComponentSource {
   std::shared_ptr<sdk::VisionLanguageModel> vision_language_model(sdk::VisionLanguageParts parts) const;
   /// The [vlm] dataset plugin serving `spec` (a vision-language run's training data).
   std::unique_ptr<sdk::ImageTextDataset> image_text_dataset(const sdk::ImageTextSpec& spec) const;
+  /// The [video] dataset_type plugin serving `spec` (a video run's clips).
+  std::unique_ptr<sdk::VideoDataset> video_dataset(const sdk::ImageTextSpec& spec) const;
+  /// The [video] sampling_policy.
+  std::unique_ptr<sdk::FrameSampler> frame_sampler() const;
 
   /// The KFORGE_CAP_* flags the configured optimizer declares (e.g. KFORGE_CAP_NEEDS_WHOLE_MATRICES),
   /// without building it.

@@ -52,9 +52,21 @@ void Transformer::init_weights() {
 
 at::Tensor Transformer::forward(const at::Tensor& tokens) { return run(at::Tensor(), tokens, nullptr); }
 
-at::Tensor Transformer::forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens) {
+at::Tensor Transformer::forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens,
+                                         const at::Tensor& prefix_padding) {
   check_prefix(prefix, tokens);
-  return run(prefix, tokens, nullptr);
+  if (!prefix_padding.defined()) return run(prefix, tokens, nullptr);
+  const int64_t batch = prefix.size(0), positions = prefix.size(1);
+  if (prefix_padding.scalar_type() != at::kLong || prefix_padding.sizes() != at::IntArrayRef{batch} ||
+      prefix_padding.lt(0).any().item<bool>() || prefix_padding.gt(positions).any().item<bool>()) {
+    throw sdk::Error("transformer: the prefix padding must be int64 [" + std::to_string(batch) + "] within [0, " +
+                     std::to_string(positions) + "], got " + std::string(c10::toString(prefix_padding.scalar_type())) +
+                     " " + c10::str(prefix_padding.sizes()));
+  }
+  // Each row's document starts: 0 over its padding, then the padding's length.
+  const at::Tensor padding = prefix_padding.unsqueeze(1);
+  const at::Tensor position = at::arange(positions + tokens.size(1), prefix_padding.options()).unsqueeze(0);
+  return run(prefix, tokens, nullptr, at::where(position.lt(padding), at::zeros_like(padding), padding).contiguous());
 }
 
 void Transformer::check_prefix(const at::Tensor& prefix, const at::Tensor& tokens) const {
@@ -76,7 +88,8 @@ void Transformer::set_documents(const at::Tensor& doc_ids) {
   doc_starts_ = doc_ids.defined() ? document_starts(doc_ids) : at::Tensor();
 }
 
-at::Tensor Transformer::run(const at::Tensor& prefix, const at::Tensor& tokens, KVCache* cache) {
+at::Tensor Transformer::run(const at::Tensor& prefix, const at::Tensor& tokens, KVCache* cache,
+                            const at::Tensor& prefix_starts) {
   if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong) {
     throw sdk::Error("transformer: tokens must be an int64 tensor [batch, seq], got " +
                      std::string(c10::toString(tokens.scalar_type())) + " with " + std::to_string(tokens.dim()) +
@@ -89,8 +102,8 @@ at::Tensor Transformer::run(const at::Tensor& prefix, const at::Tensor& tokens, 
   at::Tensor x = token_embedding_->forward(tokens);
   if (capturing) capture("embed", x);
   if (n_prefix > 0) x = at::cat({prefix.to(x.scalar_type()), x}, 1);
-  const at::Tensor doc_starts = cache ? at::Tensor() : doc_starts_;
-  if (doc_starts.defined() && doc_starts.sizes() != tokens.sizes()) {
+  const at::Tensor doc_starts = prefix_starts.defined() ? prefix_starts : cache ? at::Tensor() : doc_starts_;
+  if (!prefix_starts.defined() && doc_starts.defined() && doc_starts.sizes() != tokens.sizes()) {
     throw sdk::Error("transformer: the document ids set (" + c10::str(doc_starts.sizes()) +
                      ") do not match the tokens " + c10::str(tokens.sizes()));
   }

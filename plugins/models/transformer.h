@@ -33,7 +33,10 @@ class Transformer : public sdk::Model {
   at::Tensor forward(const at::Tensor& tokens) override;
   /// Joint decoder: prefix (B, P, dim), cast to the embeddings' dtype, before the tokens' embeddings; RoPE positions
   /// from 0 at the prefix's first; the final norm and the head run on the S token positions only.
-  at::Tensor forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens) override;
+  /// prefix_padding becomes a row of two documents (documents.h): its padding, then the rest, whose positions count
+  /// from 0 and which never sees the padding.
+  at::Tensor forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens,
+                              const at::Tensor& prefix_padding = {}) override;
   std::vector<sdk::ModelBlock> blocks() const override;
   double flops_per_token(int64_t seq_len) const override { return config_.flops_per_token(seq_len); }
   int64_t num_params_estimate() const override { return config_.num_params(); }
@@ -67,7 +70,9 @@ class Transformer : public sdk::Model {
   /// start at its fill and are stored in it. While the host
   /// captures (sdk::Model::set_capture), hands out the points of hook_points in plugin.cpp: "embed"
   /// (token embeddings), per block (block_capture.h) and "final_norm" (the head's input).
-  at::Tensor run(const at::Tensor& prefix, const at::Tensor& tokens, KVCache* cache);
+  /// `prefix_starts` (documents.h's starts, [batch, P + S]) replaces the documents set by set_documents() when defined.
+  at::Tensor run(const at::Tensor& prefix, const at::Tensor& tokens, KVCache* cache,
+                 const at::Tensor& prefix_starts = {});
   /// Throws sdk::Error unless prefix is floating [tokens' batch, P, dim] and no document ids are set.
   void check_prefix(const at::Tensor& prefix, const at::Tensor& tokens) const;
   /// The KVCache `state` is, checked to take `prefix_len` + the tokens' positions more, of tokens [batch, T].

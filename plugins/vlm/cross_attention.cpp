@@ -53,8 +53,9 @@ CrossAttention::CrossAttention(sdk::VisionLanguageParts parts, const builtin::mo
 }
 
 at::Tensor CrossAttention::cross(size_t j, const at::Tensor& text) const {
-  if (keys_values_ != nullptr) return layers_[j]->forward(text, (*keys_values_)[j].first, (*keys_values_)[j].second);
-  return layers_[j]->forward(text, image_);
+  if (keys_values_ != nullptr)
+    return layers_[j]->forward_with(text, (*keys_values_)[j].first, (*keys_values_)[j].second);
+  return layers_[j]->forward(text, image_.tokens, image_.padding);
 }
 
 at::Tensor CrossAttention::forward(const at::Tensor& tokens) {
@@ -63,10 +64,10 @@ at::Tensor CrossAttention::forward(const at::Tensor& tokens) {
   try {
     logits = text_->forward(tokens);
   } catch (...) {
-    image_ = at::Tensor();
+    image_ = {};
     throw;
   }
-  image_ = at::Tensor();  // the graph keeps what the backward needs
+  image_ = {};  // the graph keeps what the backward needs
   return logits;
 }
 
@@ -90,8 +91,12 @@ at::Tensor CrossAttention::decode(const at::Tensor& tokens, DecodeState& state) 
   auto* cross = dynamic_cast<CrossDecodeState*>(&state);
   if (cross == nullptr) throw sdk::Error("cross_attention: decode was given a state not made by its start_decoding");
   if (cross->keys_values.empty()) {
-    const at::Tensor image = image_tokens(tokens);
-    for (const auto& layer : layers_) cross->keys_values.push_back(layer->image_keys_values(image));
+    const VisualTokens image = image_tokens(tokens);
+    if (image.padding.defined() && image.padding.any().item<bool>()) {
+      throw sdk::Error(
+          "cross_attention: cached decoding of clips with padded frames is not supported; give whole clips");
+    }
+    for (const auto& layer : layers_) cross->keys_values.push_back(layer->image_keys_values(image.tokens));
   }
   keys_values_ = &cross->keys_values;
   at::Tensor logits;
@@ -118,8 +123,8 @@ double CrossAttention::flops_per_token(int64_t seq_len) const {
       (image_side ? kv : other) += static_cast<double>(item.value().numel());
     }
     const double q_width = static_cast<double>(layer->named_parameters()["attention.q_proj.weight"].size(0));
-    per_token += 6 * other + 6 * kv * static_cast<double>(visual_tokens_) / static_cast<double>(seq_len) +
-                 12 * q_width * static_cast<double>(visual_tokens_);
+    per_token += 6 * other + 6 * kv * static_cast<double>(frames_ * visual_tokens_) / static_cast<double>(seq_len) +
+                 12 * q_width * static_cast<double>(frames_ * visual_tokens_);
   }
   return text_->flops_per_token(seq_len) + per_token;
 }

@@ -50,7 +50,7 @@ class CrossAttention final : public TextComposition {
   int64_t every_n_layers_;
   int64_t visual_tokens_;
   std::vector<std::shared_ptr<CrossAttentionBlock>> layers_;
-  at::Tensor image_;                                                             ///< the running forward's image tokens
+  VisualTokens image_;                                                           ///< the running forward's image tokens
   const std::vector<std::pair<at::Tensor, at::Tensor>>* keys_values_ = nullptr;  ///< the running decode's
 };
 

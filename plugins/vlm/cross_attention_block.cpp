@@ -5,6 +5,7 @@
 #include <kforge/sdk/error.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace kforge::vlm {
@@ -44,24 +45,36 @@ std::pair<at::Tensor, at::Tensor> CrossAttentionBlock::image_keys_values(const a
   return {heads(k_proj_->forward(image)), heads(v_proj_->forward(image))};
 }
 
-at::Tensor CrossAttentionBlock::forward(const at::Tensor& text, const at::Tensor& image) {
+at::Tensor CrossAttentionBlock::forward(const at::Tensor& text, const at::Tensor& image, const at::Tensor& padding) {
   if (image.dim() != 3 || image.size(0) != text.size(0) || image.size(2) != text.size(2)) {
     throw sdk::Error("cross_attention: image tokens " + c10::str(image.sizes()) + " do not fit text " +
                      c10::str(text.sizes()) + " (one image per row, the model dim)");
   }
   auto [keys, values] = image_keys_values(image.to(text.scalar_type()));
-  return forward(text, keys, values);
+  return forward_with(text, keys, values, padding);
 }
 
-at::Tensor CrossAttentionBlock::forward(const at::Tensor& text, const at::Tensor& keys, const at::Tensor& values) {
+at::Tensor CrossAttentionBlock::forward_with(const at::Tensor& text, const at::Tensor& keys, const at::Tensor& values,
+                                             const at::Tensor& padding) {
   const int64_t batch = text.size(0), seq = text.size(1), group = n_heads_ / n_kv_heads_;
   // Queries grouped by their key/value head: (B, KV, group * S, hd), so each group shares one K/V without copies.
   const at::Tensor q = q_proj_->forward(attention_norm_->forward(text))
                            .view({batch, seq, n_kv_heads_, group, head_dim_})
                            .permute({0, 2, 3, 1, 4})
                            .reshape({batch, n_kv_heads_, group * seq, head_dim_});
-  const at::Tensor scores = at::matmul(q, keys.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));
-  const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(q.scalar_type());
+  at::Tensor scores = at::matmul(q, keys.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));
+  at::Tensor probs;
+  if (padding.defined()) {
+    // Padded keys get -inf; a row of padding only gets finite scores, and every probability of a padded key is then
+    // zeroed, so such a row attends to nothing and its gradients stay finite.
+    const at::Tensor valid = at::arange(keys.size(2), padding.options()).unsqueeze(0).ge(padding.unsqueeze(1));
+    const at::Tensor visible = valid.view({batch, 1, 1, keys.size(2)});
+    scores = scores.masked_fill(visible.logical_not().logical_and(valid.any(1).view({batch, 1, 1, 1})),
+                                -std::numeric_limits<double>::infinity());
+    probs = (at::softmax(scores, -1, at::kFloat) * visible).to(q.scalar_type());
+  } else {
+    probs = at::softmax(scores, -1, at::kFloat).to(q.scalar_type());
+  }
   const at::Tensor attended = at::matmul(probs, values)
                                   .view({batch, n_kv_heads_, group, seq, head_dim_})
                                   .permute({0, 3, 1, 2, 4})

@@ -84,7 +84,14 @@ at::Tensor OwnStack::forward(const at::Tensor& tokens) {
   throw sdk::Error(arch_ + ": the stack runs over the image tokens and the text together (forward_prefixed)");
 }
 
-at::Tensor OwnStack::forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens) {
+at::Tensor OwnStack::forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens,
+                                      const at::Tensor& prefix_padding) {
+  if (prefix_padding.defined() && prefix_padding.any().item<bool>()) {
+    throw sdk::Error(arch_ +
+                     ": clips with padded frames are not supported yet (its per-modality positions and "
+                     "routing do not mask them); give whole clips, or use arch = \"joint_decoder\" or "
+                     "\"cross_attention\"");
+  }
   if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong) {
     throw sdk::Error(arch_ + ": tokens must be an int64 tensor [batch, seq], got " +
                      std::string(c10::toString(tokens.scalar_type())) + " " + c10::str(tokens.sizes()));

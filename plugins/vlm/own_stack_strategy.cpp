@@ -39,7 +39,8 @@ std::map<std::string, at::Tensor> OwnStackStrategy::from_text_state(
 }
 
 at::Tensor OwnStackStrategy::forward(const at::Tensor& tokens) {
-  return text_->forward_prefixed(image_tokens(tokens), tokens);
+  const VisualTokens visual = image_tokens(tokens);
+  return text_->forward_prefixed(visual.tokens, tokens, visual.padding);
 }
 
 sdk::Error OwnStackStrategy::training_only_error() const {

@@ -65,8 +65,9 @@ class OwnStackStrategy final : public TextComposition {
 int64_t tokens_per_image(const sdk::VisionLanguageParts& parts, const std::string& arch);
 
 /// What a strategy's factory does with the parts: builds Stack (an OwnStack, constructed from the [model] settings,
-/// the image tokens and `settings`) from parts.text_config as stack_config reads it (`moe_refusal`: why num_experts >
-/// 0 is refused), puts it in place of the text model (released), and composes them, with `warm_start`.
+/// a row's image tokens (parts.frames images) and `settings`) from parts.text_config as stack_config reads it
+/// (`moe_refusal`: why num_experts > 0 is refused), puts it in place of the text model (released), and composes them,
+/// with `warm_start`.
 template <typename Stack, typename Settings>
 std::shared_ptr<sdk::VisionLanguageModel> make_own_stack_strategy(sdk::VisionLanguageParts parts,
                                                                   const std::string& arch, const Settings& settings,
@@ -74,7 +75,7 @@ std::shared_ptr<sdk::VisionLanguageModel> make_own_stack_strategy(sdk::VisionLan
                                                                   const std::string& training_only,
                                                                   TextWarmStart warm_start = {}) {
   const builtin::models::ModelConfig config = stack_config(arch, parts.text_config, moe_refusal);
-  parts.text = std::make_shared<Stack>(config, tokens_per_image(parts, arch), settings);
+  parts.text = std::make_shared<Stack>(config, tokens_per_image(parts, arch) * parts.frames, settings);
   return std::make_shared<OwnStackStrategy>(std::move(parts), arch, training_only, std::move(warm_start));
 }
 

@@ -10,7 +10,9 @@ TextComposition::TextComposition(sdk::VisionLanguageParts parts, std::string arc
     : arch_(std::move(arch)),
       encoder_(std::move(parts.encoder)),
       adapter_(std::move(parts.adapter)),
-      text_(std::move(parts.text)) {
+      text_(std::move(parts.text)),
+      frames_(parts.frames) {
+  if (frames_ < 1) throw sdk::Error(arch_ + ": parts.frames = " + std::to_string(frames_) + " must be >= 1");
   if (!encoder_ || !adapter_ || !text_) {
     throw sdk::Error(arch_ + ": a vision encoder, an adapter and a text model are all required");
   }
@@ -25,22 +27,54 @@ TextComposition::TextComposition(sdk::VisionLanguageParts parts, std::string arc
   text_->set_side_output_sink([this](const at::Tensor& value) { block_side_output(value); });
 }
 
-void TextComposition::set_images(const at::Tensor& pixels) {
-  if (pixels.defined() && (pixels.dim() != 4 || !pixels.is_floating_point())) {
-    throw sdk::Error(arch_ + ": images must be a floating tensor [batch, channels, height, width], got " +
-                     std::string(c10::toString(pixels.scalar_type())) + " " + c10::str(pixels.sizes()));
+void TextComposition::set_images(const at::Tensor& pixels, const at::Tensor& frame_mask) {
+  const int64_t dims = frames_ == 1 ? 4 : 5;
+  if (pixels.defined() &&
+      (pixels.dim() != dims || !pixels.is_floating_point() || (dims == 5 && pixels.size(1) != frames_))) {
+    throw sdk::Error(arch_ + ": " +
+                     (frames_ == 1 ? std::string("images must be a floating tensor [batch, channels, height, width]")
+                                   : "clips must be a floating tensor [batch, " + std::to_string(frames_) +
+                                         " frames, channels, height, width]") +
+                     ", got " + std::string(c10::toString(pixels.scalar_type())) + " " + c10::str(pixels.sizes()));
+  }
+  at::Tensor real;
+  if (frame_mask.defined()) {
+    if (!pixels.defined() || dims != 5 || frame_mask.scalar_type() != at::kBool ||
+        frame_mask.sizes() != pixels.sizes().slice(0, 2)) {
+      throw sdk::Error(arch_ + ": a frame mask must be bool [batch, frames] beside clips, got " +
+                       std::string(c10::toString(frame_mask.scalar_type())) + " " + c10::str(frame_mask.sizes()));
+    }
+    real = frame_mask.sum(1);  // int64 [batch]
+    const at::Tensor first = at::arange(frames_, real.options()).unsqueeze(0).lt(real.unsqueeze(1));
+    if (!first.equal(frame_mask)) {
+      throw sdk::Error(arch_ + ": each row of the frame mask must have its real frames first, then its padding");
+    }
   }
   pixels_ = pixels;
+  real_frames_ = real;
 }
 
-at::Tensor TextComposition::image_tokens(const at::Tensor& tokens) const {
+VisualTokens TextComposition::image_tokens(const at::Tensor& tokens) const {
   if (!pixels_.defined()) throw sdk::Error(arch_ + ": no images were set for this forward (set_images)");
-  if (tokens.dim() != 2 || tokens.size(0) != pixels_.size(0)) {
-    throw sdk::Error(arch_ + ": " + std::to_string(pixels_.size(0)) + " images for tokens " + c10::str(tokens.sizes()) +
-                     " (one image per row)");
+  const int64_t batch = pixels_.size(0);
+  if (tokens.dim() != 2 || tokens.size(0) != batch) {
+    const std::string what = frames_ == 1 ? "image" : "clip";
+    throw sdk::Error(arch_ + ": " + std::to_string(batch) + " " + what + "s for tokens " + c10::str(tokens.sizes()) +
+                     " (one " + what + " per row)");
   }
   // A frozen tower (no parameter requiring a gradient) records no graph: autograd sees nothing to differentiate.
-  return adapter_->forward(encoder_->forward(pixels_));
+  at::Tensor out = adapter_->forward(encoder_->forward(frames_ == 1 ? pixels_ : pixels_.flatten(0, 1)));
+  if (frames_ == 1) return {out, at::Tensor()};
+  out = out.view({batch, frames_, out.size(1), out.size(2)});  // [batch, frames, per frame, dim]
+  at::Tensor padding;
+  if (real_frames_.defined()) {
+    // Row b's frames as [its padding, its real frames]: frame (j + real_b) mod frames at place j.
+    const at::Tensor order =
+        (at::arange(frames_, real_frames_.options()).unsqueeze(0) + real_frames_.unsqueeze(1)).remainder(frames_);
+    out = out.gather(1, order.view({batch, frames_, 1, 1}).expand_as(out));
+    padding = (frames_ - real_frames_) * out.size(2);
+  }
+  return {out.flatten(1, 2), padding};
 }
 
 std::vector<sdk::ModelBlock> TextComposition::blocks() const {

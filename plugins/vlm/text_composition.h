@@ -11,9 +11,18 @@
 
 namespace kforge::vlm {
 
+/// A row's visual tokens: [batch, positions, dim], and how many of each row's first positions are padding (int64
+/// [batch]; undefined when none is).
+struct VisualTokens {
+  at::Tensor tokens;
+  at::Tensor padding;
+};
+
 class TextComposition : public sdk::VisionLanguageModel {
  public:
-  void set_images(const at::Tensor& pixels) override;
+  /// Checks the shapes (images [batch, 3, H, W], or clips [batch, frames, 3, H, W] with parts.frames frames and a
+  /// frame_mask [batch, frames] of real frames first) and keeps them for the next forward.
+  void set_images(const at::Tensor& pixels, const at::Tensor& frame_mask = {}) override;
   /// The text model's blocks, named and holding parameters under "transformer.".
   std::vector<sdk::ModelBlock> blocks() const override;
   std::vector<std::pair<std::string, at::Tensor>> auxiliary_losses() override { return text_->auxiliary_losses(); }
@@ -25,9 +34,11 @@ class TextComposition : public sdk::VisionLanguageModel {
   /// module and side-output seams through this model's, so the host's seams see its blocks. `arch` names the strategy
   /// in errors.
   TextComposition(sdk::VisionLanguageParts parts, std::string arch);
-  /// The adapter's image tokens [batch, visual_tokens(), dim] of the images set (sdk::Error when none are, or not one
-  /// per row of tokens).
-  at::Tensor image_tokens(const at::Tensor& tokens) const;
+  /// The adapter's tokens of the images set, [batch, frames x visual_tokens(), dim] (sdk::Error when none are, or not
+  /// one image or clip per row of tokens): a clip's frames in order, its padded frames moved before its real ones (so
+  /// the padding is the first `padding` positions of the row, and the real frames keep the positions an unpadded clip
+  /// of as many frames has).
+  VisualTokens image_tokens(const at::Tensor& tokens) const;
   /// The parameters of the encoder and the adapter.
   int64_t vision_parameters() const;
 
@@ -35,9 +46,11 @@ class TextComposition : public sdk::VisionLanguageModel {
   std::shared_ptr<sdk::VisionEncoder> encoder_;
   std::shared_ptr<sdk::Adapter> adapter_;
   std::shared_ptr<sdk::Model> text_;
+  const int64_t frames_;  ///< parts.frames: images per row
 
  private:
   at::Tensor pixels_;
+  at::Tensor real_frames_;  ///< int64 [batch] of clips set with a frame mask, else undefined
 };
 
 }  // namespace kforge::vlm

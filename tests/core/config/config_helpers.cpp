@@ -27,12 +27,13 @@ config::Catalog base_catalog(const config::Catalog& extra) {
   for (const char* adapter : {"mlp_2layer", "linear", "avgpool", "attentional_pool"}) {
     catalog.push_back({"adapter", adapter, "1.0.0", "libkforge_vision.so", {}});
   }
-  // KempnerForge's four [vlm] arches: joint_decoder is libkforge_vlm.so's; the other three stand in for strategies
-  // still to come, so that the core schema's rules for their keys stay tested.
+  // KempnerForge's four [vlm] arches (libkforge_vlm.so's).
   for (const char* arch : {"joint_decoder", "cross_attention", "mot", "moma"}) {
     catalog.push_back({"modality_strategy", arch, "1.0.0", "libkforge_vlm.so", {}});
   }
   catalog.push_back({"image_text_dataset", "image_text", "1.0.0", "libkforge_image_text_data.so", {}});
+  catalog.push_back({"video_dataset", "webvid", "1.0.0", "libkforge_video.so", {}});
+  catalog.push_back({"frame_sampler", "uniform", "1.0.0", "libkforge_video.so", {}});
   catalog.insert(catalog.end(), extra.begin(), extra.end());
   return catalog;
 }

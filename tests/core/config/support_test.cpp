@@ -44,13 +44,11 @@ TEST(KeySupport, EveryKeyOfTheSchemaHasADecisionAndEveryUnimplementedOneAReason)
   EXPECT_GT(keys, 150u);
 }
 
-TEST(KeySupport, UnknownKeysHaveNoDecisionAndVideoIsRefusedWhole) {
+TEST(KeySupport, UnknownKeysHaveNoDecisionAndTheMultimodalKeysAreHonoured) {
   EXPECT_EQ(config::key_support("model", "no_such_key").support, Support::Unset);
   EXPECT_EQ(config::key_support("optimizer", "lr").support, Support::Honoured);
-  EXPECT_EQ(config::section_support("video").support, Support::Refused);
-  EXPECT_EQ(config::key_support("video", "max_frames").support, Support::Refused);
-  for (const char* section : {"vlm", "vision_encoder", "adapter", "model"}) {
-    EXPECT_EQ(config::section_support(section).support, Support::Honoured) << section;
+  for (const char* key : {"max_frames", "fps", "dataset_type", "sampling_policy", "data_root", "prompt"}) {
+    EXPECT_EQ(config::key_support("video", key).support, Support::Honoured) << key;
   }
   EXPECT_EQ(config::key_support("vlm", "arch").support, Support::Honoured);
   EXPECT_EQ(config::key_support("vlm", "mot_modalities").support, Support::Honoured);
@@ -86,7 +84,6 @@ TEST_P(Refused, NamesTheKeyItsPlaceAndThatItIsNotImplemented) {
 
 // KempnerForge's configs that kforge parsed and then trained as something else.
 const Case kRefused[] = {
-    {"video", "[vision_encoder]\n[vlm]\n[video]\nmax_frames = 8\n", {}, {"cfg.toml:3:1: [video]", "video training"}},
     {"hf_streaming",
      "",
      {"--data.hf_streaming=true"},

@@ -125,10 +125,10 @@ const BadVlmValue kRules[] = {
      {"[video] split = \"test\"", "allowed values are train, validation"}},
     {"video_dataset_type",
      kVlm + "[video]\ndataset_type = \"kinetics\"\n",
-     {"[video] dataset_type = \"kinetics\"", "allowed values are webvid"}},
+     {"[video] dataset_type = \"kinetics\"", "no video_dataset 'kinetics' in the loaded plugins", "Known: webvid"}},
     {"video_sampling_policy",
      kVlm + "[video]\nsampling_policy = \"random\"\n",
-     {"[video] sampling_policy = \"random\"", "allowed values are uniform"}},
+     {"[video] sampling_policy = \"random\"", "no frame_sampler 'random' in the loaded plugins", "Known: uniform"}},
 };
 INSTANTIATE_TEST_SUITE_P(Sections, VlmRule, ::testing::ValuesIn(kRules),
                          [](const auto& info) { return std::string(info.param.name); });

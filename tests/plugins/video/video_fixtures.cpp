@@ -102,6 +102,11 @@ const VideoClips& video_clips() {
   return directory.clips;
 }
 
+void write_testsrc_clip(const std::string& path, int seconds) {
+  checked(kFfmpeg + std::string("-f lavfi -i testsrc=size=96x72:rate=10:duration=") + std::to_string(seconds) +
+          " -c:v libx264 -pix_fmt yuv420p " + shell_quoted(path));
+}
+
 CliFrames cli_frames(const std::string& clip, int64_t size) {
   const std::string probe = "ffprobe -v error -select_streams v:0 -of csv=p=0 ";
   const double time_base = parse_rational(checked(probe + "-show_entries stream=time_base " + shell_quoted(clip)));

@@ -31,6 +31,10 @@ struct VideoClips {
 /// Made on first use; a failing ffmpeg command throws std::runtime_error with its output.
 const VideoClips& video_clips();
 
+/// Writes a 96x72 testsrc clip of `seconds` at 10 frames per second, H.264 in MP4, to `path` (its directory must
+/// exist); std::runtime_error when ffmpeg fails.
+void write_testsrc_clip(const std::string& path, int seconds);
+
 /// What the ffmpeg CLI decodes: frame pts (seconds, from ffprobe) and the frames scaled by its scale filter
 /// (flags=bilinear) to size x size rgb24.
 struct CliFrames {

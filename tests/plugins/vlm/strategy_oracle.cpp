@@ -43,12 +43,14 @@ std::string strategy_toml(const std::string& arch, const std::string& model, con
          vlm;
 }
 
-BuiltStrategy build_strategy(const ComponentHost& h) {
+BuiltStrategy build_strategy(const ComponentHost& h, int64_t frames) {
   BuiltStrategy b;
   b.encoder = h.components.vision_encoder();
   b.text = h.components.model();
   b.adapter = h.components.adapter({b.encoder->feature_dim(), h.job.view("model").get_int("dim")});
-  b.vlm = h.components.vision_language_model({b.encoder, b.adapter, b.text});
+  sdk::VisionLanguageParts parts{b.encoder, b.adapter, b.text};
+  parts.frames = frames;
+  b.vlm = h.components.vision_language_model(std::move(parts));
   return b;
 }
 

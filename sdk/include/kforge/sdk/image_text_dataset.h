@@ -1,5 +1,6 @@
-// ImageTextDataset: a map-style source of image-text samples (an image, its caption, an optional prompt) that
-// reads and preprocesses them on background threads in the order the host's sampler gives.
+// Visual-text data: map-style sources of samples (an image or a video clip, its caption, an optional prompt) that read
+// and preprocess them on background threads in the order the host's sampler gives. ImageTextDataset serves images
+// ([vlm] dataset), VideoDataset clips ([video] dataset_type), both through the same streams and samples.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -34,13 +35,21 @@ struct ImageTextSpec {
   int num_workers = 0;  ///< [data] num_workers: decoding threads (0: on the caller's thread)
   int queue_depth = 0;  ///< samples prepared ahead at most (0: 2 x num_workers)
   std::function<void(const std::string&)> warn;  ///< a skipped sample, named by its origin and key
+  /// Clips only (a VideoDataset's spec): frames per sample ([video] max_frames), and the times in seconds at which to
+  /// take frames from a clip of the given duration (the [video] sampling_policy's frame sampler; at most max_frames).
+  int64_t max_frames = 0;
+  std::function<std::vector<double>(double duration_s)> frame_times;
 };
 
 struct ImageTextSample {
   int64_t position = 0;     ///< its place in the stream's order
-  at::Tensor pixel_values;  ///< float32 [3, image_size, image_size]
+  at::Tensor pixel_values;  ///< float32 [3, image_size, image_size]; a clip's: [max_frames, 3, image_size, image_size]
   at::Tensor input_ids;     ///< int64 [max_text_len]
   at::Tensor labels;        ///< int64 [max_text_len]: the next token, -100 on prompt targets and padding
+  /// A clip's: bool [max_frames], its real frames first, then padding (zero pixels); none real when the clip could not
+  /// be decoded (its labels are then all -100). Undefined for an image.
+  at::Tensor frame_mask;
+  at::Tensor frame_times;  ///< a clip's: float32 [max_frames], each frame's time in the clip in seconds (0: padding)
 };
 
 /// Samples index_at(p) for positions p in order, prepared ahead on the dataset's threads.
@@ -54,9 +63,10 @@ class ImageTextStream {
   virtual int64_t skipped() const = 0;
 };
 
-class ImageTextDataset {
+/// What the host reads samples from.
+class VisualTextSource {
  public:
-  virtual ~ImageTextDataset() = default;
+  virtual ~VisualTextSource() = default;
   /// Number of samples.
   virtual int64_t size() const = 0;
   /// One line for the log: format, files, samples.
@@ -65,10 +75,27 @@ class ImageTextDataset {
   /// call at a time, from any thread).
   virtual std::unique_ptr<ImageTextStream> stream(std::function<int64_t(int64_t)> index_at, int64_t start,
                                                   int64_t end) const = 0;
+};
+
+class ImageTextDataset : public VisualTextSource {
+ public:
   /// An image file read as the samples' images are (decoded, resized, normalised): float32 [3, image_size,
   /// image_size], e.g. for kforge generate --image. Throws sdk::Error naming the file when it cannot be read or
   /// decoded.
   virtual at::Tensor pixel_values(const std::string& image_file) const = 0;
+};
+
+/// Clips: samples with frame_mask and frame_times, pixel_values [spec.max_frames, 3, S, S], a clip that cannot be
+/// decoded given as a sample without real frames whose labels are all -100 (counted by the stream's skipped()).
+class VideoDataset : public VisualTextSource {};
+
+/// A clip's frame times: [video] sampling_policy.
+class FrameSampler {
+ public:
+  virtual ~FrameSampler() = default;
+  /// The times, in seconds from the clip's start and in increasing order, of the frames to take from a clip of
+  /// `duration_s` seconds (0 when unknown); at least one, at most the [video] max_frames.
+  virtual std::vector<double> timestamps(double duration_s) const = 0;
 };
 
 }  // namespace kforge::sdk

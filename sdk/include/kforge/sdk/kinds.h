@@ -1,4 +1,4 @@
-// The twelve component kinds in one table: what each is called, where a config selects it and whose keys it reads.
+// The fourteen component kinds in one table: what each is called, where a config selects it and whose keys it reads.
 #pragma once
 
 #include <string_view>
@@ -20,7 +20,9 @@
   X(vision_encoder, VisionEncoder, "vision_encoder", "type", false) \
   X(adapter, Adapter, "adapter", "type", false)                     \
   X(modality_strategy, VisionLanguageModel, "vlm", "arch", false)   \
-  X(image_text_dataset, ImageTextDataset, "vlm", "dataset", false)
+  X(image_text_dataset, ImageTextDataset, "vlm", "dataset", false)  \
+  X(video_dataset, VideoDataset, "video", "dataset_type", false)    \
+  X(frame_sampler, FrameSampler, "video", "sampling_policy", false)
 
 namespace kforge::sdk {
 

@@ -77,9 +77,14 @@ class Model : public torch::nn::Module {
   /// floating [batch, P, dim], are embeddings (e.g. an adapter's image tokens) placed before those of tokens, int64
   /// [batch, S]; one causal stack runs over the P + S positions, positions counted from the prefix's first ->
   /// logits [batch, S, vocab] of the token positions only. Gradients reach prefix. Document ids are refused.
-  virtual torch::Tensor forward_prefixed(const torch::Tensor& prefix, const torch::Tensor& tokens) {
+  /// prefix_padding, int64 [batch] (undefined: zeros): the first prefix_padding[b] prefix positions of row b are
+  /// padding: no other position attends to them, and positions count from the first one after them, so the row's
+  /// other outputs are those of the row without its padding.
+  virtual torch::Tensor forward_prefixed(const torch::Tensor& prefix, const torch::Tensor& tokens,
+                                         const torch::Tensor& prefix_padding = {}) {
     (void)prefix;
     (void)tokens;
+    (void)prefix_padding;
     throw Error("model " + name() +
                 " does not take embedding prefixes (a joint-decoder vision-language model needs one)");
   }

@@ -56,10 +56,13 @@ using VisionLanguageModelFactory =
     std::function<std::shared_ptr<VisionLanguageModel>(const BuildContext&, VisionLanguageParts parts)>;
 using ImageTextDatasetFactory =
     std::function<std::unique_ptr<ImageTextDataset>(const BuildContext&, const ImageTextSpec& spec)>;
+using VideoDatasetFactory =
+    std::function<std::unique_ptr<VideoDataset>(const BuildContext&, const ImageTextSpec& spec)>;
+using FrameSamplerFactory = std::function<std::unique_ptr<FrameSampler>(const BuildContext&)>;
 
 /// One add_<kind>(name, factory) per row of KFORGE_COMPONENT_KINDS: add_model, add_router,
 /// add_optimizer, add_scheduler, add_loss, add_dataset, add_hook, add_metric_backend, add_vision_encoder,
-/// add_adapter, add_modality_strategy, add_image_text_dataset. Each throws
+/// add_adapter, add_modality_strategy, add_image_text_dataset, add_video_dataset, add_frame_sampler. Each throws
 /// kforge::sdk::Error if the name is already taken or was not declared in the plugin's component
 /// metadata.
 class Registrar {

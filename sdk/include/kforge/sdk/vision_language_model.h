@@ -26,6 +26,8 @@ struct VisionLanguageParts {
   /// The validated [model] section the text model was built from, set by the host and valid during the factory call
   /// only: what a strategy with layers of its own (cross-attention blocks, per-modality weights) sizes them by.
   const ConfigView* text_config = nullptr;
+  /// Images per row: 1 for images, [video] max_frames for clips (set_images then takes [batch, frames, 3, H, W]).
+  int64_t frames = 1;
 };
 
 /// forward(tokens) runs the images set by set_images() through the encoder and adapter and the tokens through the text
@@ -33,11 +35,14 @@ struct VisionLanguageParts {
 /// "transformer." (or, for a strategy that builds its own stack, its layers under that prefix).
 class VisionLanguageModel : public Model {
  public:
-  /// pixels, float [batch, 3, H, W], are the images of the next forward()'s rows; an undefined tensor clears them.
-  virtual void set_images(const at::Tensor& pixels) = 0;
-  /// Tokens the adapter makes of one image: the visual tokens a step trains on beside the text (positions of the
-  /// sequence for an image-prefix strategy; keys and values only for cross-attention, whose max_seq_len() they leave
-  /// whole).
+  /// pixels, float [batch, 3, H, W], are the images of the next forward()'s rows, or [batch, F, 3, H, W] their clips
+  /// of F frames in order; an undefined tensor clears them. With clips, frame_mask, bool [batch, F], says which frames
+  /// are real: each row's real frames first, then padding, which must change nothing of the real tokens' outputs and
+  /// gradients (undefined: all real).
+  virtual void set_images(const at::Tensor& pixels, const at::Tensor& frame_mask = {}) = 0;
+  /// Tokens the adapter makes of one image (or frame): a row's visual tokens are parts.frames times as many (positions
+  /// of the sequence for an image-prefix strategy; keys and values only for cross-attention, whose max_seq_len() they
+  /// leave whole).
   virtual int64_t visual_tokens() const = 0;
 
   /// A dense text model's checkpoint step directory to start this model from, as the strategy's own [vlm] keys ask

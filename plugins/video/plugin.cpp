@@ -1,0 +1,45 @@
+// The built-in video plugin: registers the video datasets webvid and video_jsonl (kind video_dataset, selected by
+// [video] dataset_type) and the frame sampler uniform (kind frame_sampler, selected by [video] sampling_policy), each
+// reading the [video] keys it declares.
+#include <kforge/sdk/plugin.h>
+
+#include "video/uniform_sampler.h"
+#include "video/video_data.h"
+
+namespace {
+
+// The [video] keys each component reads (list-plugins shows them); frame size and max_frames reach the datasets
+// through the host's ImageTextSpec.
+constexpr const char* kWebVidKeys[] = {"data_root", "dataset_name", "split", "max_samples", "prompt"};
+constexpr const char* kVideoJsonlKeys[] = {"data_root", "max_samples", "prompt"};
+constexpr const char* kUniformKeys[] = {"fps", "min_frames", "max_frames"};
+
+constexpr kforge_component_info kComponents[] = {
+    KFORGE_COMPONENT(kforge::sdk::kind::video_dataset, "webvid", "1.0.0",
+                     "KempnerForge's WebVid layout: CSV partitions under data_root/raw/<dataset_name>, clips under "
+                     "data_root/raw/videos, decoded with FFmpeg on [data] num_workers threads",
+                     kforge::sdk::core_keys(kWebVidKeys)),
+    KFORGE_COMPONENT(kforge::sdk::kind::video_dataset, "video_jsonl", "1.0.0",
+                     "A JSON Lines manifest at data_root of {\"video\", \"text\", \"prompt\"} objects, decoded with "
+                     "FFmpeg on [data] num_workers threads",
+                     kforge::sdk::core_keys(kVideoJsonlKeys)),
+    KFORGE_COMPONENT(kforge::sdk::kind::frame_sampler, "uniform", "1.0.0",
+                     "KempnerForge's uniform policy: clamp(round(duration x fps), min_frames, max_frames) frames "
+                     "evenly spaced from the first to the last",
+                     kforge::sdk::core_keys(kUniformKeys)),
+};
+
+void register_all(kforge::sdk::Registrar& r) {
+  r.add_video_dataset("webvid", [](const kforge::sdk::BuildContext& ctx, const kforge::sdk::ImageTextSpec& spec) {
+    return kforge::video::make_webvid(ctx.section, spec);
+  });
+  r.add_video_dataset("video_jsonl", [](const kforge::sdk::BuildContext& ctx, const kforge::sdk::ImageTextSpec& spec) {
+    return kforge::video::make_video_jsonl(ctx.section, spec);
+  });
+  r.add_frame_sampler(
+      "uniform", [](const kforge::sdk::BuildContext& ctx) { return kforge::video::make_uniform_sampler(ctx.section); });
+}
+
+}  // namespace
+
+KFORGE_PLUGIN("kforge-video", "1.0.0", "Built-in video datasets and frame samplers", kComponents, register_all)

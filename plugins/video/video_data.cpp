@@ -1,0 +1,90 @@
+// Checking the host's spec, the streams over the decode pool, and the two datasets' [video] keys.
+#include "video/video_data.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <optional>
+#include <utility>
+
+#include "image_text/decode_pool.h"
+#include "kforge/sdk/error.h"
+#include "video/video_manifest.h"
+#include "video/webvid_source.h"
+
+namespace kforge::video {
+namespace {
+
+class ClipStream : public sdk::ImageTextStream {
+ public:
+  ClipStream(image_text::OrderedDecodePool<ClipSample>::Load load, std::function<int64_t(int64_t)> index_at,
+             int64_t start, int64_t end, image_text::DecodePoolOptions options)
+      : warn_(options.warn), pool_(std::move(load), std::move(index_at), start, end, std::move(options)) {}
+
+  std::optional<sdk::ImageTextSample> next() override {
+    std::optional<ClipSample> clip = pool_.next();
+    if (!clip) return std::nullopt;
+    if (!clip->failure.empty()) {
+      ++failed_;
+      warn_(clip->failure + "; the sample has no frames and no loss");
+    }
+    return std::move(clip->sample);
+  }
+  int64_t skipped() const override { return failed_.load() + pool_.stats().skipped; }
+
+ private:
+  image_text::Warn warn_;
+  std::atomic<int64_t> failed_{0};
+  image_text::OrderedDecodePool<ClipSample> pool_;
+};
+
+}  // namespace
+
+VideoData::VideoData(const sdk::ImageTextSpec& spec, const std::function<std::shared_ptr<const ClipSource>()>& open)
+    : warn_(spec.warn ? spec.warn : image_text::stderr_warn()) {
+  if (spec.image_size <= 0) {
+    throw sdk::ConfigError(
+        fmt::format("video dataset: frame size {} must be > 0 (the vision encoder's input size)", spec.image_size));
+  }
+  if (spec.max_frames <= 0) throw sdk::ConfigError(fmt::format("[video] max_frames = {} must be > 0", spec.max_frames));
+  if (spec.max_text_len <= 0) {
+    throw sdk::ConfigError(fmt::format("[vlm] max_text_len = {} must be > 0", spec.max_text_len));
+  }
+  if (!spec.tokenize) throw sdk::Error("video dataset: the host gave no tokenizer");
+  if (!spec.frame_times) throw sdk::Error("video dataset: the host gave no frame sampler (frame_times)");
+  options_.frame_size = spec.image_size;
+  options_.max_frames = spec.max_frames;
+  options_.normalization = image_text::Normalization{spec.pixels.mean, spec.pixels.std};
+  options_.text = image_text::TextOptions{spec.max_text_len, spec.pad_id, spec.eos_id};
+  options_.tokenize = spec.tokenize;
+  options_.frame_times = spec.frame_times;
+  num_workers_ = spec.num_workers;
+  queue_depth_ = spec.queue_depth;
+  source_ = open();
+}
+
+std::unique_ptr<sdk::ImageTextStream> VideoData::stream(std::function<int64_t(int64_t)> index_at, int64_t start,
+                                                        int64_t end) const {
+  auto load = [source = source_, options = options_](int64_t position, int64_t index) {
+    ClipSample clip = clip_sample(source->clip(index), options);
+    clip.sample.position = position;
+    return clip;
+  };
+  image_text::DecodePoolOptions options{num_workers_, queue_depth_, warn_};
+  return std::make_unique<ClipStream>(std::move(load), std::move(index_at), start, end, std::move(options));
+}
+
+std::unique_ptr<sdk::VideoDataset> make_webvid(const sdk::ConfigView& video, const sdk::ImageTextSpec& spec) {
+  WebVidOptions options{video.get_string("data_root"), video.get_string("dataset_name"), video.get_string("split"),
+                        video.get_int("max_samples"), video.get_string("prompt")};
+  return std::make_unique<VideoData>(spec, [&] { return std::make_shared<WebVidSource>(std::move(options)); });
+}
+
+std::unique_ptr<sdk::VideoDataset> make_video_jsonl(const sdk::ConfigView& video, const sdk::ImageTextSpec& spec) {
+  return std::make_unique<VideoData>(spec, [&] {
+    return std::make_shared<VideoManifestSource>(video.get_string("data_root"), video.get_string("prompt"),
+                                                 video.get_int("max_samples"));
+  });
+}
+
+}  // namespace kforge::video
