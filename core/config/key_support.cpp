@@ -79,6 +79,9 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
         "mot_image_n_heads", "mot_image_n_kv_heads", "mot_warm_start_from_text", "mot_warm_start_path",
         "moma_modalities", "moma_experts_per_modality", "moma_capacity_factor", "moma_gumbel_noise"}},
       {"vision_encoder", {"type", "path", "feature_dim", "num_tokens"}},
+      {"video",
+       {"data_root", "dataset_type", "dataset_name", "sampling_policy", "split", "max_samples", "max_frames",
+        "min_frames", "fps", "frame_size", "prompt"}},
       {"adapter", {"type", "hidden_dim", "activation", "pool_window", "pool_heads"}},
       {"metrics",
        {"log_interval", "backends", "run_dir", "per_rank", "peak_tflops", "enable_tensorboard", "tensorboard_dir"}},
@@ -125,25 +128,9 @@ const Table& not_implemented() {
   return table;
 }
 
-// Sections of features this kforge does not have.
-const std::map<std::string, std::string>& refused_sections() {
-  static const std::map<std::string, std::string> sections = {
-      {"video", "video training"},
-  };
-  return sections;
-}
-
 }  // namespace
 
-KeySupport section_support(const std::string& section) {
-  const auto refused_section = refused_sections().find(section);
-  if (refused_section != refused_sections().end()) return refused(refused_section->second);
-  return {Support::Honoured, "", Value::null()};
-}
-
 KeySupport key_support(const std::string& section, const std::string& key) {
-  const KeySupport whole = section_support(section);
-  if (whole.support == Support::Refused) return whole;
   const auto missing = not_implemented().find({section, key});
   if (missing != not_implemented().end()) return missing->second;
   const auto keys = honoured().find(section);

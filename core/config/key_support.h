@@ -24,12 +24,8 @@ struct KeySupport {
 };
 
 /// kforge's decision for `key` of the table `section` (a section name such as "data", or a nested
-/// table's schema name such as "data.datasets" or "freeze"). Keys of a refused section are
-/// refused with it. Unset for a key the table does not know (plugin keys: their plugin honours them).
+/// table's schema name such as "data.datasets" or "freeze"). Unset for a key the table does not know (plugin keys:
+/// their plugin honours them).
 KeySupport key_support(const std::string& section, const std::string& key);
-
-/// kforge's decision for a whole section: Refused for the sections of features not in this kforge
-/// ([vlm], [vision_encoder], [adapter], [video]), else Honoured (its keys decide).
-KeySupport section_support(const std::string& section);
 
 }  // namespace kforge::config

@@ -47,16 +47,6 @@ std::vector<std::string> check_support(const Value& resolved) {
   for (const SectionSpec& spec : core_schema()) {
     const Value* table = resolved.find(spec.name);
     if (table == nullptr) continue;
-    const KeySupport s = section_support(spec.name);
-    if (s.support == Support::Refused) {
-      // A section materialised with its defaults because another one is set ([adapter] by [vlm]) is
-      // reported through that one.
-      if (given(*table)) {
-        found.refusals.push_back(fmt::format("{}: [{}] is not implemented in this kforge: {}. Remove the section",
-                                             table->source.describe(), spec.name, s.why));
-      }
-      continue;
-    }
     // [vlm] holds the keys of its arch.
     const Value* arch = spec.name == "vlm" ? table->find("arch") : nullptr;
     check_table(*table, arch != nullptr && arch->type == Value::Type::String ? vlm_section(arch->s) : spec, spec.name,

@@ -16,7 +16,9 @@ struct Batch {
   at::Tensor sources;    ///< int64 [B] mixture source of each row (undefined without a mixture, and on steps
                          ///< whose metrics are not logged)
   at::Tensor doc_ids;    ///< int64 [B, S] document of each input token (undefined unless packing)
-  at::Tensor pixel_values;  ///< float32 [B, 3, H, W]: each row's image (vision-language runs; else undefined)
+  at::Tensor pixel_values;  ///< float32 [B, 3, H, W]: each row's image, or [B, F, 3, H, W] its clip (vision-language
+                            ///< runs; else undefined)
+  at::Tensor frame_mask;    ///< bool [B, F]: each clip's real frames, first (video runs; else undefined)
 };
 
 /// Stacks the windows `indices` of `dataset` (S = window - 1). With `vocab_size` > 0, throws

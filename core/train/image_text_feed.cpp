@@ -33,9 +33,12 @@ const std::string& image_text_path(const config::JobConfig& job, ImageTextFeed::
 
 namespace {
 
-sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const sdk::PixelFormat& pixels,
-                                   ImageTextFeed::Split split) {
-  const std::string& path = image_text_path(job, split);
+// The spec of the split's samples: images from the split's dataset_path, or in a video run ([video]) clips, which the
+// [video] dataset_type plugin finds from its own keys, taken at the times the [video] sampling_policy gives.
+sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const plugins::Components& components,
+                                   const sdk::PixelFormat& pixels, ImageTextFeed::Split split) {
+  const bool video = job.tree.find("video") != nullptr;
+  const std::string path = video ? "" : image_text_path(job, split);
   if (job.data.tokenizer_path.empty()) {
     throw sdk::ConfigError(
         "[data] tokenizer_path is not set: a vision-language run tokenises its captions and prompts as it reads "
@@ -63,14 +66,25 @@ sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const sdk::Pixe
   spec.num_workers = static_cast<int>(data.get_int("num_workers"));
   spec.queue_depth = static_cast<int>(data.get_int("prefetch_factor") * spec.num_workers * job.train.batch_size);
   spec.warn = [](const std::string& message) { log::get().warn("{}", message); };
+  if (video) {
+    spec.max_frames = job.view("video").get_int("max_frames");
+    std::shared_ptr<const sdk::FrameSampler> sampler = components.frame_sampler();
+    spec.frame_times = [sampler](double duration_s) { return sampler->timestamps(duration_s); };
+  }
   return spec;
+}
+
+std::unique_ptr<sdk::VisualTextSource> open_source(const config::JobConfig& job, const plugins::Components& components,
+                                                   const sdk::ImageTextSpec& spec) {
+  if (job.tree.find("video") != nullptr) return components.video_dataset(spec);
+  return components.image_text_dataset(spec);
 }
 
 }  // namespace
 
 ImageTextFeed::ImageTextFeed(const config::JobConfig& job, const plugins::Components& components,
                              const sdk::PixelFormat& pixels, const dist::Group& dp, Split split)
-    : dataset_(components.image_text_dataset(image_text_spec(job, pixels, split))),
+    : dataset_(open_source(job, components, image_text_spec(job, components, pixels, split))),
       dp_(dp),
       batch_size_(job.train.batch_size),
       order_(dataset_->size(), job.train.batch_size, split == Split::Train ? job.train.effective_data_seed() : 0,
@@ -105,7 +119,7 @@ data::Batch ImageTextFeed::next_batch() {
     stream_ =
         dataset_->stream([this](int64_t p) { return index_at(p); }, position_, std::numeric_limits<int64_t>::max());
   }
-  std::vector<at::Tensor> pixels, ids, labels;
+  std::vector<at::Tensor> pixels, ids, labels, masks;
   while (static_cast<int64_t>(pixels.size()) < batch_size_) {
     const auto start = std::chrono::steady_clock::now();
     std::optional<sdk::ImageTextSample> sample = stream_->next();
@@ -115,11 +129,13 @@ data::Batch ImageTextFeed::next_batch() {
     pixels.push_back(std::move(sample->pixel_values));
     ids.push_back(std::move(sample->input_ids));
     labels.push_back(std::move(sample->labels));
+    if (sample->frame_mask.defined()) masks.push_back(std::move(sample->frame_mask));
   }
   data::Batch batch;
   batch.pixel_values = at::stack(pixels);
   batch.input_ids = at::stack(ids);
   batch.labels = at::stack(labels);
+  if (!masks.empty()) batch.frame_mask = at::stack(masks);
   return batch;
 }
 
@@ -127,7 +143,7 @@ sdk::MetricList ImageTextFeed::metrics(const std::vector<data::Batch>& batches, 
   double text = 0, images = 0;
   for (const data::Batch& b : batches) {
     text += static_cast<double>(b.labels.ne(-100).sum().item<int64_t>());
-    images += static_cast<double>(b.pixel_values.size(0));
+    images += static_cast<double>(b.frame_mask.defined() ? b.frame_mask.sum().item<int64_t>() : b.pixel_values.size(0));
   }
   at::Tensor sums = at::tensor(
       {text, images * static_cast<double>(visual_tokens), static_cast<double>(skipped()), wait_ms_}, at::kDouble);

@@ -24,15 +24,17 @@ class ImageTextFeed {
   /// ([eval] dataset_path and file_pattern, in order).
   enum class Split { Train, Eval };
 
-  /// Opens the [vlm] dataset plugin over the split's dataset_path with the images `pixels` describes, the text of
-  /// [data] tokenizer_path padded to [vlm] max_text_len, [data] num_workers threads and prefetch_factor x
-  /// num_workers batches read ahead from the first next_batch() on. Throws sdk::ConfigError naming the key without a
-  /// dataset_path or a tokenizer_path. `dp` must outlive the feed.
+  /// Opens the [vlm] dataset plugin over the split's dataset_path with the images `pixels` describes (in a video run,
+  /// the [video] dataset_type plugin, its clips of [video] max_frames frames taken at the [video] sampling_policy's
+  /// times), the text of [data] tokenizer_path padded to [vlm] max_text_len, [data] num_workers threads and
+  /// prefetch_factor x num_workers batches read ahead from the first next_batch() on. Throws sdk::ConfigError naming
+  /// the key without a dataset_path or a tokenizer_path. `dp` must outlive the feed.
   ImageTextFeed(const config::JobConfig& job, const plugins::Components& components, const sdk::PixelFormat& pixels,
                 const dist::Group& dp, Split split = Split::Train);
   ~ImageTextFeed();
 
-  /// train.batch_size samples: pixel_values [B, 3, S, S], input_ids and labels [B, max_text_len].
+  /// train.batch_size samples: pixel_values [B, 3, S, S] (clips: [B, F, 3, S, S] and frame_mask [B, F]), input_ids
+  /// and labels [B, max_text_len].
   data::Batch next_batch();
   /// Samples of this rank's order consumed so far.
   int64_t position() const { return position_; }
@@ -45,16 +47,16 @@ class ImageTextFeed {
   int64_t skipped() const;
   std::string describe() const { return dataset_->describe(); }
   /// Per-step data metrics of `batches`, summed over the data-parallel ranks (a collective):
-  /// data/text_tokens_trained (labels with a loss), data/visual_tokens (`visual_tokens` per image),
-  /// data/images_skipped (so far), and data/wait_ms: the time next_batch() waited for samples over the steps since
-  /// the previous call (the previous logged step),
-  /// averaged over the ranks (near 0 once the read-ahead keeps up with training).
+  /// data/text_tokens_trained (labels with a loss), data/visual_tokens (`visual_tokens` per image or real frame),
+  /// data/images_skipped (so far; clips that could not be decoded in a video run), and data/wait_ms: the time
+  /// next_batch() waited for samples over the steps since the previous call (the previous logged step), averaged over
+  /// the ranks (near 0 once the read-ahead keeps up with training).
   sdk::MetricList metrics(const std::vector<data::Batch>& batches, int64_t visual_tokens);
 
  private:
   int64_t index_at(int64_t position);
 
-  std::unique_ptr<sdk::ImageTextDataset> dataset_;
+  std::unique_ptr<sdk::VisualTextSource> dataset_;
   const dist::Group& dp_;
   int64_t batch_size_;
   data::BatchSampler order_;

@@ -204,8 +204,8 @@ void Trainer::apply_freeze() {
   }
 }
 
-void Trainer::set_images(const at::Tensor& pixels) {
-  if (vlm_) return vlm_->set_images(pixels);
+void Trainer::set_images(const at::Tensor& pixels, const at::Tensor& frame_mask) {
+  if (vlm_) return vlm_->set_images(pixels, frame_mask);
   if (pixels.defined()) throw sdk::Error("a batch with images reached a text-only model; configure [vlm]");
 }
 

@@ -67,7 +67,7 @@ class Trainer {
   at::Tensor forward(const at::Tensor& tokens);
   /// The images of the next forward's rows (a batch's pixel_values) for a vision-language model; undefined
   /// pixels are a text batch's. Throws sdk::Error for images given to a text-only model.
-  void set_images(const at::Tensor& pixels);
+  void set_images(const at::Tensor& pixels, const at::Tensor& frame_mask = {});
   int64_t step() const { return step_; }
   /// The process groups and device mesh (groups of one in a single process).
   const dist::Runtime& runtime() const { return *runtime_; }

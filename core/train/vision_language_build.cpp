@@ -15,17 +15,19 @@
 namespace kforge::train {
 namespace {
 
-// The size images are resized to: the encoder's own, else [data] hf_image_size (which must then agree).
+// The size images are resized to: the encoder's own, else [data] hf_image_size (in a video run [video] frame_size),
+// which must then agree.
 int64_t image_size(const config::JobConfig& job, int64_t encoder_size) {
-  const config::Value* data = job.tree.find("data");
-  const config::Value* configured = data != nullptr ? data->find("hf_image_size") : nullptr;
-  const int64_t size = job.view("data").get_int("hf_image_size");
+  const bool video = job.tree.find("video") != nullptr;
+  const char* section = video ? "video" : "data";
+  const char* key = video ? "frame_size" : "hf_image_size";
+  const config::Value* configured = job.tree.find(section) != nullptr ? job.tree.find(section)->find(key) : nullptr;
+  const int64_t size = job.view(section).get_int(key);
   if (encoder_size == 0) return size;
   if (configured != nullptr && !configured->source.origin.empty() && size != encoder_size) {
     throw sdk::ConfigError(fmt::format(
-        "{}: [data] hf_image_size = {}, but [vision_encoder] type = \"{}\" takes {}x{} images; remove the key or set "
-        "it to {}",
-        configured->source.describe(), size, job.view("vision_encoder").get_string("type"), encoder_size,
+        "{}: [{}] {} = {}, but [vision_encoder] type = \"{}\" takes {}x{} images; remove the key or set it to {}",
+        configured->source.describe(), section, key, size, job.view("vision_encoder").get_string("type"), encoder_size,
         encoder_size, encoder_size));
   }
   return encoder_size;
@@ -85,11 +87,14 @@ VisionLanguageBuild build_vision_language_model(const config::JobConfig& job, co
   const int64_t dim = job.view("model").get_int("dim");
   std::shared_ptr<sdk::Adapter> adapter = components.adapter({encoder->feature_dim(), dim});
   std::shared_ptr<sdk::Model> text = components.model();
+  const int64_t frames = job.tree.find("video") != nullptr ? job.view("video").get_int("max_frames") : 1;
   std::set<const c10::TensorImpl*> encoder_tensors;
   for (const auto& item : encoder->named_parameters(/*recurse=*/true)) {
     encoder_tensors.insert(item.value().unsafeGetTensorImpl());
   }
-  out.model = components.vision_language_model({std::move(encoder), std::move(adapter), std::move(text)});
+  sdk::VisionLanguageParts parts{std::move(encoder), std::move(adapter), std::move(text)};
+  parts.frames = frames;
+  out.model = components.vision_language_model(std::move(parts));
   if (const std::string path = out.model->text_warm_start_path();
       !path.empty() && weights == EncoderWeightsFrom::Path) {
     warm_start_from_text(*out.model, path, job.view("vlm").get_string("arch"));

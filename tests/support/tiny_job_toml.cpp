@@ -32,4 +32,19 @@ warmup_steps = 4
                      vocab_size, max_steps);
 }
 
+std::string tiny_vlm_toml() {
+  return R"(
+[vision_encoder]
+type = "random"
+num_tokens = 4
+feature_dim = 16
+
+[adapter]
+type = "mlp_2layer"
+
+[vlm]
+max_text_len = 12
+)";
+}
+
 }  // namespace kforge::test

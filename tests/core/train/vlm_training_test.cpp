@@ -52,19 +52,8 @@ void make_vlm(TrainFixture& fx, int images, Captions captions, int corrupt = -1)
   }
   const auto tokenizer = tiny_tokenizer(fx.root);
   // The fixture's config with image-text [data] in place of its text shards, and no [eval].
-  fx.toml = tiny_job_toml(64, 20) +
+  fx.toml = tiny_job_toml(64, 20) + tiny_vlm_toml() +
             fmt::format(R"(
-[vision_encoder]
-type = "random"
-num_tokens = 4
-feature_dim = 16
-
-[adapter]
-type = "mlp_2layer"
-
-[vlm]
-max_text_len = 12
-
 [data]
 dataset_path = "{}"
 tokenizer_path = "{}"

@@ -1,0 +1,125 @@
+// A video run through the trainer ([video]): clips of solid colours made here by the ffmpeg CLI, of 1 to 4 frames at
+// [video] fps = 2 (so batches hold padded clips), read by the video_jsonl dataset plugin, under the joint decoder and
+// the cross-attention strategy. It learns which colour each clip shows, resumes bit-exactly, matches one rank on two
+// FSDP ranks, and refuses what it cannot do yet.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include "checkpoint/checkpoint_manager.h"
+#include "core/train/train_fixture.h"
+#include "support/expect_text.h"
+#include "support/launch_job.h"
+#include "support/tiny_job_toml.h"
+#include "support/tiny_tokenizer.h"
+
+namespace kforge::test {
+namespace {
+
+const char* const kColours[] = {"red", "green", "blue", "black", "white", "yellow", "cyan", "magenta"};
+
+// `clips` clips of 0.5 to 2 s of one colour each (so 1 to 4 frames at 2 per second), captioned by their colour, in a
+// JSON Lines manifest; the fixture's tiny text model behind the random encoder (4 tokens a frame) and an MLP adapter,
+// [video] up to 4 frames of 16 x 16.
+void make_video(TrainFixture& fx, int clips) {
+  const auto dir = fx.root / "clips";
+  std::filesystem::create_directories(dir);
+  std::ofstream manifest(dir / "manifest.jsonl");
+  for (int i = 0; i < clips; ++i) {
+    const std::string name = fmt::format("clip_{:02}.mkv", i);
+    const double seconds = 0.5 * (1 + i % 4);
+    const std::string command = fmt::format(
+        "ffmpeg -loglevel error -y -f lavfi -i color=c={}:s=16x16:r=4:d={} -c:v ffv1 -pix_fmt yuv420p {} 2>&1",
+        kColours[i % 8], seconds, (dir / name).string());
+    ASSERT_EQ(std::system(command.c_str()), 0) << command << " (apt-get install ffmpeg)";
+    manifest << fmt::format(R"({{"video": "{}", "text": "a {} clip", "prompt": "see"}})", name, kColours[i % 8])
+             << "\n";
+  }
+  const auto tokenizer = tiny_tokenizer(fx.root);
+  fx.toml = tiny_job_toml(64, 20) + tiny_vlm_toml() +
+            fmt::format(R"(
+[video]
+dataset_type = "video_jsonl"
+data_root = "{}"
+max_frames = 4
+min_frames = 1
+fps = 2.0
+frame_size = 16
+
+[data]
+tokenizer_path = "{}"
+num_workers = 1
+)",
+                        (dir / "manifest.jsonl").string(), tokenizer.string()) +
+            fx.output_toml();
+}
+
+std::vector<std::string> video_args(std::vector<std::string> more) {
+  more.insert(more.begin(), {"--scheduler.name=constant", "--train.seq_len=28", "--eval.enabled=false"});
+  return more;
+}
+
+void expect_video_trains_resumes_and_shards(const std::vector<std::string>& arch) {
+  TrainFixture learn;
+  make_video(learn, 8);
+  auto losses = std::make_shared<RecordingHook>();
+  std::vector<std::string> args = video_args({"--train.max_steps=30", "--optimizer.lr=3e-3"});
+  args.insert(args.end(), arch.begin(), arch.end());
+  learn.run(args, {losses});
+  ASSERT_EQ(losses->losses.size(), 30u);
+  EXPECT_LT(losses->losses.at(30), 0.5 * losses->losses.at(1));
+  // Clips of 1 to 4 frames: the visual tokens a step trains on are 4 per real frame, fewer than 4 clips of 4 frames.
+  double fewest = 1e9;
+  for (const auto& [step, tokens] : metric(learn, "data/visual_tokens")) fewest = std::min(fewest, tokens);
+  EXPECT_GE(fewest, 4 * 4);
+  EXPECT_LT(fewest, 4 * 4 * 4);
+
+  TrainFixture straight, split;
+  make_video(straight, 8);
+  make_video(split, 8);
+  auto a = std::make_shared<RecordingHook>(), b = std::make_shared<RecordingHook>();
+  auto steps = [&](int n) {
+    std::vector<std::string> s = video_args({fmt::format("--train.max_steps={}", n)});
+    s.insert(s.end(), arch.begin(), arch.end());
+    return s;
+  };
+  straight.run(steps(8), {a});
+  split.run(steps(5), {});
+  EXPECT_EQ(split.run(steps(8), {b}).resumed_from, 5);
+  for (int64_t step = 6; step <= 8; ++step) EXPECT_EQ(a->losses.at(step), b->losses.at(step)) << "step " << step;
+
+  TrainFixture one, two;
+  make_video(one, 16);
+  make_video(two, 16);
+  std::vector<std::string> one_args = steps(4), two_args = steps(4);
+  one_args.push_back("--train.batch_size=8");
+  two_args.insert(two_args.end(), {"--train.batch_size=4", "--distributed.dp_shard=2"});
+  launch(one, 1, one_args);
+  launch(two, 2, two_args);
+  expect_close(metric(one, "train/loss"), metric(two, "train/loss"), 1, 4);
+}
+
+TEST(VideoTraining, JointDecoderLearnsFromPaddedClipsResumesBitExactlyAndMatchesOneRankOnTwo) {
+  expect_video_trains_resumes_and_shards({});
+}
+
+TEST(VideoTraining, CrossAttentionLearnsFromPaddedClipsResumesBitExactlyAndMatchesOneRankOnTwo) {
+  expect_video_trains_resumes_and_shards({"--vlm.arch=cross_attention", "--vlm.cross_attention_every_n_layers=1"});
+}
+
+TEST(VideoTraining, RefusesWhatItCannotDoYetNamingTheKey) {
+  TrainFixture fx;
+  make_video(fx, 4);
+  expect_has(config_error_of([&] { fx.run(video_args({"--vlm.arch=mot"}), {}); }),
+             {"[vlm] arch = \"mot\" with [video]", "joint_decoder"});
+  expect_has(config_error_of([&] {
+               fx.run(video_args({"--eval.enabled=true", "--eval.dataset_path=" + fx.root.string()}), {});
+             }),
+             {"[eval] enabled in a video run", "set enabled = false"});
+}
+
+}  // namespace
+}  // namespace kforge::test
