@@ -31,13 +31,6 @@ void check_vision_language_data(const config::JobConfig& job) {
   refuse_if(job.view("data").get_bool("pack_sequences"), "pack_sequences",
             "each row is one image and its text, padded; nothing to pack");
   if (const config::Value* video = job.tree.find("video")) {
-    const config::Value& arch = *job.tree.find("vlm")->find("arch");
-    if (arch.s == "mot" || arch.s == "moma") {
-      throw sdk::ConfigError(fmt::format(
-          "{}: [vlm] arch = \"{}\" with [video]: its per-modality positions and routing do not mask padded frames "
-          "yet; train video with arch = \"joint_decoder\" or \"cross_attention\"",
-          arch.source.describe(), arch.s));
-    }
     if (job.eval.enabled) {
       throw sdk::ConfigError(
           fmt::format("{}: [eval] enabled in a video run ([video]): evaluation reads image-text "

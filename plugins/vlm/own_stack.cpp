@@ -87,10 +87,7 @@ at::Tensor OwnStack::forward(const at::Tensor& tokens) {
 at::Tensor OwnStack::forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens,
                                       const at::Tensor& prefix_padding) {
   if (prefix_padding.defined() && prefix_padding.any().item<bool>()) {
-    throw sdk::Error(arch_ +
-                     ": clips with padded frames are not supported yet (its per-modality positions and "
-                     "routing do not mask them); give whole clips, or use arch = \"joint_decoder\" or "
-                     "\"cross_attention\"");
+    throw sdk::Error(arch_ + ": padded image positions are not masked by this stack");
   }
   if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong) {
     throw sdk::Error(arch_ + ": tokens must be an int64 tensor [batch, seq], got " +

@@ -65,8 +65,7 @@ class OwnStack : public sdk::Model {
   /// prefix: the image tokens [B, image_positions, dim], cast to the embeddings' dtype, before the tokens' embeddings
   /// [B, S]; the layers run over the P + S positions -> logits [B, S, vocab] of the text positions. Throws sdk::Error
   /// for other shapes or when P + S exceeds [model] max_seq_len.
-  /// Padded frames (prefix_padding > 0) are refused: the stack's per-modality positions and routing do not mask them
-  /// yet.
+  /// Refuses prefix_padding > 0 (sdk::Error): the stack's per-modality positions and routing do not mask padding.
   at::Tensor forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens,
                               const at::Tensor& prefix_padding = {}) override;
   /// layers.{i}, each with the parameters under it and its "attention" module checkpointable.

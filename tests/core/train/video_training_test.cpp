@@ -114,7 +114,7 @@ TEST(VideoTraining, RefusesWhatItCannotDoYetNamingTheKey) {
   TrainFixture fx;
   make_video(fx, 4);
   expect_has(config_error_of([&] { fx.run(video_args({"--vlm.arch=mot"}), {}); }),
-             {"[vlm] arch = \"mot\" with [video]", "joint_decoder"});
+             {"[vlm] arch = \"mot\" with clips of 4 frames ([video])", "joint_decoder"});
   expect_has(config_error_of([&] {
                fx.run(video_args({"--eval.enabled=true", "--eval.dataset_path=" + fx.root.string()}), {});
              }),
