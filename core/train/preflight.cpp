@@ -30,7 +30,24 @@ void check_vision_language_data(const config::JobConfig& job) {
             "(`kforge prepare-data --image-text` writes shards from a manifest)");
   refuse_if(job.view("data").get_bool("pack_sequences"), "pack_sequences",
             "each row is one image and its text, padded; nothing to pack");
+  const config::Value* type = data.find("dataset_type");
+  refuse_if(type != nullptr && !type->source.origin.empty(), "dataset_type",
+            "the image-text dataset plugin is [vlm] dataset; remove the key");
   if (const config::Value* video = job.tree.find("video")) {
+    auto given = [](const config::Value* v) { return v != nullptr && !v->source.origin.empty(); };
+    for (const char* key : {"dataset_path", "file_pattern"}) {
+      refuse_if(given(data.find(key)), key,
+                "a video run reads its clips from [video] data_root through the [video] dataset_type plugin; "
+                "remove the key");
+    }
+    refuse_if(given(data.find("hf_image_size")), "hf_image_size",
+              "a video run resizes its frames to [video] frame_size; remove the key");
+    if (const config::Value* dataset = job.tree.find("vlm")->find("dataset"); given(dataset)) {
+      throw sdk::ConfigError(
+          fmt::format("{}: [vlm] dataset in a video run ([video]): the clips are read by the "
+                      "[video] dataset_type plugin; remove the key",
+                      dataset->source.describe()));
+    }
     if (job.eval.enabled) {
       throw sdk::ConfigError(
           fmt::format("{}: [eval] enabled in a video run ([video]): evaluation reads image-text "
@@ -46,9 +63,6 @@ void check_vision_language_data(const config::JobConfig& job) {
         "WebDataset .tar shards or a JSON Lines manifest in [eval] dataset_path",
         job.eval.hf->where));
   }
-  const config::Value* type = data.find("dataset_type");
-  refuse_if(type != nullptr && !type->source.origin.empty(), "dataset_type",
-            "the image-text dataset plugin is [vlm] dataset; remove the key");
 }
 
 // [data] keys only a vision-language run reads, set in a text run's config: one warning each.

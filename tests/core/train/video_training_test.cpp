@@ -119,6 +119,13 @@ TEST(VideoTraining, RefusesWhatItCannotDoYetNamingTheKey) {
                fx.run(video_args({"--eval.enabled=true", "--eval.dataset_path=" + fx.root.string()}), {});
              }),
              {"[eval] enabled in a video run", "set enabled = false"});
+  // Keys of the image data, which a video run would not read.
+  expect_has(config_error_of([&] { fx.run(video_args({"--data.dataset_path=" + fx.root.string()}), {}); }),
+             {"[data] dataset_path in a vision-language run", "[video] data_root", "remove the key"});
+  expect_has(config_error_of([&] { fx.run(video_args({"--data.hf_image_size=16"}), {}); }),
+             {"[data] hf_image_size in a vision-language run", "[video] frame_size"});
+  expect_has(config_error_of([&] { fx.run(video_args({"--vlm.dataset=image_text"}), {}); }),
+             {"[vlm] dataset in a video run", "remove the key"});
 }
 
 }  // namespace
