@@ -1,10 +1,12 @@
-// document_starts: each token's document start from the row's document ids.
+// document_starts: each token's document start from the row's document ids; prefix_document_starts: from a prefix's
+// padding.
 #include "documents.h"
 
 #include <ATen/ATen.h>
 #include <kforge/sdk/error.h>
 
 #include <sstream>
+#include <string>
 
 namespace kforge::builtin::models {
 
@@ -26,6 +28,20 @@ at::Tensor document_starts(const at::Tensor& doc_ids) {
   // A position where the id changes starts a document; the start of t is the latest such position <= t.
   const at::Tensor first = at::cat({at::ones({doc_ids.size(0), 1}, step.options().dtype(at::kBool)), step.ne(0)}, 1);
   return std::get<0>(at::cummax(first * at::arange(seq, doc_ids.options()), 1)).contiguous();
+}
+
+at::Tensor prefix_document_starts(const at::Tensor& prefix_padding, int64_t batch, int64_t positions, int64_t seq,
+                                  const std::string& who) {
+  if (prefix_padding.scalar_type() != at::kLong || prefix_padding.sizes() != at::IntArrayRef{batch} ||
+      prefix_padding.lt(0).any().item<bool>() || prefix_padding.gt(positions).any().item<bool>()) {
+    throw sdk::Error(who + ": the prefix padding must be int64 [" + std::to_string(batch) + "] within [0, " +
+                     std::to_string(positions) + "], got " + std::string(c10::toString(prefix_padding.scalar_type())) +
+                     " " + c10::str(prefix_padding.sizes()));
+  }
+  // Each row's document starts: 0 over its padding, then the padding's length.
+  const at::Tensor padding = prefix_padding.unsqueeze(1);
+  const at::Tensor position = at::arange(positions + seq, prefix_padding.options()).unsqueeze(0);
+  return at::where(position.lt(padding), at::zeros_like(padding), padding).contiguous();
 }
 
 }  // namespace kforge::builtin::models

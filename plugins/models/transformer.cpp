@@ -56,17 +56,8 @@ at::Tensor Transformer::forward_prefixed(const at::Tensor& prefix, const at::Ten
                                          const at::Tensor& prefix_padding) {
   check_prefix(prefix, tokens);
   if (!prefix_padding.defined()) return run(prefix, tokens, nullptr);
-  const int64_t batch = prefix.size(0), positions = prefix.size(1);
-  if (prefix_padding.scalar_type() != at::kLong || prefix_padding.sizes() != at::IntArrayRef{batch} ||
-      prefix_padding.lt(0).any().item<bool>() || prefix_padding.gt(positions).any().item<bool>()) {
-    throw sdk::Error("transformer: the prefix padding must be int64 [" + std::to_string(batch) + "] within [0, " +
-                     std::to_string(positions) + "], got " + std::string(c10::toString(prefix_padding.scalar_type())) +
-                     " " + c10::str(prefix_padding.sizes()));
-  }
-  // Each row's document starts: 0 over its padding, then the padding's length.
-  const at::Tensor padding = prefix_padding.unsqueeze(1);
-  const at::Tensor position = at::arange(positions + tokens.size(1), prefix_padding.options()).unsqueeze(0);
-  return run(prefix, tokens, nullptr, at::where(position.lt(padding), at::zeros_like(padding), padding).contiguous());
+  return run(prefix, tokens, nullptr,
+             prefix_document_starts(prefix_padding, prefix.size(0), prefix.size(1), tokens.size(1), "transformer"));
 }
 
 void Transformer::check_prefix(const at::Tensor& prefix, const at::Tensor& tokens) const {

@@ -1,4 +1,4 @@
-// ExpertChoiceFFN: the scores, the Gumbel noise, each expert's pick and the weighted sum.
+// ExpertChoiceFFN: the routed tokens, the scores, the Gumbel noise, each expert's pick and the weighted sum.
 #include "expert_choice_ffn.h"
 
 #include <ATen/ATen.h>
@@ -40,7 +40,17 @@ int64_t ExpertChoiceFFN::tokens_per_expert(int64_t n) const {
   return std::min(std::max<int64_t>(wanted, 1), n);
 }
 
-at::Tensor ExpertChoiceFFN::forward(const at::Tensor& x) {
+at::Tensor ExpertChoiceFFN::forward(const at::Tensor& x, const at::Tensor& routed) {
+  if (!routed.defined()) return route(x);
+  const at::Tensor index = routed.nonzero().squeeze(1);
+  return at::zeros_like(x).index_copy(0, index, route(x.index_select(0, index)));
+}
+
+at::Tensor ExpertChoiceFFN::route(const at::Tensor& x) {
+  if (x.size(0) == 0) {  // nothing to pick from (clips without a real frame): no expert runs
+    coverage_ = at::zeros({}, x.options().dtype(at::kFloat));
+    return at::zeros_like(x);
+  }
   at::Tensor logits = gate_->forward(x);  // (N, E)
   if (is_training() && gumbel_noise_) logits = logits + gumbel_like(logits) - gumbel_like(logits);
   // Each expert (a row of the transposed scores) picks its tokens: (E, k) scores and token indices.

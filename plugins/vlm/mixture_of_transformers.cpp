@@ -1,4 +1,5 @@
-// MixtureOfTransformers: the [vlm] checks, the blocks, the per-modality RoPE positions and the factory.
+// MixtureOfTransformers: the [vlm] checks, the blocks, the per-modality RoPE positions (per row for a padded clip) and
+// the factory.
 #include "mixture_of_transformers.h"
 
 #include <ATen/ATen.h>
@@ -6,6 +7,7 @@
 #include <kforge/sdk/error.h>
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "own_stack_strategy.h"
@@ -61,14 +63,19 @@ std::string MixtureOfTransformers::dense_name(const std::string& name) {
   return dense;
 }
 
-at::Tensor MixtureOfTransformers::run_layers(const at::Tensor& x) {
+at::Tensor MixtureOfTransformers::run_layers(const at::Tensor& x, const at::Tensor& doc_starts) {
   const int64_t text = x.size(1) - image_positions_;
   const auto [cos, sin] = rope_.slice(std::max(image_positions_, text), x);
-  const ModalityRope rope{{cos.narrow(0, 0, image_positions_), cos.narrow(0, 0, text)},
-                          {sin.narrow(0, 0, image_positions_), sin.narrow(0, 0, text)}};
-  return run_blocks(x, [this, rope](size_t i, models::AttentionSeam seam) -> BlockFn {
-    return [layer = mot_layers_[i], image_positions = image_positions_, rope, seam](const at::Tensor& in) {
-      return layer->forward(in, image_positions, rope, seam);
+  ModalityRope rope{{cos.narrow(0, 0, image_positions_), cos.narrow(0, 0, text)},
+                    {sin.narrow(0, 0, image_positions_), sin.narrow(0, 0, text)}};
+  if (doc_starts.defined()) {  // per row: the real image positions from 0 at the first, the padding's from 0 too
+    const at::Tensor image = doc_starts.narrow(1, 0, image_positions_);
+    std::tie(rope.cos[kImage], rope.sin[kImage]) =
+        rope_.gather(at::arange(image_positions_, image.options()) - image, x);
+  }
+  return run_blocks(x, [this, rope, doc_starts](size_t i, models::AttentionSeam seam) -> BlockFn {
+    return [layer = mot_layers_[i], image_positions = image_positions_, rope, doc_starts, seam](const at::Tensor& in) {
+      return layer->forward(in, image_positions, rope, doc_starts, seam);
     };
   });
 }

@@ -22,7 +22,9 @@ struct MotSettings {
 };
 
 /// The strategy's "transformer": token_embedding -> layers.{i} (MoTBlock) -> mot_norms.text on the text positions ->
-/// output_head. Each modality counts its RoPE positions from 0 in its own stream (image 0..P-1, text 0..S-1).
+/// output_head. Each modality counts its RoPE positions from 0 in its own stream (image 0..P-1, text 0..S-1; a padded
+/// clip's image positions from 0 at its first real one, as its unpadded clip's), and the one global attention keeps
+/// the padded image positions to themselves.
 /// mot_norms.image is built, as KempnerForge's, but the image positions never reach the head, so it gets no gradient;
 /// KempnerForge's frozen shared `norm` is not built. At construction every block is the identity (its o_proj and
 /// down_proj weights are zero); the other weights are initialised as the transformer's.
@@ -43,7 +45,7 @@ class MixtureOfTransformers final : public OwnStack {
   static std::string dense_name(const std::string& name);
 
  protected:
-  at::Tensor run_layers(const at::Tensor& x) override;
+  at::Tensor run_layers(const at::Tensor& x, const at::Tensor& doc_starts) override;
 
  private:
   std::vector<std::shared_ptr<MoTBlock>> mot_layers_;

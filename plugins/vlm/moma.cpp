@@ -1,4 +1,5 @@
-// MoMa: the [vlm] checks, the blocks over one RoPE axis, the FLOPs, the routing metrics and the factory.
+// MoMa: the [vlm] checks, the blocks over one RoPE axis (restarting after a clip's padding), the FLOPs, the routing
+// metrics and the factory.
 #include "moma.h"
 
 #include <ATen/ATen.h>
@@ -9,6 +10,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "own_stack_strategy.h"
 
@@ -65,12 +67,16 @@ MoMa::MoMa(const models::ModelConfig& config, int64_t image_positions, const MoM
   init_weights();
 }
 
-at::Tensor MoMa::run_layers(const at::Tensor& x) {
-  const auto [cos, sin] = rope_.slice(x.size(1), x);
-  return run_blocks(x, [this, cos = cos, sin = sin](size_t i, models::AttentionSeam seam) -> BlockFn {
-    return [layer = moma_layers_[i], image_positions = image_positions_, cos, sin, seam](const at::Tensor& in) {
-      return layer->forward(in, image_positions, cos, sin, seam);
-    };
+at::Tensor MoMa::run_layers(const at::Tensor& x, const at::Tensor& doc_starts) {
+  at::Tensor cos, sin;
+  if (doc_starts.defined()) {  // positions restart at each document: the real ones from 0 at the first real image token
+    std::tie(cos, sin) = rope_.gather(at::arange(x.size(1), doc_starts.options()) - doc_starts, x);
+  } else {
+    std::tie(cos, sin) = rope_.slice(x.size(1), x);
+  }
+  return run_blocks(x, [this, cos, sin, doc_starts](size_t i, models::AttentionSeam seam) -> BlockFn {
+    return [layer = moma_layers_[i], image_positions = image_positions_, cos, sin, doc_starts,
+            seam](const at::Tensor& in) { return layer->forward(in, image_positions, cos, sin, doc_starts, seam); };
   });
 }
 

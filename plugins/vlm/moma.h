@@ -27,8 +27,9 @@ struct MoMaSettings {
 };
 
 /// The strategy's "transformer": token_embedding -> layers.{i} (MoMaBlock) -> norm on the text positions ->
-/// output_head, with one RoPE axis from 0 at the first image token (as the joint decoder's). Initialised as the
-/// transformer (routers' gates N(0, init_std), experts' down_proj at the residual std).
+/// output_head, with one RoPE axis from 0 at the first image token (as the joint decoder's; for a padded clip at its
+/// first real one, the padding a document of its own that no other position attends to, and no expert picks).
+/// Initialised as the transformer (routers' gates N(0, init_std), experts' down_proj at the residual std).
 class MoMa final : public OwnStack {
  public:
   /// Throws sdk::ConfigError, naming the key and its value, for modalities other than ["image", "text"], expert counts
@@ -45,7 +46,7 @@ class MoMa final : public OwnStack {
   const std::vector<std::shared_ptr<MoMaBlock>>& layers() const { return moma_layers_; }
 
  protected:
-  at::Tensor run_layers(const at::Tensor& x) override;
+  at::Tensor run_layers(const at::Tensor& x, const at::Tensor& doc_starts) override;
 
  private:
   std::array<int64_t, 2> experts_{};         ///< per modality, indexed as kModalities

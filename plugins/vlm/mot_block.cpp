@@ -1,4 +1,5 @@
-// MoTBlock: per-modality projections and FFNs, the per-modality RoPE and the one global causal attention.
+// MoTBlock: per-modality projections and FFNs, the per-modality RoPE and the one global causal attention (within
+// documents when a clip is padded).
 #include "mot_block.h"
 
 #include <ATen/ATen.h>
@@ -48,7 +49,8 @@ MoTAttention::MoTAttention(const models::ModelConfig& c)
   }
 }
 
-at::Tensor MoTAttention::forward(const at::Tensor& x, int64_t image_positions, const ModalityRope& rope) const {
+at::Tensor MoTAttention::forward(const at::Tensor& x, int64_t image_positions, const ModalityRope& rope,
+                                 const at::Tensor& doc_starts) const {
   const std::array<at::Tensor, 2> streams = split_modalities(x, image_positions);
   std::vector<at::Tensor> qs, ks, vs;
   for (size_t m = 0; m < kModalities.size(); ++m) {
@@ -66,11 +68,12 @@ at::Tensor MoTAttention::forward(const at::Tensor& x, int64_t image_positions, c
     ks.push_back(models::apply_rope(k.transpose(1, 2), cos, sin));
     vs.push_back(v.transpose(1, 2));
   }
-  // (B, heads, P + S, hd) in [image | text] order: one causal attention over both streams.
+  // (B, heads, P + S, hd) in [image | text] order: one causal attention over both streams (within documents: no query
+  // but padding sees a padded image position).
   const at::Tensor q = at::cat(qs, 2), k = at::cat(ks, 2), v = at::cat(vs, 2);
   const at::Tensor out = models::use_tiled_attention(backend_, q, k.size(2))
-                             ? models::flash_attention(q, k, v)
-                             : models::causal_attention(q, k, v, fused_);
+                             ? models::flash_attention(q, k, v, {}, doc_starts)
+                             : models::causal_attention(q, k, v, fused_, doc_starts);
   return by_modality(o_proj_, out.transpose(1, 2).reshape({x.size(0), x.size(1), n_heads_ * head_dim_}),
                      image_positions);
 }
@@ -92,9 +95,9 @@ MoTBlock::MoTBlock(const models::ModelConfig& c) {
 }
 
 at::Tensor MoTBlock::forward(const at::Tensor& x, int64_t image_positions, const ModalityRope& rope,
-                             const models::AttentionSeam& attention_seam) const {
-  const sdk::Model::BlockFn attend = [attention = attention_, image_positions, rope](const at::Tensor& in) {
-    return attention->forward(in, image_positions, rope);
+                             const at::Tensor& doc_starts, const models::AttentionSeam& attention_seam) const {
+  const sdk::Model::BlockFn attend = [attention = attention_, image_positions, rope, doc_starts](const at::Tensor& in) {
+    return attention->forward(in, image_positions, rope, doc_starts);
   };
   const at::Tensor normed = by_modality(attention_norm_, x, image_positions);
   const at::Tensor h = x + (attention_seam ? attention_seam(normed, attend) : attend(normed));

@@ -17,7 +17,8 @@
 
 namespace kforge::vlm {
 
-/// RoPE tables of each modality's positions, counted from 0 in its own stream: cos/sin [positions, head_dim / 2],
+/// RoPE tables of each modality's positions, counted from 0 in its own stream: cos/sin [positions, head_dim / 2], or
+/// (B, 1, positions, head_dim / 2) per row (a padded clip's image positions, counted from 0 at its first real one),
 /// indexed as kModalities.
 struct ModalityRope {
   std::array<at::Tensor, 2> cos, sin;
@@ -25,13 +26,15 @@ struct ModalityRope {
 
 /// q_proj.{m}, k_proj.{m}, v_proj.{m}, o_proj.{m} (and with [model] qk_norm q_norm.{m}, k_norm.{m}) for m in
 /// kModalities: each modality's positions are projected by its weights and rotated by its positions, then one causal
-/// GQA attention runs over all of them ([model] sdpa_backend picks the kernel, as in the transformer's Attention).
+/// GQA attention runs over all of them ([model] sdpa_backend picks the kernel, as in the transformer's Attention),
+/// within each position's document when the image positions hold padding.
 class MoTAttention : public torch::nn::Module {
  public:
   explicit MoTAttention(const builtin::models::ModelConfig& config);
   /// x: normed [B, P + S, dim], its first `image_positions` the image's -> [B, P + S, dim], each modality's positions
-  /// through its o_proj.
-  at::Tensor forward(const at::Tensor& x, int64_t image_positions, const ModalityRope& rope) const;
+  /// through its o_proj. doc_starts (OwnStack::run_layers'; undefined: none) keeps each query to its document.
+  at::Tensor forward(const at::Tensor& x, int64_t image_positions, const ModalityRope& rope,
+                     const at::Tensor& doc_starts) const;
   /// Zeroes every modality's o_proj weight.
   void zero_output() const;
 
@@ -48,10 +51,11 @@ class MoTAttention : public torch::nn::Module {
 class MoTBlock : public torch::nn::Module {
  public:
   explicit MoTBlock(const builtin::models::ModelConfig& config);
-  /// x [B, P + S, dim], its first `image_positions` the image's -> [B, P + S, dim]. The attention runs through
-  /// `attention_seam` (which may call it again in the backward: it holds what it reads by value).
+  /// x [B, P + S, dim], its first `image_positions` the image's -> [B, P + S, dim]; doc_starts as MoTAttention's. The
+  /// attention runs through `attention_seam` (which may call it again in the backward: it holds what it reads by
+  /// value).
   at::Tensor forward(const at::Tensor& x, int64_t image_positions, const ModalityRope& rope,
-                     const builtin::models::AttentionSeam& attention_seam) const;
+                     const at::Tensor& doc_starts, const builtin::models::AttentionSeam& attention_seam) const;
   /// Zeroes every modality's o_proj and mlp down_proj weights: the block is then the identity.
   void zero_residual_outputs() const;
 

@@ -1,4 +1,5 @@
-// OwnStack: the [model] checks, the embedding and head around a subclass's layers, the init and the blocks.
+// OwnStack: the [model] checks, the embedding and head around a subclass's layers, a clip's padding as document starts,
+// the init and the blocks.
 #include "own_stack.h"
 
 #include <ATen/ATen.h>
@@ -6,6 +7,8 @@
 
 #include <cmath>
 #include <string>
+
+#include "documents.h"
 
 namespace kforge::vlm {
 
@@ -86,9 +89,6 @@ at::Tensor OwnStack::forward(const at::Tensor& tokens) {
 
 at::Tensor OwnStack::forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens,
                                       const at::Tensor& prefix_padding) {
-  if (prefix_padding.defined() && prefix_padding.any().item<bool>()) {
-    throw sdk::Error(arch_ + ": padded image positions are not masked by this stack");
-  }
   if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong) {
     throw sdk::Error(arch_ + ": tokens must be an int64 tensor [batch, seq], got " +
                      std::string(c10::toString(tokens.scalar_type())) + " " + c10::str(tokens.sizes()));
@@ -104,8 +104,12 @@ at::Tensor OwnStack::forward_prefixed(const at::Tensor& prefix, const at::Tensor
                      " image tokens exceed [model] max_seq_len = " + std::to_string(config_.max_seq_len) +
                      "; give at most " + std::to_string(max_seq_len()) + " text tokens a row");
   }
+  const at::Tensor doc_starts =
+      prefix_padding.defined()
+          ? models::prefix_document_starts(prefix_padding, tokens.size(0), image_positions_, text, arch_)
+          : at::Tensor();
   const at::Tensor embedded = token_embedding_->forward(tokens);
-  const at::Tensor x = run_layers(at::cat({prefix.to(embedded.scalar_type()), embedded}, 1));
+  const at::Tensor x = run_layers(at::cat({prefix.to(embedded.scalar_type()), embedded}, 1), doc_starts);
   return output_head_->forward(final_norm_->forward(x.narrow(1, image_positions_, text)));
 }
 

@@ -55,17 +55,19 @@ builtin::models::ModelConfig stack_config(const std::string& arch, const sdk::Co
                                           const std::string& moe_refusal);
 
 /// token_embedding -> layers.{i} (a subclass's) -> final norm on the text positions -> output_head, over a fixed number
-/// of image tokens before the text. Registered by the strategy as its "transformer", so its parameters are named
-/// transformer.token_embedding.embedding.weight, transformer.layers.{i}.*, the final norm's and
-/// transformer.output_head.proj.weight (absent when [model] tie_embeddings).
+/// of image tokens before the text (an image's, or a clip's frames, its padded frames first and masked). Registered by
+/// the strategy as its "transformer", so its parameters are named transformer.token_embedding.embedding.weight,
+/// transformer.layers.{i}.*, the final norm's and transformer.output_head.proj.weight (absent when [model]
+/// tie_embeddings).
 class OwnStack : public sdk::Model {
  public:
   /// Refused: the stack runs over image tokens and text (forward_prefixed).
   at::Tensor forward(const at::Tensor& tokens) override;
   /// prefix: the image tokens [B, image_positions, dim], cast to the embeddings' dtype, before the tokens' embeddings
-  /// [B, S]; the layers run over the P + S positions -> logits [B, S, vocab] of the text positions. Throws sdk::Error
-  /// for other shapes or when P + S exceeds [model] max_seq_len.
-  /// Refuses prefix_padding > 0 (sdk::Error): the stack's per-modality positions and routing do not mask padding.
+  /// [B, S]; the layers run over the P + S positions -> logits [B, S, vocab] of the text positions. prefix_padding
+  /// (int64 [B], a padded clip's): the first prefix_padding[b] image positions of row b are padding, which changes
+  /// nothing of the other positions' outputs (documents.h's prefix_document_starts: padding attends only to itself).
+  /// Throws sdk::Error for other shapes, a padding outside [0, P], or when P + S exceeds [model] max_seq_len.
   at::Tensor forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens,
                               const at::Tensor& prefix_padding = {}) override;
   /// layers.{i}, each with the parameters under it and its "attention" module checkpointable.
@@ -80,8 +82,10 @@ class OwnStack : public sdk::Model {
   /// position of [model] max_seq_len for text. `arch` names the strategy in errors.
   OwnStack(std::string arch, const builtin::models::ModelConfig& config, int64_t image_positions);
 
-  /// Runs the layers over x [B, P + S, dim], its first P positions the image's -> [B, P + S, dim].
-  virtual at::Tensor run_layers(const at::Tensor& x) = 0;
+  /// Runs the layers over x [B, P + S, dim], its first P positions the image's -> [B, P + S, dim]. doc_starts: int64
+  /// [B, P + S] when image positions are padding (prefix_document_starts: 0 over row b's padding, padding[b] after
+  /// it, so a row's padding is its text's document start), undefined when none is.
+  virtual at::Tensor run_layers(const at::Tensor& x, const at::Tensor& doc_starts) = 0;
 
   /// Registers `layer` as layers.{the next index}.
   void add_layer(std::shared_ptr<torch::nn::Module> layer);

@@ -60,28 +60,22 @@ class OwnStackStrategy final : public TextComposition {
   TextWarmStart warm_start_;
 };
 
-/// The image tokens the adapter makes of one image (sdk::Error naming `arch` when the encoder or the adapter is
-/// missing): what a stack is built for.
+/// The image tokens the adapter makes of one image or frame (sdk::Error naming `arch` when the encoder or the adapter
+/// is missing): a stack is built for parts.frames times as many.
 int64_t tokens_per_image(const sdk::VisionLanguageParts& parts, const std::string& arch);
 
-/// What a strategy's factory does with the parts: refuses clips (parts.frames > 1), builds Stack (an OwnStack,
-/// constructed from the [model] settings, the image tokens and `settings`) from parts.text_config as stack_config reads
-/// it
-/// (`moe_refusal`: why num_experts > 0 is refused), puts it in place of the text model (released), and composes them,
-/// with `warm_start`.
+/// What a strategy's factory does with the parts: builds Stack (an OwnStack, constructed from the [model] settings, the
+/// image tokens of a row (parts.frames times tokens_per_image) and `settings`) from parts.text_config as stack_config
+/// reads it (`moe_refusal`: why num_experts > 0 is refused), puts it in place of the text model (released), and
+/// composes them, with `warm_start`.
 template <typename Stack, typename Settings>
 std::shared_ptr<sdk::VisionLanguageModel> make_own_stack_strategy(sdk::VisionLanguageParts parts,
                                                                   const std::string& arch, const Settings& settings,
                                                                   const std::string& moe_refusal,
                                                                   const std::string& training_only,
                                                                   TextWarmStart warm_start = {}) {
-  if (parts.frames > 1) {
-    throw sdk::ConfigError("[vlm] arch = \"" + arch + "\" with clips of " + std::to_string(parts.frames) +
-                           " frames ([video]): its per-modality positions and routing do not mask padded frames yet; "
-                           "train video with arch = \"joint_decoder\" or \"cross_attention\"");
-  }
   const builtin::models::ModelConfig config = stack_config(arch, parts.text_config, moe_refusal);
-  parts.text = std::make_shared<Stack>(config, tokens_per_image(parts, arch), settings);
+  parts.text = std::make_shared<Stack>(config, parts.frames * tokens_per_image(parts, arch), settings);
   return std::make_shared<OwnStackStrategy>(std::move(parts), arch, training_only, std::move(warm_start));
 }
 

@@ -1,10 +1,12 @@
 // Clips of frames through the strategies (VisionLanguageParts::frames, set_images with a frame mask): a clip padded to
-// more frames gives its text the logits and every parameter the gradient of the same clip unpadded (joint_decoder: the
-// padding is a document of its own before the real frames; cross_attention: padded keys are masked), a clip without
-// a real frame gives finite logits and gradients, and what the strategies refuse.
+// more frames gives its text the logits and every parameter the gradient of the same clip unpadded (joint_decoder, mot
+// and moma: the padding is a document of its own before the real frames, which moma's experts do not pick;
+// cross_attention: padded keys are masked), a clip without a real frame gives finite logits and gradients, and what
+// the strategies refuse.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,10 +45,14 @@ ClipRun run_clip(sdk::VisionLanguageModel& vlm, const at::Tensor& pixels, const 
   return out;
 }
 
-// Two real frames padded to four (row 0) beside a clip of four (row 1), against the same two frames as a clip of two.
-void expect_padding_changes_nothing(const std::string& arch, const std::string& vlm_keys) {
-  const ComponentHost h(strategy_toml(arch, "", vlm_keys));
+// Two real frames padded to four (row 0) beside a clip of four (row 1; none with rows = 1), against the same two frames
+// as a clip of two, the stack's weights random (so no block is the identity, as MoT's are at construction).
+void expect_padding_changes_nothing(const std::string& arch, const std::string& vlm_keys, int64_t rows = 2,
+                                    const std::string& model_keys = "") {
+  SCOPED_TRACE(arch + " " + model_keys);
+  const ComponentHost h(strategy_toml(arch, model_keys, vlm_keys));
   const BuiltStrategy padded = build_strategy(h, 4), whole = build_strategy(h, 2);
+  randomise_stack(*padded.vlm);
   {
     at::NoGradGuard no_grad;
     auto from = padded.vlm->named_parameters(/*recurse=*/true);
@@ -54,9 +60,9 @@ void expect_padding_changes_nothing(const std::string& arch, const std::string& 
   }
   at::manual_seed(3);
   const at::Tensor frames = at::rand({2, 4, 3, 8, 8});
-  at::Tensor pixels = frames.clone();
+  at::Tensor pixels = frames.narrow(0, 0, rows).clone();
   pixels[0].narrow(0, 2, 2).zero_();
-  const at::Tensor mask = frame_mask({1, 1, 0, 0, 1, 1, 1, 1}, 2);
+  const at::Tensor mask = frame_mask({1, 1, 0, 0, 1, 1, 1, 1}, 2).narrow(0, 0, rows);
   const ClipRun a = run_clip(*padded.vlm, pixels, mask);
   const ClipRun b = run_clip(*whole.vlm, frames[0].narrow(0, 0, 2).unsqueeze(0), at::ones({1, 2}, at::kBool));
   // The same sums in another order (more, masked, keys): fp32 rounding of values near 1.
@@ -67,10 +73,11 @@ void expect_padding_changes_nothing(const std::string& arch, const std::string& 
     EXPECT_TRUE(at::allclose(a.grads.at(name), g, 1e-4, 1e-5))
         << arch << " " << name << ": " << (a.grads.at(name) - g).abs().max();
   }
-  // A clip without a real frame (one that could not be decoded): finite outputs and gradients.
+  // A clip without a real frame (one that could not be decoded): finite outputs, gradients and metrics.
   const ClipRun none = run_clip(*padded.vlm, at::zeros({1, 4, 3, 8, 8}), at::zeros({1, 4}, at::kBool));
   EXPECT_TRUE(at::isfinite(none.logits).all().item<bool>()) << arch;
   for (const auto& [name, g] : none.grads) EXPECT_TRUE(at::isfinite(g).all().item<bool>()) << arch << " " << name;
+  for (const auto& [name, value] : padded.vlm->step_metrics()) EXPECT_TRUE(std::isfinite(value)) << arch << " " << name;
 }
 
 TEST(PaddedClip, JointDecoderTextSeesThePaddedClipAsTheUnpaddedOne) {
@@ -104,13 +111,22 @@ TEST(PaddedClip, ClipsOfTheWrongShapeOrMaskAreRefused) {
              {"a frame mask must be bool [batch, frames] beside clips"});
 }
 
-// MoT and MoMa refuse clips (their per-modality positions and routing do not mask padding yet), naming the key.
-TEST(PaddedClip, StrategiesWithTheirOwnStackRefuseClips) {
-  for (const std::string arch : {"mot", "moma"}) {
-    const ComponentHost h(strategy_toml(arch));
-    expect_has(config_error_of([&] { build_strategy(h, 2); }),
-               {"[vlm] arch = \"" + arch + "\" with clips of 2 frames ([video])", "joint_decoder"});
-    EXPECT_NO_THROW(build_strategy(h, 1));
+// The attention kernels [model] sdpa_backend picks in fp32: the tiled one and the explicit one.
+const char* const kBackends[] = {"sdpa_backend = \"flash\"\n", "sdpa_backend = \"math\"\n"};
+
+// MoT: each row's image positions count from 0 at its first real frame, and the one global attention keeps the padding
+// to itself.
+TEST(PaddedClip, MotTextSeesThePaddedClipAsTheUnpaddedOne) {
+  for (const char* backend : kBackends) expect_padding_changes_nothing("mot", "", /*rows=*/2, backend);
+}
+
+// MoMa: the shared attention keeps the padding to itself and the image experts pick among the real positions only.
+// Expert choice picks over the whole batch by design, so another row's tokens change which of row 0's an expert picks:
+// the padded clip is the batch's only row, against its unpadded clip alone, with the router noise off (each run would
+// draw its own).
+TEST(PaddedClip, MomaTextSeesThePaddedClipAsTheUnpaddedOne) {
+  for (const char* backend : kBackends) {
+    expect_padding_changes_nothing("moma", "moma_gumbel_noise = false\n", /*rows=*/1, backend);
   }
 }
 
