@@ -83,6 +83,7 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
        {"data_root", "dataset_type", "dataset_name", "sampling_policy", "split", "max_samples", "max_frames",
         "min_frames", "fps", "frame_size", "prompt"}},
       {"adapter", {"type", "hidden_dim", "activation", "pool_window", "pool_heads"}},
+      {"time_embedding", {"type", "num_bands", "min_period", "max_period"}},
       {"metrics",
        {"log_interval", "backends", "run_dir", "per_rank", "peak_tflops", "enable_tensorboard", "tensorboard_dir"}},
       {"profiling", {"enable", "start_step", "end_step", "trace_dir"}},

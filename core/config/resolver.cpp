@@ -265,7 +265,9 @@ std::vector<std::string> selected_names(const Value& raw, const sdk::KindInfo& s
   *where_value = v;
   const Value& chosen = v != nullptr ? *v : spec->default_value;
   std::vector<std::string> names;
-  if (chosen.type == Value::Type::String) names.push_back(chosen.s);
+  // A selector whose default is "none" ([time_embedding] type) selects no component with it.
+  const bool none_selects_nothing = spec->default_value.type == Value::Type::String && spec->default_value.s == "none";
+  if (chosen.type == Value::Type::String && !(none_selects_nothing && chosen.s == "none")) names.push_back(chosen.s);
   for (const Value& item : chosen.list) {
     if (item.type == Value::Type::String) names.push_back(item.s);
   }

@@ -269,6 +269,13 @@ void check_video(const Section& v) {
   v.positive("frame_size");
 }
 
+void check_time_embedding(const Section& t) {
+  t.require(t.i("num_bands") >= 1, "num_bands", "must be >= 1");
+  t.positive("min_period");
+  t.require(t.f("max_period") >= t.f("min_period"), "max_period",
+            fmt::format("must be >= min_period ({})", t.f("min_period")));
+}
+
 int64_t isqrt(int64_t n) {
   int64_t r = static_cast<int64_t>(std::sqrt(static_cast<double>(n)));
   while (r * r > n) --r;
@@ -323,6 +330,17 @@ void check_vlm_sections(const Value& root) {
     fail_section(*root.find("video"),
                  "[video] is set but [vlm] is missing; video training runs through the VLM, so [vlm] (and "
                  "[vision_encoder]) are required");
+  }
+  if (has(root, "time_embedding") && section(root, "time_embedding").at("type").s != "none") {
+    if (!has(root, "video")) {
+      fail_section(*root.find("time_embedding"),
+                   "[time_embedding] is set but [video] is missing; it embeds the time of each frame of a clip, so "
+                   "only a video run has one (or set type = \"none\")");
+    }
+    section(root, "video")
+        .require(section(root, "video").i("max_frames") >= 2, "max_frames",
+                 "must be >= 2 with a [time_embedding] (a run of one frame per clip trains on "
+                 "images, which have no time)");
   }
   if (const auto budget = vlm_budget(root)) {
     const Section m = section(root, "model");
@@ -397,6 +415,7 @@ void check_sections(const Value& root) {
   if (has(root, "adapter")) check_adapter(section(root, "adapter"));
   if (has(root, "vlm")) check_vlm(section(root, "vlm"));
   if (has(root, "video")) check_video(section(root, "video"));
+  if (has(root, "time_embedding")) check_time_embedding(section(root, "time_embedding"));
   check_vlm_sections(root);
 }
 

@@ -1,4 +1,4 @@
-// The multimodal sections of the schema: [vision_encoder], [adapter], [vlm] and [video].
+// The multimodal sections of the schema: [vision_encoder], [adapter], [vlm], [video] and [time_embedding].
 #include "config/schema_keys.h"
 #include "config/schema_sections.h"
 
@@ -38,6 +38,13 @@ std::vector<SectionSpec> multimodal_sections() {
                 string_key("prompt", "", "instruction before the caption (masked from the loss)")},
                true,
                "video training through the VLM (requires [vlm])"});
+  s.push_back({"time_embedding",
+               {string_key("type", "none", "per-frame time embedding (a time_embedding plugin, or \"none\")"),
+                int_key("num_bands", 16, "sinusoid bands (sinusoidal)"),
+                float_key("min_period", 0.5, "shortest period in seconds (sinusoidal)"),
+                float_key("max_period", 256.0, "longest period in seconds (sinusoidal)")},
+               true,
+               "each frame's time in its clip added to its visual tokens (requires [video])"});
   return s;
 }
 

@@ -19,6 +19,7 @@ struct Batch {
   at::Tensor pixel_values;  ///< float32 [B, 3, H, W]: each row's image, or [B, F, 3, H, W] its clip (vision-language
                             ///< runs; else undefined)
   at::Tensor frame_mask;    ///< bool [B, F]: each clip's real frames, first (video runs; else undefined)
+  at::Tensor frame_times;   ///< float32 [B, F]: each frame's time in its clip in seconds (video runs; else undefined)
 };
 
 /// Stacks the windows `indices` of `dataset` (S = window - 1). With `vocab_size` > 0, throws

@@ -146,6 +146,12 @@ std::unique_ptr<sdk::FrameSampler> Components::frame_sampler() const {
   return build_selected<sdk::FrameSamplerFactory>(sdk::kind::frame_sampler);
 }
 
+std::shared_ptr<sdk::TimeEmbedding> Components::time_embedding(const sdk::TimeEmbeddingSpec& spec) const {
+  const sdk::KindInfo& info = kind_info(sdk::kind::time_embedding);
+  if (job_.tree.find(info.section) == nullptr || selected(info) == "none") return nullptr;
+  return build<sdk::TimeEmbeddingFactory>(info, selected(info), spec);
+}
+
 uint32_t Components::optimizer_capabilities() const {
   const sdk::KindInfo& optimizer = kind_info(sdk::kind::optimizer);
   return entry(optimizer, selected(optimizer)).meta.capabilities;

@@ -49,6 +49,9 @@ class Components final : public sdk::ComponentSource {
   std::unique_ptr<sdk::VideoDataset> video_dataset(const sdk::ImageTextSpec& spec) const;
   /// The [video] sampling_policy.
   std::unique_ptr<sdk::FrameSampler> frame_sampler() const;
+  /// The [time_embedding] type for visual tokens `spec.dim` wide, or null when the config has no such section or
+  /// type = "none".
+  std::shared_ptr<sdk::TimeEmbedding> time_embedding(const sdk::TimeEmbeddingSpec& spec) const;
 
   /// The KFORGE_CAP_* flags the configured optimizer declares (e.g. KFORGE_CAP_NEEDS_WHOLE_MATRICES),
   /// without building it.

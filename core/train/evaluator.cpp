@@ -62,7 +62,7 @@ sdk::MetricList evaluate_images(sdk::VisionLanguageModel& model, sdk::Loss& loss
   data.restore(0);
   return mean_loss(model, steps, group, [&] {
     const data::Batch batch = data.next_batch();
-    model.set_images(batch.pixel_values, batch.frame_mask);
+    model.set_images(batch.pixel_values, batch.frame_mask, batch.frame_times);
     return BatchLoss{loss.compute(forward(batch.input_ids), batch.labels).item<double>(), trained_tokens(batch.labels)};
   });
 }

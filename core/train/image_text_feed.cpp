@@ -119,7 +119,7 @@ data::Batch ImageTextFeed::next_batch() {
     stream_ =
         dataset_->stream([this](int64_t p) { return index_at(p); }, position_, std::numeric_limits<int64_t>::max());
   }
-  std::vector<at::Tensor> pixels, ids, labels, masks;
+  std::vector<at::Tensor> pixels, ids, labels, masks, times;
   while (static_cast<int64_t>(pixels.size()) < batch_size_) {
     const auto start = std::chrono::steady_clock::now();
     std::optional<sdk::ImageTextSample> sample = stream_->next();
@@ -130,12 +130,14 @@ data::Batch ImageTextFeed::next_batch() {
     ids.push_back(std::move(sample->input_ids));
     labels.push_back(std::move(sample->labels));
     if (sample->frame_mask.defined()) masks.push_back(std::move(sample->frame_mask));
+    if (sample->frame_times.defined()) times.push_back(std::move(sample->frame_times));
   }
   data::Batch batch;
   batch.pixel_values = at::stack(pixels);
   batch.input_ids = at::stack(ids);
   batch.labels = at::stack(labels);
   if (!masks.empty()) batch.frame_mask = at::stack(masks);
+  if (!times.empty()) batch.frame_times = at::stack(times);
   return batch;
 }
 

@@ -39,7 +39,7 @@ StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro
       const profiling::UserScope scope("forward");
       const CpuAutocastGuard guard(autocast);
       trainer.model().set_documents(batch.doc_ids);  // packed rows ([data] pack_sequences), else none
-      trainer.set_images(batch.pixel_values, batch.frame_mask);  // a vision-language batch's images, else none
+      trainer.set_images(batch);                     // a vision-language batch's images, else none
       const at::Tensor logits = trainer.forward(batch.input_ids);
       loss = trainer.loss().compute(logits, batch.labels);
       if (weights[k] != 1.0) loss = loss * weights[k];

@@ -204,9 +204,9 @@ void Trainer::apply_freeze() {
   }
 }
 
-void Trainer::set_images(const at::Tensor& pixels, const at::Tensor& frame_mask) {
-  if (vlm_) return vlm_->set_images(pixels, frame_mask);
-  if (pixels.defined()) throw sdk::Error("a batch with images reached a text-only model; configure [vlm]");
+void Trainer::set_images(const data::Batch& batch) {
+  if (vlm_) return vlm_->set_images(batch.pixel_values, batch.frame_mask, batch.frame_times);
+  if (batch.pixel_values.defined()) throw sdk::Error("a batch with images reached a text-only model; configure [vlm]");
 }
 
 Trainer::~Trainer() = default;

@@ -65,9 +65,10 @@ class Trainer {
   const std::vector<sdk::NamedParameter>& parameters() const { return fsdp_ ? fsdp_->shards() : params_; }
   /// The model's forward (with FSDP: its root parameters gathered); step bodies call this.
   at::Tensor forward(const at::Tensor& tokens);
-  /// The images of the next forward's rows (a batch's pixel_values) for a vision-language model; undefined
-  /// pixels are a text batch's. Throws sdk::Error for images given to a text-only model.
-  void set_images(const at::Tensor& pixels, const at::Tensor& frame_mask = {});
+  /// The images of the next forward's rows (`batch`'s pixel_values, with its clips' frame_mask and frame_times) for a
+  /// vision-language model; undefined pixels are a text batch's. Throws sdk::Error for images given to a text-only
+  /// model.
+  void set_images(const data::Batch& batch);
   int64_t step() const { return step_; }
   /// The process groups and device mesh (groups of one in a single process).
   const dist::Runtime& runtime() const { return *runtime_; }

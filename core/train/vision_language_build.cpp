@@ -94,6 +94,7 @@ VisionLanguageBuild build_vision_language_model(const config::JobConfig& job, co
   }
   sdk::VisionLanguageParts parts{std::move(encoder), std::move(adapter), std::move(text)};
   parts.frames = frames;
+  if (frames > 1) parts.time_embedding = components.time_embedding({dim});
   out.model = components.vision_language_model(std::move(parts));
   if (const std::string path = out.model->text_warm_start_path();
       !path.empty() && weights == EncoderWeightsFrom::Path) {

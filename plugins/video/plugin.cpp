@@ -1,8 +1,10 @@
 // The built-in video plugin: registers the video datasets webvid and video_jsonl (kind video_dataset, selected by
-// [video] dataset_type) and the frame sampler uniform (kind frame_sampler, selected by [video] sampling_policy), each
-// reading the [video] keys it declares.
+// [video] dataset_type), the frame sampler uniform (kind frame_sampler, selected by [video] sampling_policy) and the
+// time embedding sinusoidal (kind time_embedding, selected by [time_embedding] type), each reading the keys it
+// declares.
 #include <kforge/sdk/plugin.h>
 
+#include "video/sinusoidal_time_embedding.h"
 #include "video/uniform_sampler.h"
 #include "video/video_data.h"
 
@@ -13,6 +15,7 @@ namespace {
 constexpr const char* kWebVidKeys[] = {"data_root", "dataset_name", "split", "max_samples", "prompt"};
 constexpr const char* kVideoJsonlKeys[] = {"data_root", "max_samples", "prompt"};
 constexpr const char* kUniformKeys[] = {"fps", "min_frames", "max_frames"};
+constexpr const char* kSinusoidalKeys[] = {"num_bands", "min_period", "max_period"};
 
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::video_dataset, "webvid", "1.0.0",
@@ -27,6 +30,10 @@ constexpr kforge_component_info kComponents[] = {
                      "KempnerForge's uniform policy: clamp(round(duration x fps), min_frames, max_frames) frames "
                      "evenly spaced from the first to the last",
                      kforge::sdk::core_keys(kUniformKeys)),
+    KFORGE_COMPONENT(kforge::sdk::kind::time_embedding, "sinusoidal", "1.0.0",
+                     "Sines and cosines of each frame's time at num_bands periods log-spaced from min_period to "
+                     "max_period seconds, through a zero-initialised projection added to the frame's visual tokens",
+                     kforge::sdk::core_keys(kSinusoidalKeys)),
 };
 
 void register_all(kforge::sdk::Registrar& r) {
@@ -38,8 +45,13 @@ void register_all(kforge::sdk::Registrar& r) {
   });
   r.add_frame_sampler(
       "uniform", [](const kforge::sdk::BuildContext& ctx) { return kforge::video::make_uniform_sampler(ctx.section); });
+  r.add_time_embedding("sinusoidal",
+                       [](const kforge::sdk::BuildContext& ctx, const kforge::sdk::TimeEmbeddingSpec& spec) {
+                         return kforge::video::make_sinusoidal_time_embedding(ctx.section, spec);
+                       });
 }
 
 }  // namespace
 
-KFORGE_PLUGIN("kforge-video", "1.0.0", "Built-in video datasets and frame samplers", kComponents, register_all)
+KFORGE_PLUGIN("kforge-video", "1.0.0", "Built-in video datasets, frame samplers and time embeddings", kComponents,
+              register_all)

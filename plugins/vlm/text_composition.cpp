@@ -11,7 +11,8 @@ TextComposition::TextComposition(sdk::VisionLanguageParts parts, std::string arc
       encoder_(std::move(parts.encoder)),
       adapter_(std::move(parts.adapter)),
       text_(std::move(parts.text)),
-      frames_(parts.frames) {
+      frames_(parts.frames),
+      time_embedding_(std::move(parts.time_embedding)) {
   if (frames_ < 1) throw sdk::Error(arch_ + ": parts.frames = " + std::to_string(frames_) + " must be >= 1");
   if (!encoder_ || !adapter_ || !text_) {
     throw sdk::Error(arch_ + ": a vision encoder, an adapter and a text model are all required");
@@ -19,6 +20,10 @@ TextComposition::TextComposition(sdk::VisionLanguageParts parts, std::string arc
   register_module("vision_encoder", encoder_);
   register_module("adapter", adapter_);
   register_module("transformer", text_);
+  if (time_embedding_) {
+    if (frames_ == 1) throw sdk::Error(arch_ + ": a time embedding needs clips (parts.frames > 1)");
+    register_module("time_embedding", time_embedding_);
+  }
   text_->set_block_runner(
       [this](size_t index, const at::Tensor& input, const BlockFn& block) { return run_block(index, input, block); });
   text_->set_module_runner([this](size_t block, const std::string& module, const at::Tensor& input, const BlockFn& fn) {
@@ -27,7 +32,8 @@ TextComposition::TextComposition(sdk::VisionLanguageParts parts, std::string arc
   text_->set_side_output_sink([this](const at::Tensor& value) { block_side_output(value); });
 }
 
-void TextComposition::set_images(const at::Tensor& pixels, const at::Tensor& frame_mask) {
+void TextComposition::set_images(const at::Tensor& pixels, const at::Tensor& frame_mask,
+                                 const at::Tensor& frame_times) {
   const int64_t dims = frames_ == 1 ? 4 : 5;
   if (pixels.defined() &&
       (pixels.dim() != dims || !pixels.is_floating_point() || (dims == 5 && pixels.size(1) != frames_))) {
@@ -50,8 +56,14 @@ void TextComposition::set_images(const at::Tensor& pixels, const at::Tensor& fra
       throw sdk::Error(arch_ + ": each row of the frame mask must have its real frames first, then its padding");
     }
   }
+  if (frame_times.defined() && (!pixels.defined() || dims != 5 || !frame_times.is_floating_point() ||
+                                frame_times.sizes() != pixels.sizes().slice(0, 2))) {
+    throw sdk::Error(arch_ + ": frame times must be a floating tensor [batch, frames] beside clips, got " +
+                     std::string(c10::toString(frame_times.scalar_type())) + " " + c10::str(frame_times.sizes()));
+  }
   pixels_ = pixels;
   real_frames_ = real;
+  frame_times_ = frame_times;
 }
 
 VisualTokens TextComposition::image_tokens(const at::Tensor& tokens) const {
@@ -66,6 +78,10 @@ VisualTokens TextComposition::image_tokens(const at::Tensor& tokens) const {
   at::Tensor out = adapter_->forward(encoder_->forward(frames_ == 1 ? pixels_ : pixels_.flatten(0, 1)));
   if (frames_ == 1) return {out, at::Tensor()};
   out = out.view({batch, frames_, out.size(1), out.size(2)});  // [batch, frames, per frame, dim]
+  if (time_embedding_) {
+    const at::Tensor times = frame_times_.defined() ? frame_times_ : at::zeros({batch, frames_}, at::kFloat);
+    out = out + time_embedding_->forward(times.to(out.device(), at::kFloat)).to(out.scalar_type()).unsqueeze(2);
+  }
   at::Tensor padding;
   if (real_frames_.defined()) {
     // Row b's frames as [its padding, its real frames]: frame (j + real_b) mod frames at place j.

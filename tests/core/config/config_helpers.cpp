@@ -34,6 +34,7 @@ config::Catalog base_catalog(const config::Catalog& extra) {
   catalog.push_back({"image_text_dataset", "image_text", "1.0.0", "libkforge_image_text_data.so", {}});
   catalog.push_back({"video_dataset", "webvid", "1.0.0", "libkforge_video.so", {}});
   catalog.push_back({"frame_sampler", "uniform", "1.0.0", "libkforge_video.so", {}});
+  catalog.push_back({"time_embedding", "sinusoidal", "1.0.0", "libkforge_video.so", {}});
   catalog.insert(catalog.end(), extra.begin(), extra.end());
   return catalog;
 }

@@ -18,7 +18,7 @@ TEST(UnknownKeys, SectionWithValidSectionsAndSuggestion) {
   expect_has(load_error("[modle]\ndim = 8\n"),
              {"cfg.toml:1:1: unknown section [modle]",
               "Valid sections: model, train, optimizer, scheduler, data, eval, distributed, checkpoint, metrics, "
-              "profiling, vision_encoder, adapter, vlm, video.",
+              "profiling, vision_encoder, adapter, vlm, video, time_embedding.",
               "Did you mean 'model'?"});
   expect_has(load_error("", {"--trian.seq_len=8"}), {"command line: unknown section [trian]", "Did you mean 'train'?"});
 }

@@ -1,4 +1,4 @@
-// The optional VLM sections: [vision_encoder], [adapter], [vlm] (a union on arch), [video], their
+// The optional VLM sections: [vision_encoder], [adapter], [vlm] (a union on arch), [video], [time_embedding], their
 // per-section rules and the cross-section rules of JobConfig (§1.1, §1.2).
 #include <gtest/gtest.h>
 
@@ -129,6 +129,21 @@ const BadVlmValue kRules[] = {
     {"video_sampling_policy",
      kVlm + "[video]\nsampling_policy = \"random\"\n",
      {"[video] sampling_policy = \"random\"", "no frame_sampler 'random' in the loaded plugins", "Known: uniform"}},
+    {"time_embedding_type",
+     kVlm + "[video]\n[time_embedding]\ntype = \"learned\"\n",
+     {"[time_embedding] type = \"learned\"", "no time_embedding 'learned' in the loaded plugins", "Known: sinusoidal"}},
+    {"time_embedding_num_bands",
+     kVlm + "[video]\n[time_embedding]\ntype = \"sinusoidal\"\nnum_bands = 0\n",
+     {"[time_embedding] num_bands = 0", "must be >= 1"}},
+    {"time_embedding_min_period",
+     kVlm + "[video]\n[time_embedding]\ntype = \"sinusoidal\"\nmin_period = 0.0\n",
+     {"[time_embedding] min_period = 0.0", "must be > 0"}},
+    {"time_embedding_max_period",
+     kVlm + "[video]\n[time_embedding]\ntype = \"sinusoidal\"\nmin_period = 8.0\nmax_period = 4.0\n",
+     {"[time_embedding] max_period = 4.0", "must be >= min_period (8)"}},
+    {"time_embedding_one_frame",
+     kVlm + "[video]\nmax_frames = 1\nmin_frames = 1\n[time_embedding]\ntype = \"sinusoidal\"\n",
+     {"[video] max_frames = 1", "must be >= 2 with a [time_embedding]"}},
 };
 INSTANTIATE_TEST_SUITE_P(Sections, VlmRule, ::testing::ValuesIn(kRules),
                          [](const auto& info) { return std::string(info.param.name); });
@@ -173,6 +188,16 @@ TEST(VlmCrossSection, VlmNeedsVisionEncoder) {
 
 TEST(VlmCrossSection, VideoNeedsVlm) {
   expect_has(load_error("[vision_encoder]\n[video]\n"), {"[video]", "[video] is set but [vlm] is missing"});
+}
+
+TEST(VlmCrossSection, TimeEmbeddingNeedsVideoUnlessItIsNone) {
+  expect_has(load_error(kVlm + "[time_embedding]\ntype = \"sinusoidal\"\n"),
+             {"[time_embedding]", "[video] is missing", "or set type = \"none\""});
+  // "none" selects no component: a config may keep the section switched off, with or without [video].
+  EXPECT_EQ(at(load(kVlm + "[time_embedding]\n"), "time_embedding", "type").s, "none");
+  EXPECT_EQ(at(load(kVlm + "[video]\n[time_embedding]\ntype = \"none\"\n"), "time_embedding", "num_bands").i, 16);
+  EXPECT_EQ(at(load(kVlm + "[video]\n[time_embedding]\ntype = \"sinusoidal\"\n"), "time_embedding", "max_period").f,
+            256.0);
 }
 
 TEST(VlmCrossSection, MaxSeqLenCoversImageTokensAndText) {

@@ -122,7 +122,7 @@ TEST(PluginRefusal, UnknownKindNamesTheKindAndEveryKindOfTheTable) {
   expect_has(f.error, {fixture_file("bad_kind", "libkforge_bad_kind.so") +
                        ": component 'bad_traits_optimizer' has unknown kind 'optimiser'. Allowed kinds: model, "
                        "router, optimizer, scheduler, loss, dataset, hook, metric_backend, vision_encoder, adapter, "
-                       "modality_strategy, image_text_dataset, video_dataset, frame_sampler."});
+                       "modality_strategy, image_text_dataset, video_dataset, frame_sampler, time_embedding."});
 }
 
 TEST(PluginRefusal, EnabledByOnAKindThatSelectsOneNamesTheSelector) {

@@ -1,7 +1,7 @@
 // A video run through the trainer ([video]): clips of solid colours made here by the ffmpeg CLI, of 1 to 4 frames at
 // [video] fps = 2 (so batches hold padded clips), read by the video_jsonl dataset plugin, under the joint decoder, the
-// cross-attention strategy, MoT and MoMa. It learns which colour each clip shows, resumes bit-exactly, matches one rank
-// on two FSDP ranks, and refuses what it cannot do yet.
+// cross-attention strategy, MoT and MoMa, and with the per-frame time embedding. It learns which colour each clip
+// shows, resumes bit-exactly, matches one rank on two FSDP ranks, and refuses what it cannot do yet.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -119,6 +119,21 @@ TEST(VideoTraining, MotLearnsFromPaddedClipsResumesBitExactlyAndMatchesOneRankOn
 TEST(VideoTraining, MomaLearnsFromPaddedClipsResumesBitExactlyAndMatchesOneRankOnTwo) {
   expect_video_trains_resumes_and_shards(
       {"--vlm.arch=moma", "--vlm.moma_capacity_factor=1", "--vlm.moma_gumbel_noise=false"});
+}
+
+// [time_embedding] type = "sinusoidal": the same checks; and against the same run without it, step 1 is identical (the
+// projection starts at zero) and later steps are not (it learns, and the frames' times then shape the loss).
+TEST(VideoTraining, TheTimeEmbeddingStartsNeutralLearnsResumesBitExactlyAndMatchesOneRankOnTwo) {
+  const std::string timed = "--time_embedding.type=sinusoidal";
+  expect_video_trains_resumes_and_shards({timed});
+  TrainFixture with, without;
+  make_video(with, 8);
+  make_video(without, 8);
+  auto a = std::make_shared<RecordingHook>(), b = std::make_shared<RecordingHook>();
+  with.run(video_args({"--train.max_steps=6", "--optimizer.lr=3e-3", timed}), {a});
+  without.run(video_args({"--train.max_steps=6", "--optimizer.lr=3e-3"}), {b});
+  EXPECT_EQ(a->losses.at(1), b->losses.at(1));
+  EXPECT_NE(a->losses.at(6), b->losses.at(6));
 }
 
 TEST(VideoTraining, RefusesWhatItCannotDoYetNamingTheKey) {

@@ -50,6 +50,7 @@ BuiltStrategy build_strategy(const ComponentHost& h, int64_t frames) {
   b.adapter = h.components.adapter({b.encoder->feature_dim(), h.job.view("model").get_int("dim")});
   sdk::VisionLanguageParts parts{b.encoder, b.adapter, b.text};
   parts.frames = frames;
+  if (frames > 1) parts.time_embedding = h.components.time_embedding({h.job.view("model").get_int("dim")});
   b.vlm = h.components.vision_language_model(std::move(parts));
   return b;
 }

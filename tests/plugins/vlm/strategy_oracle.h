@@ -29,8 +29,8 @@ struct BuiltStrategy {
   std::shared_ptr<sdk::VisionLanguageModel> vlm;
 };
 
-/// The parts as the host builds them (the adapter from the tower's width to [model] dim) and the strategy from them,
-/// for rows of `frames` images (clips when > 1).
+/// The parts as the host builds them (the adapter from the tower's width to [model] dim, for clips the config's
+/// [time_embedding] if any) and the strategy from them, for rows of `frames` images (clips when > 1).
 BuiltStrategy build_strategy(const ComponentHost& h, int64_t frames = 1);
 
 /// The message of the sdk::ConfigError that building the strategy of `toml` throws (a test failure when none).

@@ -1,4 +1,4 @@
-// The fourteen component kinds in one table: what each is called, where a config selects it and whose keys it reads.
+// The fifteen component kinds in one table: what each is called, where a config selects it and whose keys it reads.
 #pragma once
 
 #include <string_view>
@@ -22,7 +22,8 @@
   X(modality_strategy, VisionLanguageModel, "vlm", "arch", false)   \
   X(image_text_dataset, ImageTextDataset, "vlm", "dataset", false)  \
   X(video_dataset, VideoDataset, "video", "dataset_type", false)    \
-  X(frame_sampler, FrameSampler, "video", "sampling_policy", false)
+  X(frame_sampler, FrameSampler, "video", "sampling_policy", false) \
+  X(time_embedding, TimeEmbedding, "time_embedding", "type", false)
 
 namespace kforge::sdk {
 

@@ -20,6 +20,7 @@
 #include "kforge/sdk/optimizer.h"
 #include "kforge/sdk/router.h"
 #include "kforge/sdk/scheduler.h"
+#include "kforge/sdk/time_embedding.h"
 #include "kforge/sdk/vision_encoder.h"
 #include "kforge/sdk/vision_language_model.h"
 
@@ -59,10 +60,13 @@ using ImageTextDatasetFactory =
 using VideoDatasetFactory =
     std::function<std::unique_ptr<VideoDataset>(const BuildContext&, const ImageTextSpec& spec)>;
 using FrameSamplerFactory = std::function<std::unique_ptr<FrameSampler>(const BuildContext&)>;
+using TimeEmbeddingFactory =
+    std::function<std::shared_ptr<TimeEmbedding>(const BuildContext&, const TimeEmbeddingSpec& spec)>;
 
 /// One add_<kind>(name, factory) per row of KFORGE_COMPONENT_KINDS: add_model, add_router,
 /// add_optimizer, add_scheduler, add_loss, add_dataset, add_hook, add_metric_backend, add_vision_encoder,
-/// add_adapter, add_modality_strategy, add_image_text_dataset, add_video_dataset, add_frame_sampler. Each throws
+/// add_adapter, add_modality_strategy, add_image_text_dataset, add_video_dataset, add_frame_sampler,
+/// add_time_embedding. Each throws
 /// kforge::sdk::Error if the name is already taken or was not declared in the plugin's component
 /// metadata.
 class Registrar {

@@ -12,6 +12,7 @@
 #include "kforge/sdk/adapter.h"
 #include "kforge/sdk/config_view.h"
 #include "kforge/sdk/model.h"
+#include "kforge/sdk/time_embedding.h"
 #include "kforge/sdk/vision_encoder.h"
 
 namespace kforge::sdk {
@@ -28,6 +29,9 @@ struct VisionLanguageParts {
   const ConfigView* text_config = nullptr;
   /// Images per row: 1 for images, [video] max_frames for clips (set_images then takes [batch, frames, 3, H, W]).
   int64_t frames = 1;
+  /// [time_embedding] type's, with clips only; null (the default, and type = "none"): none. The strategy registers it
+  /// as its module "time_embedding" and adds its vector of each frame's time to that frame's visual tokens.
+  std::shared_ptr<TimeEmbedding> time_embedding;
 };
 
 /// forward(tokens) runs the images set by set_images() through the encoder and adapter and the tokens through the text
@@ -38,8 +42,10 @@ class VisionLanguageModel : public Model {
   /// pixels, float [batch, 3, H, W], are the images of the next forward()'s rows, or [batch, F, 3, H, W] their clips
   /// of F frames in order; an undefined tensor clears them. With clips, frame_mask, bool [batch, F], says which frames
   /// are real: each row's real frames first, then padding, which must change nothing of the real tokens' outputs and
-  /// gradients (undefined: all real).
-  virtual void set_images(const at::Tensor& pixels, const at::Tensor& frame_mask = {}) = 0;
+  /// gradients (undefined: all real). frame_times, float [batch, F], is each frame's time in its clip in seconds, which
+  /// parts.time_embedding embeds (undefined: every frame at 0).
+  virtual void set_images(const at::Tensor& pixels, const at::Tensor& frame_mask = {},
+                          const at::Tensor& frame_times = {}) = 0;
   /// Tokens the adapter makes of one image (or frame): a row's visual tokens are parts.frames times as many (positions
   /// of the sequence for an image-prefix strategy; keys and values only for cross-attention, whose max_seq_len() they
   /// leave whole).
