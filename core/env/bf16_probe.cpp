@@ -18,9 +18,11 @@ std::optional<std::string> bf16_warning(bool native_bf16, const std::function<do
   if (native_bf16) return std::nullopt;
   const double ratio = slowdown();
   return fmt::format(
-      "bf16 GEMMs run {:.1f}x {} than fp32 on this CPU (no avx512_bf16 or amx_bf16: LibTorch "
-      "emulates bf16). [train] mixed_precision = \"bf16\" is kept as configured; to train at fp32 "
-      "speed, add --train.mixed_precision=fp32",
+      "LibTorch's bf16 GEMMs run {:.1f}x {} than fp32 on this CPU (no avx512_bf16 or amx_bf16: LibTorch "
+      "emulates bf16). kforge's built-in models multiply the bf16-rounded operands with fp32 GEMMs here instead, "
+      "near fp32 speed; a model plugin that calls LibTorch's GEMMs under autocast (at::linear, at::matmul) pays the "
+      "emulation. [train] mixed_precision = \"bf16\" is kept as configured; if the steps are slow, add "
+      "--train.mixed_precision=fp32",
       ratio >= 1 ? ratio : 1 / ratio, ratio >= 1 ? "slower" : "faster");
 }
 

@@ -66,10 +66,11 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
 bool use_tiled_attention(const std::string& backend, const at::Tensor& q, int64_t keys) {
   if (backend == "math" || !flash_attention_supports(q)) return false;
   if (backend == "flash") return true;
-  // "auto" (and the CUDA-only names): in bf16 oneDNN's batched GEMMs make the explicit product
-  // faster up to kAutoMathMaxKeys keys (measured: 12% shorter debug-shape steps at 512); beyond,
-  // its S x S scores cost too much memory.
-  return q.scalar_type() != at::kBFloat16 || keys > kAutoMathMaxKeys;
+  // "auto" (and the CUDA-only names): in bf16 on a CPU with bf16 instructions oneDNN's batched GEMMs
+  // make the explicit product faster up to kAutoMathMaxKeys keys (measured: 12% shorter debug-shape
+  // steps at 512); beyond, its S x S scores cost too much memory. Without them LibTorch emulates bf16
+  // GEMMs slowly, and the tiled kernel's fp32 GEMMs win at every length.
+  return q.scalar_type() != at::kBFloat16 || keys > kAutoMathMaxKeys || !cpu_has_bf16_instructions();
 }
 
 at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k, const at::Tensor& doc_starts) {

@@ -57,12 +57,12 @@ at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k, con
 /// Queries per block of causal_attention.
 inline constexpr int64_t kQueryBlock = 128;
 
-/// Longest key sequence for which "auto" runs bf16 attention explicitly.
+/// Longest key sequence for which "auto" runs bf16 attention explicitly (on a CPU with bf16 instructions).
 inline constexpr int64_t kAutoMathMaxKeys = 1024;
 
 /// Whether `backend` runs q (against `keys` keys) through the tiled kernel: never for "math" or
 /// inputs it does not support (e.g. float64); always for "flash"; for "auto" (and efficient/cudnn,
-/// CUDA names) in float32, and in bfloat16 beyond kAutoMathMaxKeys keys.
+/// CUDA names) in float32, and in bfloat16 beyond kAutoMathMaxKeys keys or on a CPU without bf16 instructions.
 bool use_tiled_attention(const std::string& backend, const at::Tensor& q, int64_t keys);
 
 }  // namespace kforge::builtin::models

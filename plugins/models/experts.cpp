@@ -9,7 +9,7 @@ namespace kforge::builtin::models {
 
 Experts::Experts(torch::nn::Module& owner, int64_t num_experts, int64_t dim, int64_t hidden_dim,
                  const std::string& activation, bool packed, LinearBackend backend, bool fused)
-    : num_experts_(num_experts), act_(parse_mlp_activation(activation)), fused_(fused) {
+    : num_experts_(num_experts), act_(parse_mlp_activation(activation)), fused_(fused), backend_(backend) {
   if (packed) {
     // KempnerForge's order: up_w, down_w, gate_w.
     up_w_ = owner.register_parameter("up_w", at::empty({num_experts, dim, hidden_dim}));

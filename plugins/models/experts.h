@@ -21,7 +21,9 @@ class Experts {
   /// Expert e's weights in (in, out) layout (views into the parameters).
   FfnWeights weights(int64_t e) const;
   /// Expert e applied to x [n, dim].
-  at::Tensor forward(int64_t e, const at::Tensor& x) const { return ffn_forward(x, weights(e), act_, fused_); }
+  at::Tensor forward(int64_t e, const at::Tensor& x) const {
+    return ffn_forward(x, weights(e), act_, fused_, backend_);
+  }
   /// Rows of x_sorted [sum(counts), dim] grouped by expert (counts[e] rows for expert e, in expert
   /// order) -> each group through its expert, one matmul chain per non-empty expert, same order.
   at::Tensor forward_grouped(const at::Tensor& x_sorted, const std::vector<int64_t>& counts) const;
@@ -30,6 +32,7 @@ class Experts {
   int64_t num_experts_;
   MlpActivation act_;
   bool fused_;                              ///< [model] fused_kernels
+  LinearBackend backend_;                   ///< [model] linear_backend
   std::vector<std::shared_ptr<MLP>> mlps_;  // per-expert storage
   at::Tensor up_w_, down_w_, gate_w_;       // packed storage (gate_w only for SwiGLU)
 };

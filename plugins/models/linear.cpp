@@ -54,6 +54,43 @@ class OneDnnLinear : public torch::autograd::Function<OneDnnLinear> {
   }
 };
 
+/// Under bf16 autocast: y = bf16(x_bf16 W_bf16^T) in fp32 arithmetic; dx = bf16(dy W_bf16); dW = dy^T x_bf16 (fp32).
+class Bf16Linear : public torch::autograd::Function<Bf16Linear> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight) {
+    RECORD_FUNCTION("kforge::bf16_linear", c10::ArrayRef<const c10::IValue>{});
+    const at::Tensor rows = x.reshape({-1, x.size(-1)}).to(at::kBFloat16).contiguous();
+    const at::Tensor w = weight.to(at::kBFloat16).contiguous();
+    const at::Tensor y =
+        product(false, true, rows.size(0), w.size(0), rows.size(1), rows.to(at::kFloat), w.to(at::kFloat));
+    ctx->save_for_backward({rows, w});
+    ctx->saved_data["input_sizes"] = x.sizes().vec();
+    ctx->saved_data["input_dtype"] = x.scalar_type();
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = w.size(0);
+    return y.to(at::kBFloat16).view(shape);
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grad_outputs) {
+    RECORD_FUNCTION("kforge::bf16_linear_backward", c10::ArrayRef<const c10::IValue>{});
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& rows = saved[0];
+    const at::Tensor& w = saved[1];
+    const int64_t m = rows.size(0), k = rows.size(1), n = w.size(0);
+    const at::Tensor dy = grad_outputs[0].reshape({m, n}).to(at::kFloat).contiguous();
+    at::Tensor dx, dw;
+    if (ctx->needs_input_grad(0)) {
+      dx = product(false, false, m, k, n, dy, w.to(at::kFloat))
+               .to(at::kBFloat16)
+               .to(ctx->saved_data["input_dtype"].toScalarType())
+               .view(ctx->saved_data["input_sizes"].toIntVector());
+    }
+    if (ctx->needs_input_grad(1)) dw = product(true, false, n, k, m, dy, rows.to(at::kFloat));
+    return {dx, dw};
+  }
+};
+
 }  // namespace
 
 LinearBackend resolve_linear_backend(const std::string& setting) {
@@ -85,8 +122,34 @@ at::Tensor onednn_linear(const at::Tensor& x, const at::Tensor& weight) {
   return OneDnnLinear::apply(x, weight);
 }
 
+bool bf16_linear_applies(const at::Tensor& x, const at::Tensor& weight) {
+  return (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16) && x.device().is_cpu() &&
+         x.layout() == at::kStrided && weight.scalar_type() == at::kFloat && weight.device().is_cpu() &&
+         weight.layout() == at::kStrided && weight.dim() == 2 && x.dim() >= 1 && x.size(-1) == weight.size(1) &&
+         at::autocast::is_cpu_enabled() && at::autocast::get_autocast_cpu_dtype() == at::kBFloat16;
+}
+
+at::Tensor bf16_linear(const at::Tensor& x, const at::Tensor& weight) {
+  if (!bf16_linear_applies(x, weight)) {
+    throw sdk::Error(
+        "linear: the bf16 projection needs float32 or bfloat16 CPU x [..., in] and a float32 weight [out, in] under "
+        "bf16 CPU autocast; check bf16_linear_applies first");
+  }
+  return Bf16Linear::apply(x, weight);
+}
+
+bool cpu_has_bf16_instructions() {
+  static const bool has = __builtin_cpu_supports("avx512bf16");
+  return has;
+}
+
+bool use_bf16_linear(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend) {
+  return backend == LinearBackend::OneDnn && !cpu_has_bf16_instructions() && bf16_linear_applies(x, weight);
+}
+
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend) {
   if (backend == LinearBackend::OneDnn && onednn_linear_applies(x, weight)) return onednn_linear(x, weight);
+  if (use_bf16_linear(x, weight, backend)) return bf16_linear(x, weight);
   return at::linear(x, weight);
 }
 

@@ -1,5 +1,6 @@
 // Linear: a bias-free projection y = x W^T with parameter "weight" of shape (out, in), computed by
-// at::linear or, for fp32 outside autocast, by oneDNN's sgemm with its own backward ([model] linear_backend).
+// at::linear or oneDNN's sgemm with its own backward ([model] linear_backend): for fp32 outside autocast, and under
+// bf16 autocast on a CPU without bf16 instructions, where it multiplies the bf16-rounded operands in fp32.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -23,7 +24,25 @@ bool onednn_linear_applies(const at::Tensor& x, const at::Tensor& weight);
 /// when it is needed); equal to at::linear up to GEMM summation order.
 at::Tensor onednn_linear(const at::Tensor& x, const at::Tensor& weight);
 
-/// onednn_linear where `backend` is OneDnn and it applies, else at::linear.
+/// True when bf16_linear takes (x, weight): float32 or bfloat16 CPU strided x [..., in], a float32 2-D weight
+/// [out, in], under CPU autocast to bfloat16.
+bool bf16_linear_applies(const at::Tensor& x, const at::Tensor& weight);
+
+/// What at::linear computes under bf16 autocast, through dnnl_sgemm: x and weight rounded to bf16, multiplied and
+/// summed in fp32 (a product of two bf16 values is exact in fp32, and oneDNN's bf16 GEMM accumulates in fp32 too), the
+/// output rounded to bf16. Backward: dx = dy W_bf16, rounded to bf16 as autocast's would be; dW = dy^T x_bf16 in fp32
+/// (autocast's is rounded to bf16 first). Saves x and W in bf16. Throws sdk::Error unless bf16_linear_applies.
+at::Tensor bf16_linear(const at::Tensor& x, const at::Tensor& weight);
+
+/// Whether the CPU has bf16 dot-product instructions (avx512_bf16; AMX CPUs have them too), with which oneDNN's own
+/// bf16 GEMMs are fast; without them LibTorch emulates them slowly.
+bool cpu_has_bf16_instructions();
+
+/// Whether `project` takes bf16_linear for (x, weight): `backend` is OneDnn, bf16_linear applies and the CPU has no
+/// bf16 instructions.
+bool use_bf16_linear(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend);
+
+/// onednn_linear where `backend` is OneDnn and it applies; bf16_linear where use_bf16_linear; else at::linear.
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend);
 
 class Linear : public torch::nn::Module {

@@ -13,6 +13,11 @@ at::Tensor activate(const at::Tensor& h, MlpActivation act) {
   return act == MlpActivation::Gelu ? at::gelu(h) : at::relu(h);
 }
 
+// x [..., in] times w [in, out].
+at::Tensor times(const at::Tensor& x, const at::Tensor& w, LinearBackend backend) {
+  return use_bf16_linear(x, w.t(), backend) ? bf16_linear(x, w.t()) : x.matmul(w);
+}
+
 }  // namespace
 
 MlpActivation parse_mlp_activation(const std::string& activation) {
@@ -22,9 +27,11 @@ MlpActivation parse_mlp_activation(const std::string& activation) {
   throw sdk::ConfigError("[model] activation = \"" + activation + "\": must be \"silu\", \"gelu\" or \"relu\"");
 }
 
-at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation act, bool fused) {
-  if (act == MlpActivation::SwiGLU) return swiglu(x.matmul(w.gate), x.matmul(w.up), fused).matmul(w.down);
-  return activate(x.matmul(w.up), act).matmul(w.down);
+at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation act, bool fused, LinearBackend backend) {
+  if (act == MlpActivation::SwiGLU) {
+    return times(swiglu(times(x, w.gate, backend), times(x, w.up, backend), fused), w.down, backend);
+  }
+  return times(activate(times(x, w.up, backend), act), w.down, backend);
 }
 
 MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearBackend backend, bool fused)

@@ -1,19 +1,26 @@
 // [model] linear_backend: the oneDNN projection equals at::linear (and a float64 reference) in value
-// and in both gradients, takes only what it supports, and the whole model honours the switch.
-#include <gtest/gtest.h>
-
+// and in both gradients, takes only what it supports, and the whole model honours the switch. Under bf16
+// autocast, the bf16 projection (fp32 GEMMs over bf16-rounded operands) equals a float64 product of the rounded
+// operands within bf16's rounding, and oneDNN's native bf16 GEMM within twice that; `project` takes it on a CPU
+// without bf16 instructions.
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <gtest/gtest.h>
 #include <kforge/sdk/error.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/utils.h>
 
+#include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "blas_gemm.h"
 #include "linear.h"
+#include "mlp.h"
 #include "model_builder.h"
 #include "support/binary_op_grads.h"
+#include "swiglu.h"
 
 namespace kforge::test::models {
 namespace {
@@ -93,6 +100,113 @@ TEST(LinearBackend, OnlyFloat32OutsideAutocastTakesTheOneDnnPath) {
   at::autocast::clear_cache();
   EXPECT_FALSE(applies);
   EXPECT_EQ(out, at::kBFloat16);
+}
+
+// CPU autocast to bf16 for the scope.
+struct Bf16Autocast {
+  Bf16Autocast() {
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  }
+  ~Bf16Autocast() {
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+  }
+};
+
+// float64 of `t` rounded to bf16.
+at::Tensor rounded(const at::Tensor& t) { return t.to(at::kBFloat16).to(at::kDouble); }
+
+// Expects |got - reference| <= bf16_units * 2^-8 |exact| + 2 k 2^-24 magnitude elementwise: `bf16_units` roundings
+// to bf16 (8 significant bits: unit roundoff 2^-8) of the exact result, after fp32 sums of k products in all (each
+// partial sum rounded, unit roundoff 2^-24) whose absolute values add up to `magnitude`.
+void expect_within_rounding(const at::Tensor& got, const at::Tensor& reference, const at::Tensor& exact,
+                            const at::Tensor& magnitude, int64_t k, double bf16_units, const char* what) {
+  ASSERT_EQ(got.sizes(), reference.sizes()) << what;
+  const at::Tensor bound = bf16_units * std::ldexp(1.0, -8) * exact.abs() + 2.0 * k * std::ldexp(1.0, -24) * magnitude;
+  const at::Tensor excess = (got.to(at::kDouble) - reference.to(at::kDouble)).abs() - bound;
+  EXPECT_LE(excess.max().item<double>(), 0.0) << what << ": beyond the bound by " << excess.max().item<double>();
+}
+
+TEST(LinearBackend, Bf16ProjectionEqualsTheRoundedOperandsProductAndOneDnnsBf16Gemm) {
+  torch::manual_seed(5);
+  for (const auto& [x_shape, out] : {std::pair{std::vector<int64_t>{3, 7, 40}, int64_t{24}},
+                                     std::pair{std::vector<int64_t>{65, 96}, int64_t{130}}}) {
+    SCOPED_TRACE(std::to_string(x_shape.front()) + " rows, out " + std::to_string(out));
+    const at::Tensor x0 = at::randn(x_shape), w0 = at::randn({out, x_shape.back()});
+    std::vector<int64_t> y_shape = x0.sizes().vec();
+    y_shape.back() = out;
+    const at::Tensor dy = at::randn(y_shape).to(at::kBFloat16);  // the gradient reaching a bf16 output
+    const at::Tensor x = x0.clone().requires_grad_(true), w = w0.clone().requires_grad_(true);
+    at::Tensor y, native;
+    {
+      const Bf16Autocast autocast;
+      y = kforge::builtin::models::bf16_linear(x, w);
+      native = at::linear(x0, w0);
+    }
+    EXPECT_EQ(y.scalar_type(), at::kBFloat16);
+    y.backward(dy);
+    const int64_t k = x0.size(-1);
+    const at::Tensor xr = rounded(x0).reshape({-1, k}), wr = rounded(w0), dyr = dy.to(at::kDouble).reshape({-1, out});
+    const at::Tensor exact = xr.mm(wr.t()), magnitude = xr.abs().mm(wr.abs().t());
+    expect_within_rounding(y.reshape({-1, out}), exact, exact, magnitude, k, 1, "output");
+    // oneDNN's own bf16 GEMM rounds the same exact product once, in another summation order: both errors add up.
+    expect_within_rounding(y.reshape({-1, out}), native.reshape({-1, out}), exact, magnitude, 2 * k, 2,
+                           "output against oneDNN's bf16 GEMM");
+    const at::Tensor dx = dyr.mm(wr), dw = dyr.t().mm(xr);
+    expect_within_rounding(x.grad().reshape({-1, k}), dx, dx, dyr.abs().mm(wr.abs()), out, 1, "input gradient");
+    // The weight gradient stays in fp32: no bf16 rounding at all.
+    expect_within_rounding(w.grad(), dw, dw, dyr.abs().t().mm(xr.abs()), xr.size(0), 0, "weight gradient");
+    EXPECT_EQ(x.grad().scalar_type(), at::kFloat);
+    EXPECT_EQ(w.grad().scalar_type(), at::kFloat);
+  }
+}
+
+// /proc/cpuinfo's flags of the first CPU.
+std::string cpu_flags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0) return line + " ";
+  }
+  return "";
+}
+
+TEST(LinearBackend, UnderBf16AutocastTheBf16ProjectionRunsWhereTheCpuHasNoBf16Instructions) {
+  const std::string flags = cpu_flags();
+  ASSERT_FALSE(flags.empty()) << "no flags line in /proc/cpuinfo";
+  const bool bf16_hardware = flags.find(" avx512_bf16 ") != std::string::npos;
+  EXPECT_EQ(kforge::builtin::models::cpu_has_bf16_instructions(), bf16_hardware) << flags;
+  const at::Tensor w = at::randn({6, 4}).requires_grad_(true);
+  const Bf16Autocast autocast;
+  EXPECT_TRUE(kforge::builtin::models::bf16_linear_applies(at::randn({2, 4}), w));
+  EXPECT_TRUE(kforge::builtin::models::bf16_linear_applies(at::randn({2, 4}).to(at::kBFloat16), w));
+  EXPECT_FALSE(kforge::builtin::models::bf16_linear_applies(at::randn({2, 4}), w.to(at::kBFloat16)));
+  EXPECT_FALSE(kforge::builtin::models::bf16_linear_applies(at::randn({2, 3}), w));
+  EXPECT_THROW(kforge::builtin::models::bf16_linear(at::randn({2, 3}), w), sdk::Error);
+  const std::string node =
+      kforge::builtin::models::project(at::randn({2, 4}), w, LinearBackend::OneDnn).grad_fn()->name();
+  EXPECT_EQ(node.find("Bf16Linear") != std::string::npos, !bf16_hardware) << node;
+  const std::string aten =
+      kforge::builtin::models::project(at::randn({2, 4}), w, LinearBackend::Aten).grad_fn()->name();
+  EXPECT_EQ(aten.find("Bf16Linear"), std::string::npos) << aten;
+}
+
+// An MoE expert's products ([in, out] weights) take the same path as the projections: exactly the composition of
+// bf16_linear calls where the CPU has no bf16 instructions.
+TEST(LinearBackend, ExpertProductsUnderBf16AutocastTakeTheBf16ProjectionToo) {
+  namespace m = kforge::builtin::models;
+  torch::manual_seed(7);
+  const m::FfnWeights w{at::randn({8, 12}), at::randn({8, 12}), at::randn({12, 8})};
+  const at::Tensor x = at::randn({5, 8});
+  const Bf16Autocast autocast;
+  const at::Tensor y = m::ffn_forward(x, w, m::MlpActivation::SwiGLU, /*fused=*/true, LinearBackend::OneDnn);
+  if (m::cpu_has_bf16_instructions()) {
+    EXPECT_TRUE(y.equal(m::ffn_forward(x, w, m::MlpActivation::SwiGLU, /*fused=*/true, LinearBackend::Aten)));
+    return;
+  }
+  const at::Tensor h = m::swiglu(m::bf16_linear(x, w.gate.t()), m::bf16_linear(x, w.up.t()), /*fused=*/true);
+  EXPECT_TRUE(y.equal(m::bf16_linear(h, w.down.t())));
 }
 
 TEST(LinearBackend, ModelOutputsAndGradientsAgreeBetweenBackends) {
