@@ -29,7 +29,9 @@ int cmd_eval(int argc, char** argv) {
                            "of train.batch_size windows of eval.dataset_path (or of the eval.hf_dataset_name\n"
                            "export, through its token cache), in order, and perplexity =\n"
                            "exp(min(loss, 20)). A vision-language checkpoint evaluates on the image-text data of\n"
-                           "eval.dataset_path (WebDataset shards or a JSON Lines manifest), read as in training.\n"
+                           "eval.dataset_path (WebDataset shards or a JSON Lines manifest), read as in training;\n"
+                           "one of a video run on the clips there, read by its [video] dataset_type (webvid: the\n"
+                           "validation split of the WebVid root; video_jsonl: the manifest).\n"
                            "Prints a table line, then one JSON line {step, tokens_seen,\n"
                            "eval/loss, eval/perplexity}.\n"
                            "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint or config.");

@@ -61,9 +61,15 @@ std::vector<std::vector<int64_t>> generate_by_length(const generate::CheckpointM
 }
 
 /// --image read for a vision-language checkpoint (an undefined tensor for a text one). Throws sdk::Error when it is
-/// missing, given to a text model, or unreadable.
+/// missing, given to a text model, or unreadable, and for a checkpoint of a video run (which takes clips).
 at::Tensor checkpoint_image(const generate::CheckpointSession& session, const cxxopts::ParseResult& args) {
   const generate::CheckpointModel& checkpoint = session.checkpoint;
+  if (checkpoint.job.tree.find("video") != nullptr) {
+    throw sdk::Error(fmt::format(
+        "checkpoint step {} was trained on video clips ([video] max_frames = {}): kforge generate continues prompts "
+        "about one --image, and generating from clips is not supported; evaluate it with kforge eval instead",
+        checkpoint.snapshot.step, checkpoint.job.view("video").get_int("max_frames")));
+  }
   const std::string arch = checkpoint.vision_language ? checkpoint.job.view("vlm").get_string("arch") : "";
   if (!args.count("image")) {
     if (!checkpoint.vision_language) return {};
@@ -93,7 +99,8 @@ int cmd_generate(int argc, char** argv) {
                            "one batch per distinct prompt length (all with the same --seed). Prints each prompt\n"
                            "followed by its continuation (cut at EOS).\n"
                            "A vision-language checkpoint continues the prompts about --image PATH (joint_decoder\n"
-                           "and cross_attention; the image is read as its training images were).\n"
+                           "and cross_attention; the image is read as its training images were; not one of a\n"
+                           "video run).\n"
                            "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint, tokenizer, image or length.");
   options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
                         cxxopts::value<std::string>())("prompt", "prompt text (repeatable)",

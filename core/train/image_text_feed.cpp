@@ -34,11 +34,12 @@ const std::string& image_text_path(const config::JobConfig& job, ImageTextFeed::
 namespace {
 
 // The spec of the split's samples: images from the split's dataset_path, or in a video run ([video]) clips, which the
-// [video] dataset_type plugin finds from its own keys, taken at the times the [video] sampling_policy gives.
+// [video] dataset_type plugin finds from its own keys in training and at [eval] dataset_path in evaluation, taken at
+// the times the [video] sampling_policy gives.
 sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const plugins::Components& components,
                                    const sdk::PixelFormat& pixels, ImageTextFeed::Split split) {
   const bool video = job.tree.find("video") != nullptr;
-  const std::string path = video ? "" : image_text_path(job, split);
+  const std::string path = video && split == ImageTextFeed::Split::Train ? "" : image_text_path(job, split);
   if (job.data.tokenizer_path.empty()) {
     throw sdk::ConfigError(
         "[data] tokenizer_path is not set: a vision-language run tokenises its captions and prompts as it reads "

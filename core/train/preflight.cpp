@@ -33,8 +33,16 @@ void check_vision_language_data(const config::JobConfig& job) {
   const config::Value* type = data.find("dataset_type");
   refuse_if(type != nullptr && !type->source.origin.empty(), "dataset_type",
             "the image-text dataset plugin is [vlm] dataset; remove the key");
-  if (const config::Value* video = job.tree.find("video")) {
-    auto given = [](const config::Value* v) { return v != nullptr && !v->source.origin.empty(); };
+  const config::Value* video = job.tree.find("video");
+  auto given = [](const config::Value* v) { return v != nullptr && !v->source.origin.empty(); };
+  if (job.eval.enabled && job.eval.hf.has_value()) {
+    throw sdk::ConfigError(
+        fmt::format("{}: [eval] hf_dataset_name in a vision-language run ([vlm]): kforge evaluates on the {} in [eval] "
+                    "dataset_path",
+                    job.eval.hf->where,
+                    video != nullptr ? "clips" : "image-text data of WebDataset .tar shards or a JSON Lines manifest"));
+  }
+  if (video != nullptr) {
     for (const char* key : {"dataset_path", "file_pattern"}) {
       refuse_if(given(data.find(key)), key,
                 "a video run reads its clips from [video] data_root through the [video] dataset_type plugin; "
@@ -48,21 +56,17 @@ void check_vision_language_data(const config::JobConfig& job) {
                       "[video] dataset_type plugin; remove the key",
                       dataset->source.describe()));
     }
-    if (job.eval.enabled) {
-      throw sdk::ConfigError(
-          fmt::format("{}: [eval] enabled in a video run ([video]): evaluation reads image-text "
-                      "data; video evaluation is not supported yet, set enabled = false",
-                      video->source.describe()));
+    const config::Value* pattern = job.tree.find("eval")->find("file_pattern");
+    if (job.eval.enabled && given(pattern)) {
+      throw sdk::ConfigError(fmt::format(
+          "{}: [eval] file_pattern in a video run ([video]): the [video] dataset_type plugin reads the eval clips "
+          "at [eval] dataset_path by its own layout; remove the key",
+          pattern->source.describe()));
     }
-    return;  // the [video] dataset_type plugin finds its clips from its own keys
+    return;  // the [video] dataset_type plugin finds the training clips from its own keys, the eval clips at
+             // [eval] dataset_path
   }
   image_text_path(job, ImageTextFeed::Split::Train);
-  if (job.eval.enabled && job.eval.hf.has_value()) {
-    throw sdk::ConfigError(fmt::format(
-        "{}: [eval] hf_dataset_name in a vision-language run ([vlm]): kforge evaluates on image-text data from "
-        "WebDataset .tar shards or a JSON Lines manifest in [eval] dataset_path",
-        job.eval.hf->where));
-  }
 }
 
 // [data] keys only a vision-language run reads, set in a text run's config: one warning each.

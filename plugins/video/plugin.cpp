@@ -20,11 +20,12 @@ constexpr const char* kSinusoidalKeys[] = {"num_bands", "min_period", "max_perio
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::video_dataset, "webvid", "1.0.0",
                      "KempnerForge's WebVid layout: CSV partitions under data_root/raw/<dataset_name>, clips under "
-                     "data_root/raw/videos, decoded with FFmpeg on [data] num_workers threads",
+                     "data_root/raw/videos (evaluation: the validation split under [eval] dataset_path), decoded "
+                     "with FFmpeg on [data] num_workers threads",
                      kforge::sdk::core_keys(kWebVidKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::video_dataset, "video_jsonl", "1.0.0",
-                     "A JSON Lines manifest at data_root of {\"video\", \"text\", \"prompt\"} objects, decoded with "
-                     "FFmpeg on [data] num_workers threads",
+                     "A JSON Lines manifest at data_root (evaluation: at [eval] dataset_path) of {\"video\", "
+                     "\"text\", \"prompt\"} objects, decoded with FFmpeg on [data] num_workers threads",
                      kforge::sdk::core_keys(kVideoJsonlKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::frame_sampler, "uniform", "1.0.0",
                      "KempnerForge's uniform policy: clamp(round(duration x fps), min_frames, max_frames) frames "

@@ -38,6 +38,16 @@ class ClipStream : public sdk::ImageTextStream {
   image_text::OrderedDecodePool<ClipSample> pool_;
 };
 
+// Where the clips are: [video] data_root for training, the spec's path ([eval] dataset_path) for evaluation.
+std::string clip_root(const sdk::ConfigView& video, const sdk::ImageTextSpec& spec) {
+  return spec.path.empty() ? video.get_string("data_root") : spec.path;
+}
+
+// The config key of clip_root, for errors.
+std::string clip_root_key(const sdk::ImageTextSpec& spec) {
+  return spec.path.empty() ? "[video] data_root" : "[" + spec.section + "] dataset_path";
+}
+
 }  // namespace
 
 VideoData::VideoData(const sdk::ImageTextSpec& spec, const std::function<std::shared_ptr<const ClipSource>()>& open)
@@ -75,15 +85,19 @@ std::unique_ptr<sdk::ImageTextStream> VideoData::stream(std::function<int64_t(in
 }
 
 std::unique_ptr<sdk::VideoDataset> make_webvid(const sdk::ConfigView& video, const sdk::ImageTextSpec& spec) {
-  WebVidOptions options{video.get_string("data_root"), video.get_string("dataset_name"), video.get_string("split"),
-                        video.get_int("max_samples"), video.get_string("prompt")};
+  WebVidOptions options{clip_root(video, spec),
+                        video.get_string("dataset_name"),
+                        spec.path.empty() ? video.get_string("split") : "validation",
+                        video.get_int("max_samples"),
+                        video.get_string("prompt"),
+                        clip_root_key(spec)};
   return std::make_unique<VideoData>(spec, [&] { return std::make_shared<WebVidSource>(std::move(options)); });
 }
 
 std::unique_ptr<sdk::VideoDataset> make_video_jsonl(const sdk::ConfigView& video, const sdk::ImageTextSpec& spec) {
   return std::make_unique<VideoData>(spec, [&] {
-    return std::make_shared<VideoManifestSource>(video.get_string("data_root"), video.get_string("prompt"),
-                                                 video.get_int("max_samples"));
+    return std::make_shared<VideoManifestSource>(clip_root(video, spec), video.get_string("prompt"),
+                                                 video.get_int("max_samples"), clip_root_key(spec));
   });
 }
 

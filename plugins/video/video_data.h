@@ -37,9 +37,11 @@ class VideoData : public sdk::VideoDataset {
   image_text::Warn warn_;
 };
 
-/// video_dataset "webvid": a WebVidSource over [video] data_root, dataset_name, split, max_samples and prompt.
+/// video_dataset "webvid": a WebVidSource over [video] data_root, dataset_name, split, max_samples and prompt; in
+/// evaluation (spec.path set: [eval] dataset_path) the "validation" split of the WebVid root at spec.path.
 std::unique_ptr<sdk::VideoDataset> make_webvid(const sdk::ConfigView& video, const sdk::ImageTextSpec& spec);
-/// video_dataset "video_jsonl": a VideoManifestSource at [video] data_root, with max_samples and prompt.
+/// video_dataset "video_jsonl": a VideoManifestSource at [video] data_root (in evaluation at spec.path), with
+/// max_samples and prompt.
 std::unique_ptr<sdk::VideoDataset> make_video_jsonl(const sdk::ConfigView& video, const sdk::ImageTextSpec& spec);
 
 }  // namespace kforge::video

@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 
 constexpr const char* kLineFormat = R"({"video": "clip.mp4", "text": "caption", "prompt": "optional"})";
 
-[[noreturn]] void refuse_manifest(const std::string& manifest, const std::string& what) {
-  throw sdk::ConfigError(fmt::format("[video] data_root = \"{}\": {}", manifest, what));
+[[noreturn]] void refuse_manifest(const std::string& key, const std::string& manifest, const std::string& what) {
+  throw sdk::ConfigError(fmt::format("{} = \"{}\": {}", key, manifest, what));
 }
 
 // The string member `field` of a manifest line; "" when it is optional and absent.
@@ -35,18 +35,19 @@ std::string string_member(const nlohmann::json& object, const char* field, bool 
 
 }  // namespace
 
-VideoManifestSource::VideoManifestSource(const std::string& manifest, const std::string& prompt, int64_t max_samples)
+VideoManifestSource::VideoManifestSource(const std::string& manifest, const std::string& prompt, int64_t max_samples,
+                                         const std::string& root_key)
     : manifest_(manifest) {
   if (max_samples < 0) {
     throw sdk::ConfigError(fmt::format("[video] max_samples = {} must be >= 0 (0: all)", max_samples));
   }
   std::error_code ec;
   if (manifest.empty() || !fs::is_regular_file(manifest, ec) || fs::path(manifest).extension() != ".jsonl") {
-    refuse_manifest(manifest,
+    refuse_manifest(root_key, manifest,
                     fmt::format("expected a JSON Lines manifest (a .jsonl file), one {} per line", kLineFormat));
   }
   std::ifstream in(manifest);
-  if (!in) refuse_manifest(manifest, "cannot open the manifest");
+  if (!in) refuse_manifest(root_key, manifest, "cannot open the manifest");
   const fs::path dir = fs::path(manifest).parent_path();
   std::string text;
   for (int64_t line = 1; (max_samples == 0 || size() < max_samples) && std::getline(in, text); ++line) {
@@ -63,11 +64,11 @@ VideoManifestSource::VideoManifestSource(const std::string& manifest, const std:
                             object.contains("prompt") ? std::move(own_prompt) : prompt,
                             fmt::format("{} line {}", manifest, line)});
     } catch (const sdk::Error& e) {
-      refuse_manifest(manifest, e.what());
+      refuse_manifest(root_key, manifest, e.what());
     }
   }
-  if (in.bad()) refuse_manifest(manifest, "cannot read the manifest");
-  if (clips_.empty()) refuse_manifest(manifest, "the manifest holds no clip");
+  if (in.bad()) refuse_manifest(root_key, manifest, "cannot read the manifest");
+  if (clips_.empty()) refuse_manifest(root_key, manifest, "the manifest holds no clip");
 }
 
 Clip VideoManifestSource::clip(int64_t index) const {

@@ -14,10 +14,11 @@ namespace kforge::video {
 
 class VideoManifestSource : public ClipSource {
  public:
-  /// Reads `manifest`. Throws sdk::ConfigError naming [video] data_root for a path that is not a readable .jsonl file
-  /// or a manifest without clips, naming the file and line for a line that is not such an object, and naming
-  /// [video] max_samples when it is negative.
-  VideoManifestSource(const std::string& manifest, const std::string& prompt, int64_t max_samples);
+  /// Reads `manifest`. Throws sdk::ConfigError naming `root_key` (the config key of the path) for a path that is not a
+  /// readable .jsonl file or a manifest without clips, naming the file and line for a line that is not such an object,
+  /// and naming [video] max_samples when it is negative.
+  VideoManifestSource(const std::string& manifest, const std::string& prompt, int64_t max_samples,
+                      const std::string& root_key = "[video] data_root");
 
   int64_t size() const override { return static_cast<int64_t>(clips_.size()); }
   Clip clip(int64_t index) const override;

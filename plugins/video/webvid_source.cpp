@@ -20,15 +20,15 @@ namespace fs = std::filesystem;
 
 constexpr const char* kLayout = "raw/<dataset_name>/data/{train|val}/partitions/*.csv";
 
-[[noreturn]] void refuse_webvid(const std::string& data_root, const std::string& what) {
-  throw sdk::ConfigError(fmt::format("[video] data_root = \"{}\": {}", data_root, what));
+[[noreturn]] void refuse_webvid(const WebVidOptions& options, const std::string& what) {
+  throw sdk::ConfigError(fmt::format("{} = \"{}\": {}", options.root_key, options.data_root, what));
 }
 
 // The .csv files of `dir`, in name order.
-std::vector<std::string> csv_files(const std::string& data_root, const fs::path& dir) {
+std::vector<std::string> csv_files(const WebVidOptions& options, const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    refuse_webvid(data_root,
+    refuse_webvid(options,
                   fmt::format("no directory {} (WebVid's captions are expected in {})", dir.string(), kLayout));
   }
   std::vector<std::string> files;
@@ -37,20 +37,20 @@ std::vector<std::string> csv_files(const std::string& data_root, const fs::path&
     std::error_code type_ec;
     if (it->path().extension() == ".csv" && it->is_regular_file(type_ec)) files.push_back(it->path().string());
   }
-  if (ec) refuse_webvid(data_root, fmt::format("cannot list {}: {}", dir.string(), ec.message()));
+  if (ec) refuse_webvid(options, fmt::format("cannot list {}: {}", dir.string(), ec.message()));
   if (files.empty()) {
-    refuse_webvid(data_root,
+    refuse_webvid(options,
                   fmt::format("no .csv file in {} (WebVid's captions are expected in {})", dir.string(), kLayout));
   }
   std::sort(files.begin(), files.end());
   return files;
 }
 
-std::string read_text(const std::string& data_root, const std::string& file) {
+std::string read_text(const WebVidOptions& options, const std::string& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) refuse_webvid(data_root, fmt::format("cannot open {}", file));
+  if (!in) refuse_webvid(options, fmt::format("cannot open {}", file));
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) refuse_webvid(data_root, fmt::format("cannot read {}", file));
+  if (in.bad()) refuse_webvid(options, fmt::format("cannot read {}", file));
   return text;
 }
 
@@ -65,7 +65,8 @@ std::string webvid_video_path(const std::string& data_root, const std::string& s
 WebVidSource::WebVidSource(WebVidOptions options) : options_(std::move(options)) {
   const std::string& root = options_.data_root;
   if (root.empty()) {
-    throw sdk::ConfigError(fmt::format("[video] data_root is not set: the WebVid dataset reads {} under it", kLayout));
+    throw sdk::ConfigError(
+        fmt::format("{} is not set: the WebVid dataset reads {} under it", options_.root_key, kLayout));
   }
   if (options_.split != "train" && options_.split != "validation") {
     throw sdk::ConfigError(fmt::format("[video] split = \"{}\" must be \"train\" or \"validation\"", options_.split));
@@ -79,26 +80,26 @@ WebVidSource::WebVidSource(WebVidOptions options) : options_(std::move(options))
   partitions_ = (fs::path(root) / "raw" / options_.dataset_name / "data" /
                  (options_.split == "train" ? "train" : "val") / "partitions")
                     .string();
-  for (const std::string& file : csv_files(root, partitions_)) {
+  for (const std::string& file : csv_files(options_, partitions_)) {
     if (!read_partition(file)) break;
   }
-  if (rows_.empty()) refuse_webvid(root, fmt::format("the .csv files in {} hold no row", partitions_));
+  if (rows_.empty()) refuse_webvid(options_, fmt::format("the .csv files in {} hold no row", partitions_));
 }
 
 bool WebVidSource::read_partition(const std::string& file) {
-  const std::string text = read_text(options_.data_root, file);
+  const std::string text = read_text(options_, file);
   CsvReader reader(text, file);
   CsvRecord record;
   try {
     if (!reader.next(record)) return true;  // an empty partition
   } catch (const sdk::Error& e) {
-    refuse_webvid(options_.data_root, e.what());
+    refuse_webvid(options_, e.what());
   }
   if (!record.fields.empty() && record.fields[0].rfind("\xEF\xBB\xBF", 0) == 0) record.fields[0].erase(0, 3);
   const auto column = [&](const char* name) {
     const auto it = std::find(record.fields.begin(), record.fields.end(), name);
     if (it == record.fields.end()) {
-      refuse_webvid(options_.data_root,
+      refuse_webvid(options_,
                     fmt::format("{}:{}: the header has no \"{}\" column (WebVid's partitions have videoid and name)",
                                 file, record.line, name));
     }
@@ -113,16 +114,16 @@ bool WebVidSource::read_partition(const std::string& file) {
     try {
       if (!reader.next(record)) return true;
     } catch (const sdk::Error& e) {
-      refuse_webvid(options_.data_root, e.what());
+      refuse_webvid(options_, e.what());
     }
     if (record.fields.size() < needed) {
       refuse_webvid(
-          options_.data_root,
+          options_,
           fmt::format("{}:{}: the row has {} field(s), but the header puts videoid in column {} and name in column {}",
                       file, record.line, record.fields.size(), id_column + 1, caption_column + 1));
     }
     if (record.fields[id_column].empty()) {
-      refuse_webvid(options_.data_root, fmt::format("{}:{}: the row's videoid is empty", file, record.line));
+      refuse_webvid(options_, fmt::format("{}:{}: the row's videoid is empty", file, record.line));
     }
     rows_.push_back(Row{std::move(record.fields[id_column]), std::move(record.fields[caption_column]),
                         static_cast<uint32_t>(files_.size() - 1), record.line});

@@ -18,6 +18,7 @@ struct WebVidOptions {
   std::string split;         ///< [video] split: "train" or "validation"
   int64_t max_samples = 0;   ///< [video] max_samples: > 0 stops after that many rows
   std::string prompt;        ///< [video] prompt, every sample's
+  std::string root_key = "[video] data_root";  ///< the config key of data_root, for errors
 };
 
 /// The clip of `id` in `split` under `data_root`.

@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint_manager.h"
 #include "core/train/train_fixture.h"
 #include "support/expect_text.h"
 #include "support/launch_job.h"
+#include "support/test_host.h"
 #include "support/tiny_job_toml.h"
 #include "support/tiny_tokenizer.h"
 
@@ -136,13 +138,50 @@ TEST(VideoTraining, TheTimeEmbeddingStartsNeutralLearnsResumesBitExactlyAndMatch
   EXPECT_NE(a->losses.at(6), b->losses.at(6));
 }
 
+// [eval] in a video run reads the clips at [eval] dataset_path through the [video] dataset_type plugin (here a
+// manifest of the first four clips), in the run and through kforge eval; kforge generate refuses the checkpoint.
+TEST(VideoTraining, EvaluatesTheClipsOfTheEvalPathInTheRunAndThroughKforgeEval) {
+  TrainFixture fx;
+  make_video(fx, 8);
+  const auto eval_manifest = fx.root / "clips" / "eval.jsonl";
+  {
+    std::ifstream all(fx.root / "clips" / "manifest.jsonl");
+    std::ofstream first(eval_manifest);
+    std::string line;
+    for (int i = 0; i < 4 && std::getline(all, line); ++i) first << line << "\n";
+  }
+  fx.run(video_args({"--train.max_steps=6", "--optimizer.lr=3e-3", "--eval.enabled=true", "--eval.interval=3",
+                     "--eval.steps=1", "--eval.dataset_path=" + eval_manifest.string()}),
+         {});
+  const auto eval = metric(fx, "eval/loss");
+  ASSERT_EQ(eval.size(), 2u);
+  EXPECT_LT(eval.at(6), eval.at(3)) << "the model learns the captions it is evaluated on";
+  std::string out;
+  const std::string command = fmt::format("{} eval --checkpoint {} --eval.steps=1 --eval.dataset_path=", KFORGE_BIN,
+                                          fx.checkpoint_dir.string());
+  ASSERT_EQ(run_command(command + eval_manifest.string() + " 2>/dev/null", &out), 0) << out;
+  const double loss = nlohmann::json::parse(out.substr(out.rfind('{'))).at("eval/loss").get<double>();
+  EXPECT_NEAR(loss, eval.at(6), 1e-6 * loss) << out;
+  // The eval path is where the clips are read from: a missing one is named.
+  EXPECT_EQ(run_command(command + (fx.root / "nothing.jsonl").string() + " 2>&1", &out), 2) << out;
+  expect_has(out, {"[eval] dataset_path = \"" + (fx.root / "nothing.jsonl").string() + "\""});
+  EXPECT_EQ(
+      run_command(fmt::format("{} generate --checkpoint {} --prompt see 2>&1", KFORGE_BIN, fx.checkpoint_dir.string()),
+                  &out),
+      2)
+      << out;
+  expect_has(out, {"was trained on video clips ([video] max_frames = 4)", "kforge eval"});
+}
+
 TEST(VideoTraining, RefusesWhatItCannotDoYetNamingTheKey) {
   TrainFixture fx;
   make_video(fx, 4);
   expect_has(config_error_of([&] {
-               fx.run(video_args({"--eval.enabled=true", "--eval.dataset_path=" + fx.root.string()}), {});
+               fx.run(video_args({"--eval.enabled=true", "--eval.file_pattern=*.jsonl",
+                                  "--eval.dataset_path=" + (fx.root / "clips" / "manifest.jsonl").string()}),
+                      {});
              }),
-             {"[eval] enabled in a video run", "set enabled = false"});
+             {"[eval] file_pattern in a video run", "remove the key"});
   // Keys of the image data, which a video run would not read.
   expect_has(config_error_of([&] { fx.run(video_args({"--data.dataset_path=" + fx.root.string()}), {}); }),
              {"[data] dataset_path in a vision-language run", "[video] data_root", "remove the key"});

@@ -104,5 +104,27 @@ TEST(VideoJsonlDataset, DataRootThatIsNotAManifestIsAConfigErrorNamingIt) {
   EXPECT_NE(message.find("[video] max_samples = -2"), std::string::npos) << message;
 }
 
+// Evaluation (the spec's path: [eval] dataset_path) reads the manifest there, not [video] data_root's, and names the
+// eval key in its errors.
+TEST(VideoJsonlDataset, InEvaluationTheManifestIsTheSpecsPath) {
+  const fs::path dir = temp_dir("video_jsonl_eval");
+  write_testsrc_clip((dir / "e.mp4").string(), 2);
+  write_manifest(dir / "eval.jsonl", "{\"video\": \"e.mp4\", \"text\": \"an eval clip\"}\n");
+  VideoSection section;
+  section.set("data_root", config::Value::string((dir / "training.jsonl").string()));  // absent: not read
+  sdk::ImageTextSpec spec = clip_spec(nullptr, 0);
+  spec.path = (dir / "eval.jsonl").string();
+  spec.section = "eval";
+  const auto data = video::make_video_jsonl(section.view(), spec);
+  ASSERT_EQ(data->size(), 1);
+  const std::vector<sdk::ImageTextSample> samples = stream_all(
+      *data, [](int64_t p) { return p; }, 0, 1);
+  ASSERT_EQ(samples.size(), 1u);
+  expect_clip_text(samples[0], "", "an eval clip", true);
+  spec.path = (dir / "missing.jsonl").string();
+  const std::string message = config_error_of([&] { video::make_video_jsonl(section.view(), spec); });
+  EXPECT_NE(message.find("[eval] dataset_path = \"" + spec.path + "\""), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace kforge::test

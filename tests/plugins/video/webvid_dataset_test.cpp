@@ -208,6 +208,33 @@ TEST(WebVidDataset, ValidationSplitReadsDataValAndFlatClipPaths) {
       << error;
 }
 
+// Evaluation (the spec's path: [eval] dataset_path) reads the validation split of the WebVid root there, whatever
+// [video] data_root and split say, and names the eval key in its errors.
+TEST(WebVidDataset, InEvaluationTheValidationSplitOfTheSpecsPathIsRead) {
+  const fs::path root = temp_dir("webvid_eval");
+  write_text_file(root / "raw/webvid-2M/data/val/partitions/val.csv", "videoid,name\nv7,An eval clip\n");
+  const fs::path clip = root / "raw/videos/validation/v7.mp4";
+  fs::create_directories(clip.parent_path());
+  write_testsrc_clip(clip.string(), 2);
+  VideoSection section;
+  section.set("data_root", config::Value::string((root / "elsewhere").string()));
+  section.set("dataset_name", config::Value::string("webvid-2M"));
+  section.set("split", config::Value::string("train"));
+  sdk::ImageTextSpec spec = clip_spec(nullptr, 0);
+  spec.path = root.string();
+  spec.section = "eval";
+  const auto data = open_webvid(section, spec);
+  ASSERT_EQ(data->size(), 1);
+  const std::vector<sdk::ImageTextSample> samples = stream_all(
+      *data, [](int64_t p) { return p; }, 0, 1);
+  ASSERT_EQ(samples.size(), 1u);
+  expect_clip_frames(samples[0], clip.string(), 4);
+  expect_clip_text(samples[0], "", "An eval clip", true);
+  spec.path = (root / "none").string();
+  const std::string error = config_error_of([&] { open_webvid(section, spec); });
+  EXPECT_NE(error.find("[eval] dataset_path = \"" + spec.path + "\": no directory"), std::string::npos) << error;
+}
+
 TEST(WebVidDataset, MissingOrEmptyLayoutsAreConfigErrorsNamingDataRootAndThePathExpected) {
   const fs::path root = temp_dir("webvid_errors");
   VideoSection section;

@@ -23,7 +23,10 @@ using Tokenize = std::function<std::vector<int64_t>(std::string_view)>;
 /// What the host asks of the samples. The callables are called from the dataset's threads and stay valid for
 /// the dataset's lifetime.
 struct ImageTextSpec {
-  std::string path;          ///< [data] dataset_path; "": no samples, a dataset for pixel_values() alone
+  /// [data] dataset_path (or [eval]'s, in evaluation); "": no samples, a dataset for pixel_values() alone. A
+  /// VideoDataset finds its training clips from its own [video] keys (path ""), and its evaluation clips (section
+  /// "eval") at path, which then takes the place of [video] data_root.
+  std::string path;
   std::string section = "data";  ///< the config section of dataset_path and file_pattern, as errors name them ("eval")
   std::string file_pattern;  ///< [data] file_pattern, when the config sets it; "": the dataset's own default
   int64_t image_size = 0;    ///< every image is resized to image_size x image_size
