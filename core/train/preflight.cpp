@@ -82,6 +82,20 @@ void warn_image_keys(const config::JobConfig& job, std::vector<std::string>& war
   }
 }
 
+// [time_embedding] keys set beside type = "none", which builds no time embedding: one warning each.
+void warn_inert_time_embedding_keys(const config::JobConfig& job, std::vector<std::string>& warnings) {
+  const config::Value* section = job.tree.find("time_embedding");
+  if (section == nullptr || section->find("type")->s != "none") return;
+  for (const char* key : {"num_bands", "min_period", "max_period"}) {
+    const config::Value* v = section->find(key);
+    if (v == nullptr || v->source.origin.empty()) continue;
+    warnings.push_back(fmt::format(
+        "{}: [time_embedding] {} = {}: has no effect with type = \"none\" (no time embedding is built; set type = "
+        "\"sinusoidal\" to use it)",
+        v->source.describe(), key, v->to_toml_brief()));
+  }
+}
+
 }  // namespace
 
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size,
@@ -94,6 +108,7 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   // when it is built: build it once over a stand-in, so the dry run refuses what the run would.
   components.check_optimizer_values();
   config::check_mixture(job.tree);
+  warn_inert_time_embedding_keys(job, out.warnings);
   if (job.tree.find("vlm") != nullptr) {
     check_vision_language_data(job);
     return out;
