@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "causal_softmax.h"
+#include "documents.h"
 #include "flash_attention.h"
 #include "kforge/sdk/error.h"
+#include "library_attention.h"
 #include "rope.h"
 
 namespace kforge::builtin::models {
@@ -57,9 +59,10 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
   if (capture && capture->wants(BlockPoint::attention)) {
     capture->take(BlockPoint::attention, attention_probabilities(q, k, doc_starts));
   }
-  const bool tiled = use_tiled_attention(backend_, q, k.size(2));
-  const at::Tensor out = tiled ? flash_attention(q, k, v, {}, doc_starts)
-                               : causal_attention(q, k, v, fused_, doc_starts);  // (B, H, S, hd)
+  // (B, H, S, hd): LibTorch's fused kernel on an accelerator, else the CPU's tiled kernel or the explicit product.
+  const at::Tensor out = use_library_attention(q, k.size(2))           ? library_attention(q, k, v, doc_starts)
+                         : use_tiled_attention(backend_, q, k.size(2)) ? flash_attention(q, k, v, {}, doc_starts)
+                                                                       : causal_attention(q, k, v, fused_, doc_starts);
   return o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
 }
 
@@ -78,11 +81,7 @@ at::Tensor attention_probabilities(const at::Tensor& q, const at::Tensor& k, con
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   const at::Tensor k_heads = k.to(at::kFloat).repeat_interleave(q.size(1) / k.size(1), /*dim=*/1);
   const at::Tensor scores = at::matmul(q.to(at::kFloat), k_heads.transpose(-2, -1)) * scale;  // (B, H, Sq, Sk)
-  // Query i sits at position keys - seq + i and sees the keys up to it.
-  at::Tensor visible = at::ones({seq, keys}, q.options().dtype(at::kBool)).tril(keys - seq);
-  if (doc_starts.defined()) {  // and from its document's start on: (B, 1, Sq, Sk)
-    visible = visible.logical_and(at::arange(keys, doc_starts.options()).ge(doc_starts.unsqueeze(-1))).unsqueeze(1);
-  }
+  const at::Tensor visible = visible_keys(seq, keys, doc_starts, q.options());
   return scores.masked_fill(visible.logical_not(), -std::numeric_limits<float>::infinity()).softmax(-1);
 }
 

@@ -179,16 +179,17 @@ at::Tensor causal_softmax(const at::Tensor& scores, double scale, int64_t seq, b
                                 first_keys.dim() == 2 && scores.dim() >= 3 && first_keys.size(0) == scores.size(0) &&
                                 first_keys.size(1) == seq && first_keys.ge(0).all().item<bool>() &&
                                 first_keys.le(at::arange(keys - seq, keys, first_keys.options())).all().item<bool>());
-  if (scores.dim() < 2 || seq <= 0 || scores.size(-2) % seq != 0 || keys < seq || !scores.device().is_cpu() ||
-      !first_ok) {
+  if (scores.dim() < 2 || seq <= 0 || scores.size(-2) % seq != 0 || keys < seq || !first_ok) {
     std::ostringstream message;
     message << "causal_softmax: scores " << scores.sizes() << " on " << scores.device() << " do not fit seq = " << seq
-            << " (want CPU [..., R, Sk] with R a multiple of seq and Sk >= seq)";
+            << " (want [..., R, Sk] with R a multiple of seq and Sk >= seq)";
     if (first_keys.defined())
       message << " or first keys " << first_keys.sizes() << " (want int64 [B, seq], each <= its query)";
     throw sdk::Error(message.str());
   }
-  if (!fused || (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kBFloat16)) {
+  // The fused kernel is the CPU's; another device takes the composite through its own LibTorch ops.
+  if (!fused || !scores.device().is_cpu() ||
+      (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kBFloat16)) {
     at::Tensor hidden = at::ones({seq, keys}, scores.options().dtype(at::kBool)).triu(keys - seq + 1);  // the future
     at::Tensor grouped = scores.reshape({scores.size(0), -1, seq, keys});  // [B, groups, seq, Sk] (or [1, R/seq, ...])
     if (first_keys.defined()) {  // and the keys before each query's document: [B, 1, seq, Sk]

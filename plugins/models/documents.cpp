@@ -44,4 +44,10 @@ at::Tensor prefix_document_starts(const at::Tensor& prefix_padding, int64_t batc
   return at::where(position.lt(padding), at::zeros_like(padding), padding).contiguous();
 }
 
+at::Tensor visible_keys(int64_t seq, int64_t keys, const at::Tensor& doc_starts, const at::TensorOptions& options) {
+  at::Tensor visible = at::ones({seq, keys}, options.dtype(at::kBool)).tril(keys - seq);
+  if (!doc_starts.defined()) return visible;
+  return visible.logical_and(at::arange(keys, doc_starts.options()).ge(doc_starts.unsqueeze(-1))).unsqueeze(1);
+}
+
 }  // namespace kforge::builtin::models

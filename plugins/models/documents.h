@@ -22,4 +22,8 @@ at::Tensor document_starts(const at::Tensor& doc_ids);
 at::Tensor prefix_document_starts(const at::Tensor& prefix_padding, int64_t batch, int64_t positions, int64_t seq,
                                   const std::string& who);
 
+/// Which keys each query sees: bool [seq, keys] (query i at position keys - seq + i sees the keys up to it), or with
+/// doc_starts (int64 [B, seq]) [B, 1, seq, keys], also from its document's start on.
+at::Tensor visible_keys(int64_t seq, int64_t keys, const at::Tensor& doc_starts, const at::TensorOptions& options);
+
 }  // namespace kforge::builtin::models

@@ -100,14 +100,17 @@ class SwiGlu : public torch::autograd::Function<SwiGlu> {
 }  // namespace
 
 at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up, bool fused) {
-  if (gate.sizes() != up.sizes() || gate.scalar_type() != up.scalar_type() || !gate.device().is_cpu() ||
-      !up.device().is_cpu()) {
+  if (gate.sizes() != up.sizes() || gate.scalar_type() != up.scalar_type() || gate.device() != up.device()) {
     std::ostringstream message;
-    message << "swiglu: gate " << gate.sizes() << " " << gate.scalar_type() << " and up " << up.sizes() << " "
-            << up.scalar_type() << " must be CPU tensors of one shape and dtype";
+    message << "swiglu: gate " << gate.sizes() << " " << gate.scalar_type() << " on " << gate.device() << " and up "
+            << up.sizes() << " " << up.scalar_type() << " on " << up.device()
+            << " must be tensors of one shape, dtype and device";
     throw sdk::Error(message.str());
   }
-  if (!fused || (gate.scalar_type() != at::kFloat && gate.scalar_type() != at::kBFloat16)) return at::silu(gate) * up;
+  // The fused kernel is the CPU's; another device takes the composite through its own LibTorch ops.
+  if (!fused || !gate.device().is_cpu() || (gate.scalar_type() != at::kFloat && gate.scalar_type() != at::kBFloat16)) {
+    return at::silu(gate) * up;
+  }
   return SwiGlu::apply(gate, up);
 }
 

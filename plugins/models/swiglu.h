@@ -8,9 +8,9 @@
 
 namespace kforge::builtin::models {
 
-/// silu(gate) * up for same-shape, same-dtype CPU tensors; differentiable in both. float32 and
-/// bfloat16 take the fused kernel unless `fused` is false ([model] fused_kernels); other dtypes
-/// (float64 gradient checks) the composite.
+/// silu(gate) * up for tensors of one shape, dtype and device; differentiable in both. float32 and
+/// bfloat16 CPU tensors take the fused kernel unless `fused` is false ([model] fused_kernels); other dtypes
+/// (float64 gradient checks) and other devices the composite.
 at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up, bool fused = true);
 
 /// The kernels' vector width in use: the widest this CPU runs, unless a test chose another.

@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "device_adamw.h"
 #include "fused_adamw.h"
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/param_groups.h"
@@ -53,7 +54,7 @@ void AdamW::make_scratch_views() {
 
 void AdamW::step() {
   at::NoGradGuard no_grad;
-  std::vector<FusedAdamWTensor> fused;
+  std::vector<FusedAdamWTensor> fused, device_fused;
   for (Slot& s : slots_) {
     const at::Tensor& grad = s.param.grad();
     if (!grad.defined()) continue;
@@ -64,11 +65,14 @@ void AdamW::step() {
     ++s.step;
     if (options_.fused && fused_adamw_supports(s.param, grad, s.exp_avg)) {
       fused.push_back({s.param, grad, s.exp_avg, s.exp_avg_sq, h, s.step});
+    } else if (options_.fused && device_fused_adamw_supports(s.param, grad, s.exp_avg)) {
+      device_fused.push_back({s.param, grad, s.exp_avg, s.exp_avg_sq, h, s.step});
     } else {
       adamw_update(s.param, grad, s.exp_avg, s.exp_avg_sq, s.scratch, h, s.step);
     }
   }
   if (!fused.empty()) fused_adamw_update(fused);
+  if (!device_fused.empty()) device_fused_adamw_update(device_fused);
 }
 
 void AdamW::set_lr_factor(double factor) { lr_ = options_.hyper.lr * factor; }

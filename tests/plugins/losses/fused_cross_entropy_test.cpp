@@ -54,6 +54,23 @@ void expect_matches_aten(at::ScalarType dtype, int64_t vocab, double value_rel, 
   EXPECT_TRUE(at::equal(got.grad.index({ignored}), at::zeros_like(got.grad.index({ignored}))));
 }
 
+// Device dispatch: the fused kernel is the CPU's; logits on another device (meta stands in for an accelerator here)
+// take LibTorch's own ops through the loss plugin, chunked or not, with the gradient on that device.
+TEST(FusedCrossEntropy, TakesCpuLogitsOnlyAndTheLossRunsOnAnotherDevice) {
+  EXPECT_TRUE(builtin::losses::fused_cross_entropy_supports(at::randn({4, 10})));
+  const at::TensorOptions meta = at::TensorOptions().device(c10::kMeta);
+  EXPECT_FALSE(builtin::losses::fused_cross_entropy_supports(at::empty({4, 10}, meta)));
+  for (const char* train :
+       {"loss_fn = \"cross_entropy\"\n", "loss_fn = \"chunked_cross_entropy\"\nce_chunk_size = 2\n"}) {
+    LossUnderTest under(train);
+    const at::Tensor logits = at::empty({2, 3, 10}, meta).requires_grad_();
+    const at::Tensor loss = under.loss->compute(logits, at::zeros({2, 3}, meta.dtype(at::kLong)));
+    loss.backward();
+    EXPECT_TRUE(loss.is_meta()) << train;
+    EXPECT_TRUE(logits.grad().is_meta()) << train;
+  }
+}
+
 TEST(FusedCrossEntropy, DefaultWidthIsTheWidestThisCpuRuns) {
   const builtin::lanes::Width original = builtin::losses::row_kernel_width();
   builtin::lanes::Width widest = builtin::lanes::Width::Sse;
