@@ -6,12 +6,15 @@
 namespace kforge::checkpoint {
 namespace {
 
-void stage_tensors(const TensorMap& live, TensorMap& buffer) {
+void stage_tensors(const TensorMap& live, TensorMap& buffer, bool pinned) {
   for (auto it = buffer.begin(); it != buffer.end();) it = live.count(it->first) ? std::next(it) : buffer.erase(it);
   for (const auto& [name, t] : live) {
     at::Tensor& copy = buffer[name];
     if (!copy.defined() || copy.sizes() != t.sizes() || copy.scalar_type() != t.scalar_type()) {
-      copy = at::empty(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
+      copy = at::empty(t.sizes(), t.options()
+                                      .device(at::kCPU)
+                                      .pinned_memory(pinned && !t.device().is_cpu())
+                                      .memory_format(at::MemoryFormat::Contiguous));
     }
     copy.copy_(t.detach());
   }
@@ -19,19 +22,21 @@ void stage_tensors(const TensorMap& live, TensorMap& buffer) {
 
 }  // namespace
 
-void stage_snapshot(const Snapshot& live, Snapshot& buffer) {
+void stage_snapshot(const Snapshot& live, Snapshot& buffer, bool pinned) {
   buffer.step = live.step;
   buffer.tokens_seen = live.tokens_seen;
-  stage_tensors(live.model, buffer.model);
-  stage_tensors(live.optimizer, buffer.optimizer);
+  stage_tensors(live.model, buffer.model, pinned);
+  stage_tensors(live.optimizer, buffer.optimizer, pinned);
   buffer.rng = live.rng.defined() ? live.rng.clone() : at::Tensor();
+  buffer.rng_cuda = live.rng_cuda.defined() ? live.rng_cuda.clone() : at::Tensor();
   buffer.train_state = live.train_state;
   buffer.config_toml = live.config_toml;
   buffer.plugins = live.plugins;
   buffer.placements = live.placements;
 }
 
-AsyncWriter::AsyncWriter(CheckpointManager& manager) : manager_(manager), thread_([this] { run(); }) {}
+AsyncWriter::AsyncWriter(CheckpointManager& manager, bool pinned)
+    : manager_(manager), pinned_(pinned), thread_([this] { run(); }) {}
 
 AsyncWriter::~AsyncWriter() {
   {
@@ -48,7 +53,7 @@ void AsyncWriter::rethrow_failure() {
 
 void AsyncWriter::save(const Snapshot& live) {
   Snapshot& buffer = buffers_[next_buffer_];
-  stage_snapshot(live, buffer);  // the other buffer may be being written meanwhile
+  stage_snapshot(live, buffer, pinned_);  // the other buffer may be being written meanwhile
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [this] { return !writing_; });
   rethrow_failure();

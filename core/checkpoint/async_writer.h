@@ -18,13 +18,15 @@
 
 namespace kforge::checkpoint {
 
-/// `live` copied into `buffer`, reusing its tensors where the names, shapes and dtypes match.
-void stage_snapshot(const Snapshot& live, Snapshot& buffer);
+/// `live` copied into `buffer` in host memory, reusing its tensors where the names, shapes and dtypes match; a device
+/// tensor's copy is page-locked when `pinned` (checkpoint.async_mode = "async_with_pinned_mem": a faster copy).
+void stage_snapshot(const Snapshot& live, Snapshot& buffer, bool pinned = false);
 
 class AsyncWriter {
  public:
-  /// `manager`'s collectives must run on a group no other thread uses; it must outlive the writer.
-  explicit AsyncWriter(CheckpointManager& manager);
+  /// `manager`'s collectives must run on a group no other thread uses; it must outlive the writer. `pinned`: stage
+  /// device tensors in page-locked memory (stage_snapshot).
+  explicit AsyncWriter(CheckpointManager& manager, bool pinned = false);
   /// Drains: waits for the save in flight (its failure, if any, is dropped: the run is ending).
   ~AsyncWriter();
   AsyncWriter(const AsyncWriter&) = delete;
@@ -43,6 +45,7 @@ class AsyncWriter {
   void rethrow_failure();  ///< with mutex_ held
 
   CheckpointManager& manager_;
+  bool pinned_;
   std::array<Snapshot, 2> buffers_;
   size_t next_buffer_ = 0;  ///< the one not being written
   std::mutex mutex_;

@@ -186,6 +186,7 @@ fs::path CheckpointManager::save(const Snapshot& s) {
   for (const auto& [k, t] : s.model) tensors.emplace("model/" + k, t);
   for (const auto& [k, t] : s.optimizer) tensors.emplace("optimizer/" + k, t);
   if (s.rng.defined()) tensors.emplace("rng/torch_cpu", s.rng);
+  if (s.rng_cuda.defined()) tensors.emplace("rng/torch_cuda", s.rng_cuda);
   const std::string shard = shard_name(group_.rank, group_.world_size);
   nlohmann::json mine;
   std::string failure = failure_of([&] {
@@ -338,11 +339,11 @@ Snapshot CheckpointManager::load_checked(const fs::path& step_dir, int rank, con
     const std::string shard = shard_name(r, world_size);
     const std::string origin = (step_dir / shard).string();
     const auto take = [&](const std::string& name) {
-      return name == "rng/torch_cpu" ? shard == own_shard : !wanted || wanted(name);
+      return name.rfind("rng/", 0) == 0 ? shard == own_shard : !wanted || wanted(name);
     };
     for (auto& [name, t] : decode_safetensors(contents.at(shard).bytes(), origin, take)) {
-      if (name == "rng/torch_cpu") {
-        s.rng = t;
+      if (name == "rng/torch_cpu" || name == "rng/torch_cuda") {
+        (name == "rng/torch_cpu" ? s.rng : s.rng_cuda) = t;
         continue;
       }
       const bool model = model_tensor(name);

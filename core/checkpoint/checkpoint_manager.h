@@ -6,7 +6,8 @@
 //   metadata.json                        format, schema version, step, world size, every file's size
 //                                        and XXH3-64 ("xxh3": the hex `xxhsum -H3 FILE` prints), each
 //                                        tensor's global shape and shard placement, plugin set
-//   shard-0000R-of-0000W.safetensors     one per rank: rng/torch_cpu, and the tensors that rank owns
+//   shard-0000R-of-0000W.safetensors     one per rank: rng/torch_cpu (and rng/torch_cuda in a CUDA run), and the
+//                                        tensors that rank owns
 //                                        (model/<fqn>, optimizer/<key>; all on rank 0 with pure DP,
 //                                        row slices under FSDP, placed by the metadata's index)
 //   train_state.json                     step, tokens, data position per rank, scheduler, NaN counters

@@ -27,6 +27,7 @@ struct Snapshot {
   TensorMap model;            ///< parameter FQN -> tensor
   TensorMap optimizer;        ///< the optimizer's state_dict (keyed by parameter name)
   at::Tensor rng;             ///< torch CPU generator state (uint8)
+  at::Tensor rng_cuda;        ///< this rank's CUDA generator state (uint8) in a CUDA run, else undefined
   nlohmann::json train_state; ///< data positions, scheduler step, NaN counters, ...
   std::string config_toml;    ///< the resolved config of the run that wrote it
   nlohmann::json plugins;     ///< [{file, name, version}] of the plugin set

@@ -98,13 +98,11 @@ JobConfig make_job_config(Value tree, std::filesystem::path file) {
     return v.is_null() ? std::nullopt : std::optional<int64_t>(v.i);
   };
 
-  c.train = TrainConfig{i("train", "batch_size"),      i("train", "seq_len"),
-                        i("train", "max_steps"),       i("train", "grad_accum_steps"),
-                        f("train", "grad_clip_norm"),  i("train", "seed"),
-                        opt_i("train", "data_seed"),   str("train", "mixed_precision"),
-                        str("train", "loss_fn"),
-                        f("train", "shutdown_timeout_sec"), i("train", "num_threads"),
-                        i("train", "nan_max_consecutive"), strings(at(t, "train", "hooks"))};
+  c.train = TrainConfig{i("train", "batch_size"),           i("train", "seq_len"),           i("train", "max_steps"),
+                        i("train", "grad_accum_steps"),     f("train", "grad_clip_norm"),    i("train", "seed"),
+                        opt_i("train", "data_seed"),        str("train", "mixed_precision"), str("train", "loss_fn"),
+                        f("train", "shutdown_timeout_sec"), str("train", "device"),          i("train", "num_threads"),
+                        i("train", "nan_max_consecutive"),  strings(at(t, "train", "hooks"))};
   c.data = DataConfig{str("data", "dataset_path"), str("data", "file_pattern"), str("data", "tokenizer_path"),
                       str("data", "dataset_type")};
   read_mixture(*t.find("data"), c.data);

@@ -21,6 +21,7 @@ struct TrainConfig {
   std::optional<int64_t> data_seed;
   std::string mixed_precision, loss_fn;
   double shutdown_timeout_sec;
+  std::string device;
   int64_t num_threads, nan_max_consecutive;
   std::vector<std::string> hooks;
   int64_t effective_data_seed() const { return data_seed.value_or(seed); }

@@ -50,7 +50,7 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
         "moe_router_z_loss_weight"}},
       {"train",
        {"batch_size", "seq_len", "max_steps", "grad_accum_steps", "grad_clip_norm", "seed", "data_seed",
-        "mixed_precision", "loss_fn", "z_loss_weight", "ce_chunk_size", "shutdown_timeout_sec", "num_threads",
+        "mixed_precision", "loss_fn", "z_loss_weight", "ce_chunk_size", "shutdown_timeout_sec", "num_threads", "device",
         "nan_max_consecutive", "hooks", "freeze", "freeze_schedule", "activation_checkpointing"}},
       {"freeze", {"module", "frozen"}},
       {"freeze_schedule", {"start_step", "specs"}},

@@ -43,6 +43,10 @@ std::vector<SectionSpec> training_sections() {
                 kMaxTimeoutSec),
         int_key("nccl_health_check_interval", 0, "steps between collective health checks (0: off)"),
         int_key("num_threads", 0, "intra-op CPU threads (0: all cores)"),
+        string_key("device", "auto",
+                   "where the model, optimizer state, batches and collectives live: \"auto\" (cuda:LOCAL_RANK in a "
+                   "CUDA build with a GPU, else the CPU), \"cpu\" or \"cuda\"",
+                   {"auto", "cpu", "cuda"}),
         int_key("nan_max_consecutive", 10, "stop after this many consecutive NaN/Inf losses (each is skipped)"),
         string_list_key("hooks", {}, "hook plugins to run, in order"),
         table_list_key("freeze", &freeze_spec_schema(),

@@ -30,4 +30,14 @@ Batch make_batch(const sdk::Dataset& dataset, const std::vector<int64_t>& indice
   return batch;
 }
 
+Batch on_device(Batch batch, const c10::Device& device) {
+  if (device.is_cpu()) return batch;
+  for (at::Tensor* t : {&batch.input_ids, &batch.labels, &batch.sources, &batch.doc_ids, &batch.pixel_values,
+                        &batch.frame_mask, &batch.frame_times}) {
+    if (!t->defined()) continue;
+    *t = device.is_cuda() ? t->pin_memory().to(device, /*non_blocking=*/true) : t->to(device);
+  }
+  return batch;
+}
+
 }  // namespace kforge::data

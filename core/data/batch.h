@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <cstdint>
 #include <vector>
@@ -29,5 +30,9 @@ struct Batch {
 /// With `eos_id` >= 0 ([data] pack_sequences), splits the windows into documents (data/documents.h).
 Batch make_batch(const sdk::Dataset& dataset, const std::vector<int64_t>& indices, int64_t vocab_size = 0,
                  int64_t eos_id = -1);
+
+/// `batch` with every tensor on `device` (itself on the CPU). To a CUDA device the copies go from pinned host memory
+/// without blocking, so those of a step's micro-batches queue ahead of its compute on the stream.
+Batch on_device(Batch batch, const c10::Device& device);
 
 }  // namespace kforge::data

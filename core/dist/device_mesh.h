@@ -33,9 +33,9 @@ class DeviceMesh {
   /// A one-rank mesh.
   DeviceMesh() = default;
   /// Joins this rank's group along every dimension of size > 1 and the data-parallel group
-  /// ("dp" = dp_replicate x dp_shard); collective over all ranks.
+  /// ("dp" = dp_replicate x dp_shard), running their collectives on `device`; collective over all ranks.
   DeviceMesh(const MeshShape& shape, int rank, const c10::intrusive_ptr<c10d::Store>& store,
-             std::chrono::milliseconds timeout, bool loopback);
+             std::chrono::milliseconds timeout, bool loopback, c10::Device device = c10::Device(c10::DeviceType::CPU));
 
   const MeshShape& shape() const { return shape_; }
   /// This rank's coordinate along `dim`.

@@ -1,3 +1,4 @@
+// The c10d collectives behind Group (see group.h).
 #include "dist/group.h"
 
 #include <ATen/ATen.h>
@@ -10,6 +11,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "kforge/sdk/error.h"
@@ -26,15 +28,22 @@ c10d::ReduceOp to_c10d(Reduce op) {
   return c10d::ReduceOp::SUM;
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                          int size, std::chrono::milliseconds timeout, bool loopback) {
+c10::intrusive_ptr<Backend> make_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                               std::chrono::milliseconds timeout, bool loopback,
+                                               const c10::Device& device) {
+  if (device.is_cuda()) {
 #ifdef KFORGE_WITH_CUDA
-  if (at::hasCUDA()) {
+    // A collective whose peer died fails after the timeout instead of hanging (LibTorch 1.13 reads the first name,
+    // 2.2 and later the second); a user's own setting wins.
+    setenv("NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
+    setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
     auto options = c10d::ProcessGroupNCCL::Options::create();
     options->timeout = timeout;
     return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
-  }
+#else
+    throw sdk::Error("a CUDA process group needs a kforge built with KFORGE_WITH_CUDA (this is a CPU build)");
 #endif
+  }
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   options->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
                                       : c10d::ProcessGroupGloo::createDefaultDevice());
@@ -45,13 +54,17 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_process_group(const c10::intrusive_p
 }  // namespace
 
 Group::Group(const c10::intrusive_ptr<c10d::Store>& store, std::string name, int rank, int size, int global_rank,
-             std::chrono::milliseconds timeout, bool loopback)
-    : name_(std::move(name)), rank_(rank), size_(size), global_rank_(global_rank), timeout_(timeout) {
+             std::chrono::milliseconds timeout, bool loopback, c10::Device device)
+    : name_(std::move(name)), rank_(rank), size_(size), global_rank_(global_rank), timeout_(timeout), device_(device) {
   if (size_ == 1) return;
   run("process group creation", [&] {
     pg_ = make_process_group(c10::make_intrusive<c10d::PrefixStore>("kforge/" + name_, store), rank_, size_, timeout_,
-                             loopback);
+                             loopback, device_);
   });
+}
+
+at::Tensor Group::staged(const at::Tensor& tensor) const {
+  return tensor.device() == device_ ? tensor : tensor.to(device_);
 }
 
 template <class Fn>
@@ -69,10 +82,11 @@ void Group::run(const char* collective, Fn&& fn) const {
 void Group::all_reduce(at::Tensor& tensor, Reduce op) const {
   if (size_ == 1) return;
   run("all_reduce", [&] {
-    std::vector<at::Tensor> tensors{tensor};
+    std::vector<at::Tensor> tensors{staged(tensor)};
     c10d::AllreduceOptions options;
     options.reduceOp = to_c10d(op);
     pg_->allreduce(tensors, options)->wait();
+    if (!tensors[0].is_same(tensor)) tensor.copy_(tensors[0]);
   });
 }
 
@@ -82,25 +96,34 @@ PendingCollective Group::all_reduce_async(at::Tensor& tensor) const {
   pending.group_ = this;
   pending.collective_ = "all_reduce";
   run("all_reduce", [&] {
-    std::vector<at::Tensor> tensors{tensor};
+    std::vector<at::Tensor> tensors{staged(tensor)};
     pending.work_ = pg_->allreduce(tensors);
+    if (!tensors[0].is_same(tensor)) {
+      pending.target_ = tensor;
+      pending.staged_ = tensors[0];
+    }
   });
   return pending;
 }
 
 void PendingCollective::wait() {
   if (!work_) return;
-  group_->run(collective_, [&] { work_->wait(); });
+  group_->run(collective_, [&] {
+    work_->wait();
+    if (staged_.defined()) target_.copy_(staged_);
+  });
   work_.reset();
+  target_ = staged_ = at::Tensor();
 }
 
 void Group::broadcast(at::Tensor& tensor, int root) const {
   if (size_ == 1) return;
   run("broadcast", [&] {
-    std::vector<at::Tensor> tensors{tensor};
+    std::vector<at::Tensor> tensors{staged(tensor)};
     c10d::BroadcastOptions options;
     options.rootRank = root;
     pg_->broadcast(tensors, options)->wait();
+    if (!tensors[0].is_same(tensor)) tensor.copy_(tensors[0]);
   });
 }
 
@@ -122,11 +145,13 @@ void Group::all_gather_into(at::Tensor& out, const at::Tensor& tensor) const {
     out[0].copy_(tensor);
     return;
   }
+  at::Tensor gathered = staged(out);
   std::vector<std::vector<at::Tensor>> outputs(1);
-  for (int r = 0; r < size_; ++r) outputs[0].push_back(out[r]);
+  for (int r = 0; r < size_; ++r) outputs[0].push_back(gathered[r]);
   run("all_gather", [&] {
-    std::vector<at::Tensor> inputs{tensor.contiguous()};
+    std::vector<at::Tensor> inputs{staged(tensor).contiguous()};
     pg_->allgather(outputs, inputs)->wait();
+    if (!gathered.is_same(out)) out.copy_(gathered);
   });
 }
 
@@ -135,6 +160,12 @@ at::Tensor Group::reduce_scatter(at::Tensor tensor) const {
     throw sdk::Error(fmt::format("reduce_scatter on process group '{}' (rank {}): the first dimension of shape {} is "
                                  "not divisible by the group size {}",
                                  name_, global_rank_, c10::str(tensor.sizes()), size_));
+  }
+  if (device_.is_cuda() && size_ > 1) {
+    at::Tensor input = staged(tensor).contiguous();
+    at::Tensor out = at::empty_like(input.chunk(size_, 0)[0]);
+    run("reduce_scatter", [&] { pg_->_reduce_scatter_base(out, input)->wait(); });
+    return tensor.device() == device_ ? out : out.to(tensor.device());
   }
   at::Tensor sum = tensor.contiguous();
   all_reduce(sum);

@@ -1,18 +1,27 @@
-// Group: one c10d process group (Gloo on CPU, NCCL with KFORGE_WITH_CUDA) and the collectives
-// kforge uses on it; every failure names the collective, the group and the rank.
+// Group: one c10d process group (Gloo for a CPU run, NCCL for a CUDA one) and the collectives kforge uses on it;
+// every failure names the collective, the group and the rank.
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <c10/core/Device.h>
+#include <torch/version.h>
 
 #include <chrono>
 #include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
 namespace kforge::dist {
 
 enum class Reduce { Sum, Max, Min };
+
+/// The c10d object that runs the collectives: LibTorch 2.x split backends (Gloo, NCCL) from the ProcessGroup.
+#if TORCH_VERSION_MAJOR >= 2
+using Backend = c10d::Backend;
+#else
+using Backend = c10d::ProcessGroup;
+#endif
 
 class Group;
 
@@ -27,6 +36,7 @@ class PendingCollective {
   const Group* group_ = nullptr;
   const char* collective_ = "";
   c10::intrusive_ptr<c10d::Work> work_;
+  at::Tensor target_, staged_;  ///< the caller's tensor, and its copy on the group's device when they differ
 };
 
 class Group {
@@ -34,14 +44,18 @@ class Group {
   /// A group of one (every collective is the identity).
   Group() = default;
   /// Joins the group `name` (its members rendezvous under that prefix of `store`); `rank` and
-  /// `size` are within the group, `global_rank` is for messages. `loopback` binds Gloo to
-  /// 127.0.0.1 (all ranks on one host), otherwise to this host's address.
+  /// `size` are within the group, `global_rank` is for messages. On a CUDA `device` the group is NCCL's (with
+  /// asynchronous error handling, so a dead peer ends a collective within `timeout`); on the CPU it is Gloo's,
+  /// bound to 127.0.0.1 when `loopback` (all ranks on one host), otherwise to this host's address.
   Group(const c10::intrusive_ptr<c10d::Store>& store, std::string name, int rank, int size, int global_rank,
-        std::chrono::milliseconds timeout, bool loopback);
+        std::chrono::milliseconds timeout, bool loopback, c10::Device device = c10::Device(c10::DeviceType::CPU));
 
   const std::string& name() const { return name_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
+  /// Where the collectives run. Tensors given on another device (e.g. a CPU flag in a CUDA run) are copied there and
+  /// their results copied back, so callers need not know the backend.
+  const c10::Device& device() const { return device_; }
 
   /// In place, on every member.
   void all_reduce(at::Tensor& tensor, Reduce op = Reduce::Sum) const;
@@ -54,8 +68,8 @@ class Group {
   /// Every member's `tensor` written into out[r] (out: [size(), tensor's shape], contiguous).
   void all_gather_into(at::Tensor& out, const at::Tensor& tensor) const;
   /// Sum over members of `tensor` (first dim divisible by size()), returning this rank's
-  /// 1/size() slice of dim 0. Gloo 1.13 has no reduce_scatter: built from all_reduce + slice,
-  /// reducing in place when `tensor` is contiguous (pass a buffer you no longer need).
+  /// 1/size() slice of dim 0. NCCL reduce-scatters natively; Gloo 1.13 has no reduce_scatter: built from
+  /// all_reduce + slice, reducing in place when `tensor` is contiguous (pass a buffer you no longer need).
   at::Tensor reduce_scatter(at::Tensor tensor) const;
   void barrier() const;
   /// Every member's `value`, in group-rank order (two all_gathers: lengths, then padded bytes).
@@ -66,11 +80,14 @@ class Group {
   friend class PendingCollective;
   template <class Fn>
   void run(const char* collective, Fn&& fn) const;
+  /// `tensor` on device(): itself when it is there already, else a copy.
+  at::Tensor staged(const at::Tensor& tensor) const;
 
   std::string name_ = "self";
   int rank_ = 0, size_ = 1, global_rank_ = 0;
   std::chrono::milliseconds timeout_{0};
-  c10::intrusive_ptr<c10d::ProcessGroup> pg_;
+  c10::Device device_ = c10::Device(c10::DeviceType::CPU);
+  c10::intrusive_ptr<Backend> pg_;
 };
 
 }  // namespace kforge::dist

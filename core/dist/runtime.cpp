@@ -1,3 +1,4 @@
+// Rendezvous, the job's process groups and the device mesh (see runtime.h).
 #include "dist/runtime.h"
 
 #include <fmt/format.h>
@@ -8,7 +9,7 @@
 
 namespace kforge::dist {
 
-Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config)
+Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config, c10::Device device)
     : info_(info), timeout_(std::chrono::seconds(config.timeout_sec)) {
   const MeshShape shape = MeshShape::resolve(config, info_.world_size);
   if (info_.world_size == 1) return;
@@ -29,11 +30,12 @@ Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config)
         info_.rank, info_.master_addr, info_.master_port, info_.rank, info_.world_size, e.what()));
   }
   const bool loopback = info_.single_node();
-  world_ = std::make_unique<Group>(store_, "world", info_.rank, info_.world_size, info_.rank, timeout_, loopback);
+  world_ =
+      std::make_unique<Group>(store_, "world", info_.rank, info_.world_size, info_.rank, timeout_, loopback, device);
   checkpoint_ = std::make_unique<Group>(store_, "checkpoint", info_.rank, info_.world_size, info_.rank, timeout_, loopback);
   checkpoint_writer_ = std::make_unique<Group>(store_, "checkpoint_writer", info_.rank, info_.world_size, info_.rank,
                                                timeout_, loopback);
-  mesh_ = std::make_unique<DeviceMesh>(shape, info_.rank, store_, timeout_, loopback);
+  mesh_ = std::make_unique<DeviceMesh>(shape, info_.rank, store_, timeout_, loopback, device);
   world_->barrier();  // fail fast: every rank reached the same point with the same groups
 }
 

@@ -20,9 +20,11 @@ class Runtime {
   /// One process: no store, every group is a group of one.
   Runtime() = default;
   /// Rendezvous of `info.world_size` ranks at MASTER_ADDR:MASTER_PORT (rank 0 hosts the store),
-  /// then the mesh from [distributed]. Throws sdk::ConfigError naming the keys on a bad mesh and
+  /// then the mesh from [distributed], whose groups run their collectives on `device` (the checkpoint groups, which
+  /// carry only small CPU metadata, stay on the CPU). Throws sdk::ConfigError naming the keys on a bad mesh and
   /// sdk::Error naming the address when the rendezvous times out.
-  Runtime(const RankInfo& info, const config::DistributedConfig& config);
+  Runtime(const RankInfo& info, const config::DistributedConfig& config,
+          c10::Device device = c10::Device(c10::DeviceType::CPU));
   ~Runtime();
 
   const RankInfo& info() const { return info_; }

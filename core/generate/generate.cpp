@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
+#include "dist/device.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::generate {
@@ -59,8 +60,7 @@ std::vector<std::vector<int64_t>> generate(sdk::Model& model, const std::vector<
 
   at::NoGradGuard no_grad;
   EvalModeGuard eval_mode(model);
-  const auto params = model.parameters();
-  const at::Device device = params.empty() ? at::Device(at::kCPU) : params.front().device();
+  const at::Device device = dist::parameter_device(model);
   const auto batch = static_cast<int64_t>(prompts.size());
   at::Tensor tokens = at::empty({batch, prompt_len}, at::kLong);
   for (int64_t b = 0; b < batch; ++b) {

@@ -22,6 +22,9 @@ class Components final : public sdk::ComponentSource {
   /// Both must outlive this object.
   Components(const plugins::Registry& registry, const config::JobConfig& job);
 
+  /// The device every later factory is told (sdk::BuildContext::device); the CPU until set.
+  void set_device(const c10::Device& device) { device_ = device; }
+
   std::shared_ptr<sdk::Model> model() const;
   std::unique_ptr<sdk::Optimizer> optimizer(std::vector<sdk::NamedParameter> params) const;
   /// Builds the configured optimizer over one 2x2 stand-in matrix, silently, so that it refuses bad
@@ -75,6 +78,7 @@ class Components final : public sdk::ComponentSource {
 
   const plugins::Registry& registry_;
   const config::JobConfig& job_;
+  c10::Device device_ = c10::Device(c10::DeviceType::CPU);
 };
 
 }  // namespace kforge::plugins

@@ -3,7 +3,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/autocast_mode.h>
 #include <fmt/format.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/function.h>
@@ -21,21 +20,28 @@ namespace {
 using Unit = ActivationCheckpointing::Unit;
 using torch::autograd::variable_list;
 
-at::Tensor cpu_generator_state() {
-  at::Generator gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  return gen.get_state();
+// The default generators a unit computing on `device` may draw from: the CPU's, and a CUDA device's own.
+std::vector<at::Generator> generators(const c10::Device& device) {
+  std::vector<at::Generator> out{at::detail::getDefaultCPUGenerator()};
+  if (device.is_cuda()) out.push_back(at::globalContext().defaultGenerator(device));
+  return out;
 }
 
-void set_cpu_generator_state(const at::Tensor& state) {
-  at::Generator gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_state(state);
+std::vector<at::Tensor> generator_states(const c10::Device& device) {
+  std::vector<at::Tensor> states;
+  for (at::Generator& gen : generators(device)) {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    states.push_back(gen.get_state());
+  }
+  return states;
 }
 
-std::optional<at::ScalarType> active_autocast() {
-  if (!at::autocast::is_cpu_enabled()) return std::nullopt;
-  return at::autocast::get_autocast_cpu_dtype();
+void set_generator_states(const c10::Device& device, const std::vector<at::Tensor>& states) {
+  std::vector<at::Generator> gens = generators(device);
+  for (size_t i = 0; i < gens.size(); ++i) {
+    std::lock_guard<std::mutex> lock(gens[i].mutex());
+    gens[i].set_state(states[i]);
+  }
 }
 
 using TensorValues = std::vector<std::pair<size_t, at::Tensor>>;  // (index in Unit::tensors, value)
@@ -91,7 +97,7 @@ std::vector<at::Tensor> differentiable(const std::vector<at::Tensor>& sides, con
 class Recompute final : public torch::autograd::Node {
  public:
   Recompute(sdk::Model& model, const Unit& unit, sdk::Model::BlockFn fn, const at::Tensor& input,
-            std::vector<at::Tensor> params, TensorValues before, at::Tensor generator_state,
+            std::vector<at::Tensor> params, TensorValues before, std::vector<at::Tensor> generator_state,
             std::optional<at::ScalarType> autocast, int64_t& recomputations)
       : model_(model),
         unit_(unit),
@@ -110,7 +116,7 @@ class Recompute final : public torch::autograd::Node {
     fn_ = nullptr;
     input_ = at::Tensor();
     before_.clear();
-    generator_state_ = at::Tensor();
+    generator_state_.clear();
   }
 
   variable_list apply(variable_list&& grads) override {
@@ -134,7 +140,7 @@ class Recompute final : public torch::autograd::Node {
     {
       const Replay replay(*this);
       const at::AutoGradMode grad_mode(true);
-      const CpuAutocastGuard autocast(autocast_);
+      const AutocastGuard autocast(autocast_);
       const UnitScope scope(model_, sides, /*recomputing=*/true);
       // A view, as the forward's input was no leaf: autocast caches the casts of leaves, which would sum the
       // gradients of the input's uses in the low-precision dtype.
@@ -167,18 +173,20 @@ class Recompute final : public torch::autograd::Node {
   }
 
  private:
-  // While alive: the CPU generator and the tensors the forward changed in place hold what they held
+  // While alive: the generators and the tensors the forward changed in place hold what they held
   // before it; restored to what they hold now when it ends (so the recomputation changes nothing twice).
   class Replay {
    public:
     explicit Replay(const Recompute& node)
-        : node_(node), generator_now_(cpu_generator_state()), now_(copy_tensors(node.unit_, indices(node.before_))) {
-      set_cpu_generator_state(node.generator_state_);
+        : node_(node),
+          generator_now_(generator_states(node.input_.device())),
+          now_(copy_tensors(node.unit_, indices(node.before_))) {
+      set_generator_states(node.input_.device(), node.generator_state_);
       write_tensors(node.unit_, node.before_);
     }
     ~Replay() {
       write_tensors(node_.unit_, now_);
-      set_cpu_generator_state(generator_now_);
+      set_generator_states(node_.input_.device(), generator_now_);
     }
     Replay(const Replay&) = delete;
     Replay& operator=(const Replay&) = delete;
@@ -190,7 +198,7 @@ class Recompute final : public torch::autograd::Node {
       return out;
     }
     const Recompute& node_;
-    at::Tensor generator_now_;
+    std::vector<at::Tensor> generator_now_;
     TensorValues now_;
   };
 
@@ -202,7 +210,7 @@ class Recompute final : public torch::autograd::Node {
   bool input_requires_grad_;
   std::vector<at::Tensor> params_;  ///< the unit's parameters that required a gradient in the forward
   TensorValues before_;             ///< the tensors the forward changed in place, as they were before it
-  at::Tensor generator_state_;
+  std::vector<at::Tensor> generator_state_;  ///< generators(input's device) before the forward
   std::optional<at::ScalarType> autocast_;
   int64_t& recomputations_;
 };
@@ -303,7 +311,7 @@ at::Tensor ActivationCheckpointing::run(Unit& unit, const at::Tensor& input, con
     for (size_t i = 0; i < unit.tensors.size(); ++i) watched.push_back(i);
   }
   TensorValues before = copy_tensors(unit, watched);
-  at::Tensor generator_state = cpu_generator_state();
+  std::vector<at::Tensor> generator_state = generator_states(input.device());
   const std::optional<at::ScalarType> autocast = active_autocast();
   at::Tensor out;
   std::vector<at::Tensor> sides;

@@ -7,6 +7,7 @@
 
 #include "data/batch.h"
 #include "data/sampler.h"
+#include "dist/device.h"
 #include "train/token_weights.h"
 
 namespace kforge::train {
@@ -50,7 +51,8 @@ sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset&
                          const std::function<at::Tensor(const at::Tensor&)>& forward, int64_t eos_id) {
   data::BatchSampler sampler(data.size(), batch_size, /*seed=*/0, group.rank(), group.size(), /*shuffle=*/false);
   return mean_loss(model, steps, group, [&] {
-    const data::Batch batch = data::make_batch(data, sampler.next_batch(), vocab_size, eos_id);
+    const data::Batch batch = data::on_device(data::make_batch(data, sampler.next_batch(), vocab_size, eos_id),
+                                              dist::parameter_device(model));
     model.set_documents(batch.doc_ids);
     const at::Tensor logits = forward ? forward(batch.input_ids) : model.forward(batch.input_ids);
     return BatchLoss{loss.compute(logits, batch.labels).item<double>(), trained_tokens(batch.labels)};
@@ -61,7 +63,7 @@ sdk::MetricList evaluate_images(sdk::VisionLanguageModel& model, sdk::Loss& loss
                                 const dist::Group& group, const std::function<at::Tensor(const at::Tensor&)>& forward) {
   data.restore(0);
   return mean_loss(model, steps, group, [&] {
-    const data::Batch batch = data.next_batch();
+    const data::Batch batch = data::on_device(data.next_batch(), dist::parameter_device(model));
     model.set_images(batch.pixel_values, batch.frame_mask, batch.frame_times);
     return BatchLoss{loss.compute(forward(batch.input_ids), batch.labels).item<double>(), trained_tokens(batch.labels)};
   });

@@ -231,7 +231,8 @@ void FullyShardedModel::finish_backward() {
 
 double FullyShardedModel::clip_gradients(double max_norm) {
   at::NoGradGuard no_grad;
-  at::Tensor squares = at::zeros({}, at::kDouble);
+  const at::Device device = shards_.empty() ? at::Device(at::kCPU) : shards_.front().tensor.device();
+  at::Tensor squares = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device));
   for (const auto& s : shards_) {
     if (s.tensor.grad().defined()) squares += s.tensor.grad().to(at::kDouble).square().sum();
   }

@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "checkpoint/fault_points.h"
+#include "data/batch.h"
+#include "dist/device.h"
 #include "log/log.h"
 #include "metrics/memory.h"
 #include "metrics/status_line.h"
@@ -22,6 +24,12 @@
 namespace kforge::train {
 
 std::vector<data::Batch> Trainer::next_micro_batches() {
+  std::vector<data::Batch> batches = read_micro_batches();
+  for (data::Batch& batch : batches) batch = data::on_device(std::move(batch), device_);  // all queued at once
+  return batches;
+}
+
+std::vector<data::Batch> Trainer::read_micro_batches() {
   std::vector<data::Batch> batches;
   const int64_t vocab_size = job_.view("model").get_int("vocab_size");
   // Rows carry their sources (and the step computes their losses) only for a step whose metrics are logged.
@@ -111,6 +119,7 @@ TrainingResult Trainer::train() {
       continue;
     }
     consecutive_nans_ = 0;
+    dist::synchronize(device_);  // the clock below times the step's device work too (the optimizer's is queued)
     tracker_->end_step({step_, result.loss, result.grad_norm, lr, tokens_per_step});
     if (tracker_->is_log_step(step_)) {
       if (const sdk::MetricList model_metrics = model_->step_metrics(); !model_metrics.empty()) {

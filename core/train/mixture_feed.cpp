@@ -87,9 +87,10 @@ sdk::MetricList MixtureFeed::metrics(const std::vector<data::Batch>& batches,
   const auto n = static_cast<int64_t>(data_.sources());
   at::Tensor sums = at::zeros({2, n}, at::kDouble);  // [0]: row losses, [1]: rows
   for (size_t m = 0; m < batches.size() && m < row_losses.size(); ++m) {
-    const at::Tensor finite = row_losses[m].isfinite();
-    const at::Tensor sources = batches[m].sources.masked_select(finite);
-    sums[0].index_add_(0, sources, row_losses[m].masked_select(finite));
+    const at::Tensor losses = row_losses[m].cpu();  // a CUDA run's losses and rows, next to the host's sums
+    const at::Tensor finite = losses.isfinite();
+    const at::Tensor sources = batches[m].sources.cpu().masked_select(finite);
+    sums[0].index_add_(0, sources, losses.masked_select(finite));
     sums[1].index_add_(0, sources, at::ones({sources.numel()}, at::kDouble));
   }
   dp_.all_reduce(sums);

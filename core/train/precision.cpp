@@ -1,4 +1,4 @@
-// CPU autocast dtype and guard (see precision.h).
+// Autocast dtype and guard (see precision.h).
 #include "train/precision.h"
 
 #include <ATen/autocast_mode.h>
@@ -7,29 +7,46 @@
 
 namespace kforge::train {
 
-std::optional<at::ScalarType> cpu_autocast_dtype(const std::string& mixed_precision) {
+std::optional<at::ScalarType> autocast_dtype(const std::string& mixed_precision) {
   if (mixed_precision == "bf16") return at::kBFloat16;
   if (mixed_precision == "fp32") return std::nullopt;
+  if (mixed_precision == "fp8") {
+    throw sdk::ConfigError(
+        "[train] mixed_precision = \"fp8\" is not available: it needs float8 training ops (scaled matmuls), which "
+        "LibTorch 1.13 does not have; set \"bf16\" or \"fp32\"");
+  }
   throw sdk::ConfigError("[train] mixed_precision = \"" + mixed_precision +
-                         "\" is not available on the CPU (LibTorch 1.13 autocasts CPU ops to bfloat16 only); "
-                         "set \"bf16\" or \"fp32\"");
+                         "\" is not available (fp16 training needs loss scaling, which kforge does not do, and "
+                         "LibTorch 1.13 autocasts CPU ops to bfloat16 only); set \"bf16\" or \"fp32\"");
 }
 
-// The same steps as torch.autocast("cpu").__enter__ / __exit__.
-CpuAutocastGuard::CpuAutocastGuard(std::optional<at::ScalarType> dtype) : active_(dtype.has_value()) {
+// The same steps as torch.autocast("cpu").__enter__ and torch.autocast("cuda").__enter__ (and __exit__).
+AutocastGuard::AutocastGuard(std::optional<at::ScalarType> dtype) : active_(dtype.has_value()) {
   if (!active_) return;
-  prev_enabled_ = at::autocast::is_cpu_enabled();
-  prev_dtype_ = at::autocast::get_autocast_cpu_dtype();
+  prev_cpu_enabled_ = at::autocast::is_cpu_enabled();
+  prev_cpu_dtype_ = at::autocast::get_autocast_cpu_dtype();
+  prev_cuda_enabled_ = at::autocast::is_enabled();
+  prev_cuda_dtype_ = at::autocast::get_autocast_gpu_dtype();
   at::autocast::set_cpu_enabled(true);
   at::autocast::set_autocast_cpu_dtype(*dtype);
+  at::autocast::set_enabled(true);
+  at::autocast::set_autocast_gpu_dtype(*dtype);
   at::autocast::increment_nesting();
 }
 
-CpuAutocastGuard::~CpuAutocastGuard() {
+AutocastGuard::~AutocastGuard() {
   if (!active_) return;
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  at::autocast::set_cpu_enabled(prev_enabled_);
-  at::autocast::set_autocast_cpu_dtype(prev_dtype_);
+  at::autocast::set_cpu_enabled(prev_cpu_enabled_);
+  at::autocast::set_autocast_cpu_dtype(prev_cpu_dtype_);
+  at::autocast::set_enabled(prev_cuda_enabled_);
+  at::autocast::set_autocast_gpu_dtype(prev_cuda_dtype_);
+}
+
+std::optional<at::ScalarType> active_autocast() {
+  if (at::autocast::is_cpu_enabled()) return at::autocast::get_autocast_cpu_dtype();
+  if (at::autocast::is_enabled()) return at::autocast::get_autocast_gpu_dtype();
+  return std::nullopt;
 }
 
 }  // namespace kforge::train

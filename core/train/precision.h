@@ -1,5 +1,5 @@
-// CPU mixed precision for the step: [train] mixed_precision -> the autocast dtype, and an RAII guard
-// that runs the scope's ops under CPU autocast (parameters, gradients and optimizer state stay fp32).
+// Mixed precision for the step: [train] mixed_precision -> the autocast dtype, and an RAII guard that runs the
+// scope's ops under autocast on the CPU and on CUDA (parameters, gradients and optimizer state stay fp32).
 #pragma once
 
 #include <c10/core/ScalarType.h>
@@ -10,22 +10,26 @@
 namespace kforge::train {
 
 /// "bf16" -> bfloat16, "fp32" -> none (no autocast). Throws sdk::ConfigError naming
-/// [train] mixed_precision for values the CPU cannot autocast to ("fp16", "fp8").
-std::optional<at::ScalarType> cpu_autocast_dtype(const std::string& mixed_precision);
+/// [train] mixed_precision for the values kforge cannot train in ("fp16", "fp8").
+std::optional<at::ScalarType> autocast_dtype(const std::string& mixed_precision);
 
-/// While alive (and given a dtype), eligible CPU ops (matmul, linear, ...) run in that dtype, as
-/// torch.autocast("cpu", dtype) does; restores the previous autocast state on exit. Nests.
-class CpuAutocastGuard {
+/// While alive (and given a dtype), eligible ops (matmul, linear, ...) run in that dtype, as torch.autocast("cpu",
+/// dtype) and torch.autocast("cuda", dtype) nested do: each device's ops autocast on that device; restores the
+/// previous autocast state on exit. Nests.
+class AutocastGuard {
  public:
-  explicit CpuAutocastGuard(std::optional<at::ScalarType> dtype);
-  CpuAutocastGuard(const CpuAutocastGuard&) = delete;
-  CpuAutocastGuard& operator=(const CpuAutocastGuard&) = delete;
-  ~CpuAutocastGuard();
+  explicit AutocastGuard(std::optional<at::ScalarType> dtype);
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+  ~AutocastGuard();
 
  private:
   bool active_;
-  bool prev_enabled_ = false;
-  at::ScalarType prev_dtype_ = at::kBFloat16;
+  bool prev_cpu_enabled_ = false, prev_cuda_enabled_ = false;
+  at::ScalarType prev_cpu_dtype_ = at::kBFloat16, prev_cuda_dtype_ = at::kHalf;
 };
+
+/// The autocast dtype in effect now (CPU or CUDA), or none.
+std::optional<at::ScalarType> active_autocast();
 
 }  // namespace kforge::train

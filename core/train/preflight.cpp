@@ -6,6 +6,8 @@
 
 #include "config/rules.h"
 #include "config/support_check.h"
+#include "dist/device.h"
+#include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
 #include "train/image_text_feed.h"
 #include "train/packing.h"
@@ -103,7 +105,9 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   Preflight out;
   out.warnings = config::check_support(job.tree);
   config::check_world(job.tree, world_size);
-  cpu_autocast_dtype(job.train.mixed_precision);  // refuses what the CPU cannot do
+  autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
+  // Refuses [train] device = "cuda" where this process has no GPU of its own (or kforge is a CPU build).
+  dist::choose_device(job.train.device, dist::rank_info_from_env().local_rank, dist::probe_cuda());
   // An optimizer checks its [optimizer] values (betas, Muon's, Schedule-Free's, a third party's)
   // when it is built: build it once over a stand-in, so the dry run refuses what the run would.
   components.check_optimizer_values();

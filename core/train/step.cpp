@@ -31,13 +31,13 @@ StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro
   const std::vector<double> weights = token_weights(counts, trainer.runtime().dp());
   double loss_sum = 0;
   std::vector<at::Tensor> row_losses;
-  const std::optional<at::ScalarType> autocast = cpu_autocast_dtype(trainer.job().train.mixed_precision);
+  const std::optional<at::ScalarType> autocast = autocast_dtype(trainer.job().train.mixed_precision);
   for (size_t k = 0; k < micro_batches.size(); ++k) {
     const data::Batch& batch = micro_batches[k];
     at::Tensor loss;
     {
       const profiling::UserScope scope("forward");
-      const CpuAutocastGuard guard(autocast);
+      const AutocastGuard guard(autocast);
       trainer.model().set_documents(batch.doc_ids);  // packed rows ([data] pack_sequences), else none
       trainer.set_images(batch);                     // a vision-language batch's images, else none
       const at::Tensor logits = trainer.forward(batch.input_ids);

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "dist/device.h"
 #include "dist/setup_check.h"
 #include "env/bf16_probe.h"
 #include "env/cpu_env.h"
@@ -68,10 +69,12 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   const auto& train = job_.train;
   at::set_num_threads(thread_count(train.num_threads, runtime_->info().local_world_size));
 
-  if (const auto autocast = cpu_autocast_dtype(train.mixed_precision)) {  // refuses what the CPU cannot do
-    log.info("[train] mixed_precision = \"{}\": forward under CPU autocast to {}, fp32 master weights, gradients "
-             "and optimizer state", train.mixed_precision, c10::toString(*autocast));
-    if (*autocast == at::kBFloat16 && leader()) {
+  if (const auto autocast = autocast_dtype(train.mixed_precision)) {  // refuses what kforge cannot train in
+    log.info(
+        "[train] mixed_precision = \"{}\": forward under {} autocast to {}, fp32 master weights, gradients "
+        "and optimizer state",
+        train.mixed_precision, device_.is_cpu() ? "CPU" : "CUDA", c10::toString(*autocast));
+    if (*autocast == at::kBFloat16 && device_.is_cpu() && leader()) {
       if (const auto slow = env::bf16_warning(env::detect_cpu().native_bf16(), env::bf16_gemm_slowdown)) {
         log.warn("{}", *slow);
       }
@@ -94,6 +97,7 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
     model_ = components_.model();
   }
   model_->train();
+  model_->to(device_);  // in place: every parameter and buffer keeps its identity
   for (const auto& item : model_->named_parameters(/*recurse=*/true)) {
     if (item.value().requires_grad()) params_.push_back({item.key(), item.value()});
   }
@@ -148,12 +152,13 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
       checkpoint::SaveGroup{runtime_->rank(), runtime_->world_size(),
                             [&save_group](const std::string& value) { return save_group.all_gather_strings(value); }});
   if (async) {
-    if (async_mode == "async_with_pinned_mem" && leader()) {
+    const bool pinned = async_mode == "async_with_pinned_mem";
+    if (pinned && device_.is_cpu() && leader()) {
       log.warn(
           "[checkpoint] async_mode = \"async_with_pinned_mem\": pinned memory only speeds up copies from a GPU; "
-          "on this CPU build it behaves as \"async\"");
+          "in this CPU run it behaves as \"async\"");
     }
-    writer_ = std::make_unique<checkpoint::AsyncWriter>(*checkpoints_);
+    writer_ = std::make_unique<checkpoint::AsyncWriter>(*checkpoints_, pinned);
   }
   resume();
   // Metrics after resume(): the backends learn the step the run continues from.
@@ -214,7 +219,13 @@ Trainer::~Trainer() = default;
 void Trainer::join_process_groups() {
   if (runtime_) return;  // already joined
   const dist::RankInfo info = dist::rank_info_from_env();
-  runtime_ = info.distributed() ? std::make_unique<dist::Runtime>(info, job_.distributed)
+  device_ = dist::choose_device(job_.train.device, info.local_rank, dist::probe_cuda());
+  components_.set_device(device_);
+  if (device_.is_cuda()) {
+    dist::use_device(device_);
+    log::get().info("[train] device = \"{}\": rank {} trains on {}", job_.train.device, info.rank, device_.str());
+  }
+  runtime_ = info.distributed() ? std::make_unique<dist::Runtime>(info, job_.distributed, device_)
                                 : std::make_unique<dist::Runtime>();
   if (!info.distributed()) return;
   dist::check_same_setup(*runtime_, plugin_manifest(registry_, /*hashes=*/true), job_.to_toml());

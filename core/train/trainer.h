@@ -72,6 +72,8 @@ class Trainer {
   int64_t step() const { return step_; }
   /// The process groups and device mesh (groups of one in a single process).
   const dist::Runtime& runtime() const { return *runtime_; }
+  /// Where the model, optimizer state and batches live ([train] device).
+  const c10::Device& device() const { return device_; }
 
   /// Averages the parameters' gradients over the data-parallel ranks (a no-op on one rank). A
   /// step body calls it once, after the last micro-batch's backward and before clipping, so
@@ -107,7 +109,9 @@ class Trainer {
   void save_checkpoint();
   /// Logs and tells the hooks about committed saves (the writer's, when asynchronous).
   void report_saves(const std::vector<std::pair<int64_t, std::filesystem::path>>& saves);
+  /// The step's micro-batches on device_ (read_micro_batches(), moved).
   std::vector<data::Batch> next_micro_batches();
+  std::vector<data::Batch> read_micro_batches();
   void zero_grad();
   void apply_freeze();
   /// Loss averaged over the data-parallel ranks; non-finite on every rank when it is on any.
@@ -122,6 +126,7 @@ class Trainer {
   const config::JobConfig& job_;
   const plugins::Registry& registry_;
   TrainingOptions options_;
+  c10::Device device_ = c10::Device(c10::DeviceType::CPU);  ///< [train] device, decided with the process groups
   std::unique_ptr<dist::Runtime> runtime_;  // first built, last destroyed
   plugins::Components components_;
   std::shared_ptr<sdk::Model> model_;

@@ -105,6 +105,7 @@ checkpoint::Snapshot Trainer::snapshot() const {
     }
   }
   s.rng = at::detail::getDefaultCPUGenerator().get_state();
+  if (device_.is_cuda()) s.rng_cuda = at::globalContext().defaultGenerator(device_).get_state();
   // A mixture's order is global (train_state.mixture); its ranks have each drawn step x grad_accum batches.
   const auto position = sampler_  ? sampler_->position()
                         : images_ ? images_->sampler_position()
@@ -173,6 +174,16 @@ void Trainer::restore(const checkpoint::Snapshot& s) {
     if (s.rng.defined()) {
       at::Generator generator = at::detail::getDefaultCPUGenerator();
       generator.set_state(s.rng);
+    }
+    // A CUDA run's device generator resumes too; a CPU checkpoint resumed on CUDA keeps the seeded one (and says so).
+    if (device_.is_cuda() && s.rng_cuda.defined()) {
+      at::Generator generator = at::globalContext().defaultGenerator(device_);
+      generator.set_state(s.rng_cuda);
+    } else if (device_.is_cuda() && s.rng.defined()) {
+      log::get().warn(
+          "the checkpoint of step {} has no CUDA generator state (written by a CPU run): random draws on "
+          "{} continue from the seed, not from the saved run",
+          s.step, device_.str());
     }
     last_saved_step_ = step_;
   }

@@ -148,7 +148,7 @@ StepResult transformer_step(const std::string& model_toml, CheckpointMode mode, 
     const at::Tensor tokens = at::randint(64, {2, 17}, gen);
     at::Tensor loss;
     {
-      const train::CpuAutocastGuard guard(autocast);
+      const train::AutocastGuard guard(autocast);
       const at::Tensor logits = model->forward(tokens.narrow(1, 0, 16));
       loss = at::cross_entropy_loss(logits.reshape({-1, 64}).to(at::kFloat), tokens.narrow(1, 1, 16).reshape({-1}));
       for (const auto& [name, aux] : model->auxiliary_losses()) loss = loss + aux;

@@ -173,6 +173,22 @@ TEST(CheckpointFiles, ModelOnlyLoadReturnsTheModelTensorsAndNoOptimizerState) {
   EXPECT_TRUE(at::equal(all.optimizer.at("w.exp_avg"), at::full({2, 3}, 0.5)));
 }
 
+// A CUDA run's device generator state is saved beside the CPU one and comes back (a CPU run writes none).
+TEST(CheckpointFiles, BothGeneratorStatesRoundTripAndACpuRunWritesNoCudaState) {
+  checkpoint::Snapshot s;
+  s.step = 2;
+  s.model = {{"w", at::ones({2})}};
+  s.train_state = {{"data", {{{"rank", 0}, {"epoch", 0}, {"batches_yielded", 2}}}}};
+  s.rng = at::arange(16, at::kByte);
+  s.rng_cuda = at::arange(5, 21, at::kByte);
+  const fs::path dir = checkpoint::CheckpointManager(temp_dir("rng-cuda"), 0, nullptr).save(s);
+  const checkpoint::Snapshot loaded = checkpoint::CheckpointManager::load(dir);
+  ASSERT_TRUE(loaded.rng.defined() && loaded.rng_cuda.defined());
+  EXPECT_TRUE(at::equal(loaded.rng, s.rng));
+  EXPECT_TRUE(at::equal(loaded.rng_cuda, s.rng_cuda));
+  EXPECT_FALSE(checkpoint::CheckpointManager::load(save_small(temp_dir("rng-cpu"), 1)).rng_cuda.defined());
+}
+
 TEST(CheckpointFiles, OldSchemaCheckpointIsRefusedNamingItsVersionAndWhatToDo) {
   const fs::path dir = save_small(temp_dir("old-schema"), 4);
   make_schema_1(dir);

@@ -1,4 +1,4 @@
-// CpuAutocastGuard: bf16 compute with fp32 parameters and gradients inside, nothing outside.
+// AutocastGuard: bf16 compute with fp32 parameters and gradients inside, nothing outside.
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
@@ -9,12 +9,12 @@
 namespace kforge::test {
 namespace {
 
-TEST(CpuAutocastGuard, LinearRunsInBf16WithFp32ParameterGradients) {
+TEST(AutocastGuard, LinearRunsInBf16WithFp32ParameterGradients) {
   const at::Tensor x = at::randn({4, 8});
   const at::Tensor w = at::randn({3, 8}).requires_grad_(), b = at::randn({3}).requires_grad_();
   at::Tensor y;
   {
-    train::CpuAutocastGuard autocast(train::cpu_autocast_dtype("bf16"));
+    train::AutocastGuard autocast(train::autocast_dtype("bf16"));
     y = at::linear(x, w, b);
   }
   EXPECT_EQ(y.scalar_type(), at::kBFloat16);
@@ -28,22 +28,41 @@ TEST(CpuAutocastGuard, LinearRunsInBf16WithFp32ParameterGradients) {
   EXPECT_EQ(at::linear(x, w.detach(), b.detach()).scalar_type(), at::kFloat);
 }
 
-TEST(CpuAutocastGuard, Fp32IsNoAutocastAndNestedGuardsRestoreTheOuterOne) {
-  EXPECT_FALSE(train::cpu_autocast_dtype("fp32").has_value());
-  train::CpuAutocastGuard outer(at::kBFloat16);
+TEST(AutocastGuard, Fp32IsNoAutocastAndNestedGuardsRestoreTheOuterOne) {
+  EXPECT_FALSE(train::autocast_dtype("fp32").has_value());
+  train::AutocastGuard outer(at::kBFloat16);
   {
-    train::CpuAutocastGuard none(train::cpu_autocast_dtype("fp32"));
+    train::AutocastGuard none(train::autocast_dtype("fp32"));
     EXPECT_TRUE(at::autocast::is_cpu_enabled());
   }
-  { train::CpuAutocastGuard inner(at::kBFloat16); }
+  { train::AutocastGuard inner(at::kBFloat16); }
   EXPECT_TRUE(at::autocast::is_cpu_enabled());
   EXPECT_EQ(at::autocast::get_autocast_cpu_dtype(), at::kBFloat16);
 }
 
-TEST(CpuAutocastGuard, Fp16AndFp8AreConfigErrorsNamingTheKey) {
+// The same guard sets CUDA's autocast state (what a CUDA run's ops consult), and active_autocast() reads either.
+TEST(AutocastGuard, SetsAndRestoresCudaAutocastTooAndActiveAutocastReadsIt) {
+  const bool cuda_before = at::autocast::is_enabled();
+  const at::ScalarType cuda_dtype_before = at::autocast::get_autocast_gpu_dtype();
+  EXPECT_FALSE(train::active_autocast().has_value());
+  {
+    train::AutocastGuard guard(at::kBFloat16);
+    EXPECT_TRUE(at::autocast::is_enabled());
+    EXPECT_EQ(at::autocast::get_autocast_gpu_dtype(), at::kBFloat16);
+    EXPECT_EQ(train::active_autocast(), std::optional<at::ScalarType>(at::kBFloat16));
+    at::autocast::set_cpu_enabled(false);  // a CUDA-only autocast region, as a CUDA checkpoint replay records it
+    EXPECT_EQ(train::active_autocast(), std::optional<at::ScalarType>(at::kBFloat16));
+    at::autocast::set_cpu_enabled(true);
+  }
+  EXPECT_EQ(at::autocast::is_enabled(), cuda_before);
+  EXPECT_EQ(at::autocast::get_autocast_gpu_dtype(), cuda_dtype_before);
+  EXPECT_FALSE(train::active_autocast().has_value());
+}
+
+TEST(AutocastGuard, Fp16AndFp8AreConfigErrorsNamingTheKey) {
   for (const char* value : {"fp16", "fp8"}) {
     try {
-      train::cpu_autocast_dtype(value);
+      train::autocast_dtype(value);
       FAIL() << value;
     } catch (const sdk::ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find("[train] mixed_precision"), std::string::npos) << e.what();

@@ -28,8 +28,8 @@ class Model : public torch::nn::Module {
   /// One block's (or checkpointable module's) computation, input -> output. The host may keep it and call it
   /// again during the backward (activation checkpointing), after forward() returned: it must hold what it reads
   /// by value (or as members), use no tensor requiring a gradient other than its input and the unit's own
-  /// parameters, and compute the same again (the host replays the CPU generator, autocast, and the unit's
-  /// parameters and buffers the first call changed in place).
+  /// parameters, and compute the same again (the host replays the CPU generator and a CUDA unit's device
+  /// generator, autocast, and the unit's parameters and buffers the first call changed in place).
   using BlockFn = std::function<torch::Tensor(const torch::Tensor&)>;
   /// Runs block `index` (of blocks()) on `input`: the host's seam around every block, e.g. FSDP
   /// gathers the block's parameters first and again for its backward.

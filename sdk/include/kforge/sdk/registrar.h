@@ -1,6 +1,8 @@
 // Registrar: the host-owned (kind, name) -> factory map a plugin's register_all fills.
 #pragma once
 
+#include <c10/core/Device.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -39,6 +41,10 @@ struct BuildContext {
   Logger& log;
   const ConfigView& section;
   const ComponentSource& components;
+  /// Where the run computes ([train] device: the CPU, or cuda:LOCAL_RANK). The host moves a model's parameters and
+  /// buffers there after its factory returns and puts every batch there (datasets yield CPU tensors); a component
+  /// makes the tensors it computes with on its inputs' device (e.g. with x.options()) and never assumes the CPU.
+  c10::Device device = c10::Device(c10::DeviceType::CPU);
 };
 
 using ModelFactory = std::function<std::shared_ptr<Model>(const BuildContext&)>;
