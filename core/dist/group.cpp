@@ -113,7 +113,7 @@ void PendingCollective::wait() {
     if (staged_.defined()) target_.copy_(staged_);
   });
   work_.reset();
-  target_ = staged_ = at::Tensor();
+  target_ = staged_ = input_ = at::Tensor();
 }
 
 void Group::broadcast(at::Tensor& tensor, int root) const {
@@ -136,23 +136,35 @@ std::vector<at::Tensor> Group::all_gather(const at::Tensor& tensor) const {
 }
 
 void Group::all_gather_into(at::Tensor& out, const at::Tensor& tensor) const {
+  all_gather_into_async(out, tensor).wait();
+}
+
+PendingCollective Group::all_gather_into_async(at::Tensor& out, const at::Tensor& tensor) const {
   if (out.dim() == 0 || out.size(0) != size_ || !out.is_contiguous() || out[0].sizes() != tensor.sizes()) {
     throw sdk::Error(fmt::format("all_gather on process group '{}' (rank {}): output of shape {} does not hold {} "
                                  "contiguous tensors of shape {}",
                                  name_, global_rank_, c10::str(out.sizes()), size_, c10::str(tensor.sizes())));
   }
+  PendingCollective pending;
   if (size_ == 1) {
     out[0].copy_(tensor);
-    return;
+    return pending;
   }
+  pending.group_ = this;
+  pending.collective_ = "all_gather";
+  pending.input_ = staged(tensor).contiguous();
   at::Tensor gathered = staged(out);
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int r = 0; r < size_; ++r) outputs[0].push_back(gathered[r]);
   run("all_gather", [&] {
-    std::vector<at::Tensor> inputs{staged(tensor).contiguous()};
-    pg_->allgather(outputs, inputs)->wait();
-    if (!gathered.is_same(out)) out.copy_(gathered);
+    std::vector<at::Tensor> inputs{pending.input_};
+    pending.work_ = pg_->allgather(outputs, inputs);
   });
+  if (!gathered.is_same(out)) {
+    pending.target_ = out;
+    pending.staged_ = gathered;
+  }
+  return pending;
 }
 
 at::Tensor Group::reduce_scatter(at::Tensor tensor) const {

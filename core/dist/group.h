@@ -37,6 +37,7 @@ class PendingCollective {
   const char* collective_ = "";
   c10::intrusive_ptr<c10d::Work> work_;
   at::Tensor target_, staged_;  ///< the caller's tensor, and its copy on the group's device when they differ
+  at::Tensor input_;            ///< what the collective reads, kept alive until it finishes
 };
 
 class Group {
@@ -67,6 +68,9 @@ class Group {
   std::vector<at::Tensor> all_gather(const at::Tensor& tensor) const;
   /// Every member's `tensor` written into out[r] (out: [size(), tensor's shape], contiguous).
   void all_gather_into(at::Tensor& out, const at::Tensor& tensor) const;
+  /// all_gather_into started without waiting: `out` holds the result once the returned collective is waited for, and
+  /// must stay untouched until then. Every member starts its collectives in the same order.
+  PendingCollective all_gather_into_async(at::Tensor& out, const at::Tensor& tensor) const;
   /// Sum over members of `tensor` (first dim divisible by size()), returning this rank's
   /// 1/size() slice of dim 0. NCCL reduce-scatters natively; Gloo 1.13 has no reduce_scatter: built from
   /// all_reduce + slice, reducing in place when `tensor` is contiguous (pass a buffer you no longer need).

@@ -32,13 +32,13 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
   at::NoGradGuard no_grad;
   std::set<std::string> in_blocks;
   for (const sdk::ModelBlock& block : model.blocks()) {
-    units_.push_back({block.name, {}, {}, 0, false, false});
+    units_.push_back(Unit{block.name});
     for (const std::string& name : block.params) {
       if (!whole.count(name)) units_.back().params.push_back({name});
       in_blocks.insert(name);
     }
   }
-  units_.push_back({"root", {}, {}, 0, false, false});
+  units_.push_back(Unit{"root"});
   std::map<std::string, at::Tensor> by_name;
   for (const auto& item : model.named_parameters(/*recurse=*/true)) {
     by_name.emplace(item.key(), item.value());
@@ -105,6 +105,8 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
     }
     ++blocks_run_;
     gather(index);
+    // The next block's gather overlaps this one's forward (a recomputation in the backward prefetches nothing).
+    if (!in_backward_ && index + 2 < units_.size()) start_gather(index + 1);
     const bool backward = at::GradMode::is_enabled();
     const at::Tensor in = backward && input.requires_grad() ? mark_block_input(input, *this, index) : input;
     at::Tensor out = block(in);
@@ -119,27 +121,42 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
 
 FullyShardedModel::~FullyShardedModel() { model_.set_block_runner(nullptr); }
 
-void FullyShardedModel::gather(size_t index) {
+void FullyShardedModel::start_gather(size_t index) {
   Unit& unit = units_[index];
-  if (unit.is_gathered || unit.params.empty()) return;
+  if (unit.is_gathered || unit.params.empty() || unit.incoming.defined()) return;
   at::NoGradGuard no_grad;
-  const int64_t size = shard_.size();
   at::Tensor chunk = at::zeros({unit.chunk_numel}, unit.gathered.options());  // padding rows stay zero
   for (const Param& p : unit.params) {
     chunk.narrow(0, p.chunk_offset, p.own_rows * p.row_numel).copy_(p.shard.reshape({-1}));
   }
-  at::Tensor all = at::empty({size, unit.chunk_numel}, unit.gathered.options());
-  shard_.all_gather_into(all, chunk);
+  unit.incoming = at::empty({shard_.size(), unit.chunk_numel}, unit.gathered.options());
+  unit.pending = shard_.all_gather_into_async(unit.incoming, chunk);
+}
+
+void FullyShardedModel::gather(size_t index) {
+  Unit& unit = units_[index];
+  if (unit.is_gathered || unit.params.empty()) return;
+  start_gather(index);
+  unit.pending.wait();
+  at::NoGradGuard no_grad;
   allocate_storage(unit.gathered);
+  const int64_t size = shard_.size();
   for (const Param& p : unit.params) {
     const int64_t len = p.chunk_rows * p.row_numel;
-    unit.gathered.narrow(0, p.gathered_offset, size * len).view({size, len}).copy_(all.narrow(1, p.chunk_offset, len));
+    unit.gathered.narrow(0, p.gathered_offset, size * len)
+        .view({size, len})
+        .copy_(unit.incoming.narrow(1, p.chunk_offset, len));
   }
+  unit.incoming = at::Tensor();
   for (Param& p : unit.params) p.version = p.param._version();
   unit.is_gathered = true;
 }
 
 void FullyShardedModel::release(Unit& unit) {
+  if (unit.incoming.defined()) {  // a prefetch nothing used: every rank finishes it, in the order it was started
+    unit.pending.wait();
+    unit.incoming = at::Tensor();
+  }
   if (!unit.is_gathered) return;
   at::NoGradGuard no_grad;
   for (Param& p : unit.params) {
@@ -177,7 +194,11 @@ void FullyShardedModel::reduce(Unit& unit) {
   }
 }
 
-void FullyShardedModel::before_block_backward(size_t block) { gather(block); }
+void FullyShardedModel::before_block_backward(size_t block) {
+  in_backward_ = true;
+  gather(block);
+  if (block > 0) start_gather(block - 1);  // the block whose backward comes next overlaps this one's
+}
 
 void FullyShardedModel::after_block_backward(size_t block) {
   reduce(units_[block]);
@@ -185,6 +206,7 @@ void FullyShardedModel::after_block_backward(size_t block) {
 }
 
 at::Tensor FullyShardedModel::forward(const at::Tensor& tokens) {
+  in_backward_ = false;
   Unit& root = units_.back();
   gather(units_.size() - 1);
   if (!runner_checked_) {  // a model that bypasses run_block() would read freed parameters

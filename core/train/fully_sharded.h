@@ -1,8 +1,10 @@
 // FullyShardedModel: ZeRO-3 data parallelism (FSDP) over the dp_shard group, HSDP with
 // dp_replicate. Each parameter's rows are split across the shard group; the model's own
 // parameters hold data only while a unit (a model block, or the root: everything in no block) is
-// gathered: before its forward, again before its backward, freed after each. A block's gradients
-// are reduce-scattered to the shards as soon as its backward is done.
+// gathered: before its forward, again before its backward, freed after each. The gather of the next unit (the next
+// block in the forward, the previous one in the backward) is started before a block computes and finished when that
+// unit is needed, so it overlaps the computation; at most one is in flight. A block's gradients are reduce-scattered
+// to the shards as soon as its backward is done.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -96,14 +98,20 @@ class FullyShardedModel final : public BlockBackwardHooks {
     std::string name;
     std::vector<Param> params;
     at::Tensor gathered;  ///< [size x chunk_numel], parameter-major; storage freed when released
+    at::Tensor incoming;  ///< [size, chunk_numel]: every rank's chunk while a gather is in flight, else undefined
+    dist::PendingCollective pending;  ///< that gather
     int64_t chunk_numel = 0;
     bool is_gathered = false;
     bool needs_reduce = false;  ///< ran forward with gradients; its gradients are not reduced yet
   };
 
+  /// Starts the all-gather of the unit's rows (nothing when it is gathered, empty or already in flight).
+  void start_gather(size_t unit);
+  /// Makes the unit's parameters whole: finishes its gather in flight, or gathers it now.
   void gather(size_t unit);
-  /// Frees the unit's gathered buffer; rows the model changed in place while it was gathered
-  /// (e.g. a router's bias update in its forward) are first copied back into this rank's shards.
+  /// Frees the unit's gathered buffer (first finishing, and dropping, a gather in flight); rows the model changed in
+  /// place while it was gathered (e.g. a router's bias update in its forward) are first copied back into this rank's
+  /// shards.
   void release(Unit& unit);
   void reduce(Unit& unit);
 
@@ -112,6 +120,7 @@ class FullyShardedModel final : public BlockBackwardHooks {
   const dist::Group& replicate_;
   std::vector<Unit> units_;  ///< blocks in forward order, then the root
   size_t blocks_run_ = 0;    ///< by the block runner, during the first forward
+  bool in_backward_ = false;  ///< a block's backward ran since the last forward(): prefetch towards block 0
   bool runner_checked_ = false;
   std::vector<sdk::NamedParameter> shards_;
   std::vector<sdk::NamedParameter> whole_;

@@ -43,6 +43,28 @@ TEST(Collectives, AllReduceBroadcastAllGatherReduceScatterBarrier) {
   }
 }
 
+// FSDP's prefetch: two all-gathers in flight at once, a blocking all-reduce issued between them, each finished later.
+TEST(Collectives, AllGathersInFlightFinishWithTheirOwnResultsAroundABlockingAllReduce) {
+  std::vector<std::vector<at::Tensor>> seen(2);
+  const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
+    const int r = rt.rank();
+    at::Tensor first = at::empty({2, 3}, at::kDouble), second = at::empty({2, 2}, at::kDouble);
+    dist::PendingCollective a = rt.world().all_gather_into_async(first, at::full({3}, 1.0 + r, at::kDouble));
+    dist::PendingCollective b = rt.world().all_gather_into_async(second, at::full({2}, 10.0 * (1 + r), at::kDouble));
+    at::Tensor sum = at::tensor({static_cast<double>(r)});
+    rt.world().all_reduce(sum);
+    b.wait();
+    a.wait();
+    seen[static_cast<size_t>(r)] = {first, second, sum};
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  for (const auto& out : seen) {
+    EXPECT_TRUE(at::equal(out[0], at::tensor({1.0, 1.0, 1.0, 2.0, 2.0, 2.0}, at::kDouble).view({2, 3})));
+    EXPECT_TRUE(at::equal(out[1], at::tensor({10.0, 10.0, 20.0, 20.0}, at::kDouble).view({2, 2})));
+    EXPECT_TRUE(at::equal(out[2], at::tensor({1.0})));
+  }
+}
+
 TEST(Collectives, GatherOfStringsIsInRankOrder) {
   std::vector<std::vector<std::string>> seen(2);
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {

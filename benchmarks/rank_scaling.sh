@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Rank scaling on one host: the small shape's global batch (4 x 512 tokens, fp32) on 1 rank x 2 threads, on
+# 2 ranks x 1 thread as plain data parallelism, and on 2 ranks x 1 thread as FSDP (dp_shard = 2), alternated for
+# --rounds rounds so drift hits all alike. Prints each run's mean step time (kforge's train/step_time_sec, steps
+# after the first two) and each layout's tokens/s against the one-rank run (issue target: >= 0.9). Gloo on
+# 127.0.0.1 is the transport. Reports, never asserts.
+#
+#   bash benchmarks/rank_scaling.sh [--rounds N] [--steps N] [--kforge PATH]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=2
+STEPS=10
+KFORGE=build/bin/kforge
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --steps) STEPS="$2"; shift 2 ;;
+    --kforge) KFORGE="$2"; shift 2 ;;
+    -h|--help) sed -n 2,8p "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+[[ -x "$KFORGE" ]] || { echo "no kforge at $KFORGE (build it, or pass --kforge)" >&2; exit 2; }
+
+WORK=benchmarks/.work-scaling
+rm -rf "$WORK"
+mkdir -p "$WORK/data"
+/usr/bin/python3 benchmarks/random_tokens.py 16384 400000 "$WORK/data/tokens.npy" >/dev/null
+
+# name | ranks | threads per rank | per-rank batch | overrides
+layouts=(
+  "1 rank x 2 threads|1|2|4|"
+  "2 ranks x 1 thread, DP|2|1|2|--distributed.dp_replicate=2 --distributed.dp_shard=1"
+  "2 ranks x 1 thread, FSDP|2|1|2|--distributed.dp_shard=2"
+)
+
+# Mean train/step_time_sec of the steps after the first two, from a run's metrics.jsonl.
+mean_step() {
+  /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+times = [r["train/step_time_sec"] for r in map(json.loads, open(sys.argv[1])) if r.get("step", 0) > 2 and "train/step_time_sec" in r]
+print(f"{sum(times) / len(times):.3f}" if times else "nan")
+PY
+}
+
+declare -A total
+for ((round = 1; round <= ROUNDS; round++)); do
+  for spec in "${layouts[@]}"; do
+    IFS='|' read -r name ranks threads batch overrides <<<"$spec"
+    dir="$WORK/r$round-${name//[^a-zA-Z0-9]/}"
+    # shellcheck disable=SC2086
+    "$KFORGE" launch --nproc-per-node "$ranks" --log-dir "$dir/logs" -- run benchmarks/configs/bench_small.toml \
+      --data.dataset_path="$WORK/data" --train.max_steps="$STEPS" --train.batch_size="$batch" \
+      --train.num_threads="$threads" --eval.enabled=false --checkpoint.dir="$dir/ckpt" \
+      --checkpoint.interval=1000000 --metrics.run_dir="$dir/run" --metrics.backends='["jsonl"]' \
+      --metrics.log_interval=1 $overrides >"$dir.out" 2>&1 ||
+      { echo "$name: failed, see $dir.out" >&2; tail -5 "$dir.out" >&2; exit 1; }
+    step=$(mean_step "$(find "$dir/run" -name metrics.jsonl | head -1)")
+    printf "round %d  %-28s %8s s/step\n" "$round" "$name" "$step"
+    total[$name]=$(echo "${total[$name]:-0} + $step" | bc -l)
+  done
+done
+one=${total["1 rank x 2 threads"]}
+echo
+printf "%-28s %10s %14s\n" "layout" "s/step" "tok/s vs 1 rank"
+for spec in "${layouts[@]}"; do
+  IFS='|' read -r name _ <<<"$spec"
+  printf "%-28s %10.3f %14.2f\n" "$name" "$(echo "${total[$name]} / $ROUNDS" | bc -l)" "$(echo "$one / ${total[$name]}" | bc -l)"
+done
