@@ -175,6 +175,7 @@ check_build() {
         awk '{print $3}' | head -1); building against Debian's fmt 9 first"
   fi
   [ -n "$cxxflags" ] && args+=("-DCMAKE_CXX_FLAGS=$cxxflags")
+  args+=("-DKFORGE_ORACLE_PYTHON=$(command -v "$PY")")   # the tests' oracle: this machine's python3 with torch
   if [ "$DEVICE" = cuda ]; then
     args+=(-DKFORGE_WITH_CUDA=ON)
     export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}   # Hopper; spares torch's cmake its detection
