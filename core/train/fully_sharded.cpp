@@ -207,6 +207,11 @@ void FullyShardedModel::after_block_backward(size_t block) {
 
 at::Tensor FullyShardedModel::forward(const at::Tensor& tokens) {
   in_backward_ = false;
+  // A prefetch no block used since (a backward that stopped early, a forward that skipped a block) holds rows that
+  // may be stale by now: dropped, to be gathered afresh.
+  for (Unit& unit : units_) {
+    if (unit.incoming.defined()) release(unit);
+  }
   Unit& root = units_.back();
   gather(units_.size() - 1);
   if (!runner_checked_) {  // a model that bypasses run_block() would read freed parameters
