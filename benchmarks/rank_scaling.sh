@@ -4,20 +4,25 @@
 # --rounds rounds so drift hits all alike. Prints each run's mean step time (kforge's train/step_time_sec, steps
 # after the first two) and each layout's tokens/s against the one-rank run (issue target: >= 0.9). Gloo on
 # 127.0.0.1 is the transport. Reports, never asserts.
+# --moe: the small shape with 8 experts (top 2) on 1 rank x 2 threads, and expert-parallel on 2 ranks (ep = 2) and on
+# 4 ranks (ep = 4, over-subscribing a 2-core host) x 1 thread, every rank on the whole batch; also prints the share of
+# the step the token exchanges take (kforge's ep/exchange_seconds).
 #
-#   bash benchmarks/rank_scaling.sh [--rounds N] [--steps N] [--kforge PATH]
+#   bash benchmarks/rank_scaling.sh [--moe] [--rounds N] [--steps N] [--kforge PATH]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROUNDS=2
 STEPS=10
 KFORGE=build/bin/kforge
+MOE=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rounds) ROUNDS="$2"; shift 2 ;;
     --steps) STEPS="$2"; shift 2 ;;
     --kforge) KFORGE="$2"; shift 2 ;;
-    -h|--help) sed -n 2,8p "$0"; exit 0 ;;
+    --moe) MOE=1; shift ;;
+    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -34,13 +39,22 @@ layouts=(
   "2 ranks x 1 thread, DP|2|1|2|--distributed.dp_replicate=2 --distributed.dp_shard=1"
   "2 ranks x 1 thread, FSDP|2|1|2|--distributed.dp_shard=2"
 )
+shape=()
+if [[ $MOE == 1 ]]; then
+  shape=(--model.num_experts=8 --model.moe_top_k=2)
+  layouts=(
+    "1 rank x 2 threads|1|2|4|"
+    "2 ranks x 1 thread, ep=2|2|1|4|--distributed.ep=2 --distributed.dp_shard=1"
+    "4 ranks x 1 thread, ep=4|4|1|4|--distributed.ep=4 --distributed.dp_shard=1"
+  )
+fi
 
-# Mean train/step_time_sec of the steps after the first two, from a run's metrics.jsonl.
-mean_step() {
-  /usr/bin/python3 - "$1" <<'PY'
+# Mean of a metric over the steps after the first two, from a run's metrics.jsonl.
+mean_of() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
 import json, sys
-times = [r["train/step_time_sec"] for r in map(json.loads, open(sys.argv[1])) if r.get("step", 0) > 2 and "train/step_time_sec" in r]
-print(f"{sum(times) / len(times):.3f}" if times else "nan")
+values = [r[sys.argv[2]] for r in map(json.loads, open(sys.argv[1])) if r.get("step", 0) > 2 and sys.argv[2] in r]
+print(f"{sum(values) / len(values):.3f}" if values else "nan")
 PY
 }
 
@@ -54,10 +68,14 @@ for ((round = 1; round <= ROUNDS; round++)); do
       --data.dataset_path="$WORK/data" --train.max_steps="$STEPS" --train.batch_size="$batch" \
       --train.num_threads="$threads" --eval.enabled=false --checkpoint.dir="$dir/ckpt" \
       --checkpoint.interval=1000000 --metrics.run_dir="$dir/run" --metrics.backends='["jsonl"]' \
-      --metrics.log_interval=1 $overrides >"$dir.out" 2>&1 ||
+      --metrics.log_interval=1 "${shape[@]}" $overrides >"$dir.out" 2>&1 ||
       { echo "$name: failed, see $dir.out" >&2; tail -5 "$dir.out" >&2; exit 1; }
-    step=$(mean_step "$(find "$dir/run" -name metrics.jsonl | head -1)")
-    printf "round %d  %-28s %8s s/step\n" "$round" "$name" "$step"
+    metrics=$(find "$dir/run" -name metrics.jsonl | head -1)
+    step=$(mean_of "$metrics" train/step_time_sec)
+    exchange=$(mean_of "$metrics" ep/exchange_seconds)
+    printf "round %d  %-28s %8s s/step" "$round" "$name" "$step"
+    [[ $exchange != nan ]] && printf "  (token exchanges %s s, %.0f%%)" "$exchange" "$(echo "100 * $exchange / $step" | bc -l)"
+    echo
     total[$name]=$(echo "${total[$name]:-0} + $step" | bc -l)
   done
 done

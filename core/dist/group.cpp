@@ -28,6 +28,12 @@ c10d::ReduceOp to_c10d(Reduce op) {
   return c10d::ReduceOp::SUM;
 }
 
+// Gloo (LibTorch 1.13) has no bfloat16 (nor int16): a collective that only moves data (all-gather, all-to-all) moves
+// its bits as float16, which it copies without reading.
+at::Tensor as_movable(const at::Tensor& t) {
+  return t.scalar_type() == at::kBFloat16 && !t.is_cuda() ? t.view(at::kHalf) : t;
+}
+
 c10::intrusive_ptr<Backend> make_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                                std::chrono::milliseconds timeout, bool loopback,
                                                const c10::Device& device) {
@@ -155,9 +161,9 @@ PendingCollective Group::all_gather_into_async(at::Tensor& out, const at::Tensor
   pending.input_ = staged(tensor).contiguous();
   at::Tensor gathered = staged(out);
   std::vector<std::vector<at::Tensor>> outputs(1);
-  for (int r = 0; r < size_; ++r) outputs[0].push_back(gathered[r]);
+  for (int r = 0; r < size_; ++r) outputs[0].push_back(as_movable(gathered[r]));
   run("all_gather", [&] {
-    std::vector<at::Tensor> inputs{pending.input_};
+    std::vector<at::Tensor> inputs{as_movable(pending.input_)};
     pending.work_ = pg_->allgather(outputs, inputs);
   });
   if (!gathered.is_same(out)) {
@@ -182,6 +188,33 @@ at::Tensor Group::reduce_scatter(at::Tensor tensor) const {
   at::Tensor sum = tensor.contiguous();
   all_reduce(sum);
   return sum.chunk(size_, 0)[static_cast<size_t>(rank_)];
+}
+
+at::Tensor Group::all_to_all(const at::Tensor& input, const std::vector<int64_t>& send,
+                             const std::vector<int64_t>& recv) const {
+  auto total = [](const std::vector<int64_t>& counts) {
+    int64_t n = 0;
+    for (const int64_t c : counts) n += c;
+    return n;
+  };
+  if (static_cast<int>(send.size()) != size_ || static_cast<int>(recv.size()) != size_ || input.dim() == 0 ||
+      total(send) != input.size(0)) {
+    throw sdk::Error(fmt::format(
+        "all_to_all on process group '{}' (rank {}): {} send and {} receive counts for {} "
+        "members, and {} rows where the send counts add up to {}",
+        name_, global_rank_, send.size(), recv.size(), size_, input.dim() ? input.size(0) : 0, total(send)));
+  }
+  std::vector<int64_t> shape = input.sizes().vec();
+  shape[0] = total(recv);
+  if (size_ == 1) return input.clone();
+  at::Tensor in = staged(input).contiguous();
+  at::Tensor out = at::empty(shape, in.options());
+  run("all_to_all", [&] {
+    std::vector<int64_t> out_splits = recv, in_splits = send;
+    at::Tensor into = as_movable(out), from = as_movable(in);
+    pg_->alltoall_base(into, from, out_splits, in_splits)->wait();
+  });
+  return input.device() == device_ ? out : out.to(input.device());
 }
 
 void Group::barrier() const {

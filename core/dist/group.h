@@ -75,6 +75,10 @@ class Group {
   /// 1/size() slice of dim 0. NCCL reduce-scatters natively; Gloo 1.13 has no reduce_scatter: built from
   /// all_reduce + slice, reducing in place when `tensor` is contiguous (pass a buffer you no longer need).
   at::Tensor reduce_scatter(at::Tensor tensor) const;
+  /// Rows of `input` go, send[j] of them in order, to member j; returns the rows received, recv[j] from member j in
+  /// member order. recv[j] must be member j's send[this rank] (the caller exchanges the counts first).
+  at::Tensor all_to_all(const at::Tensor& input, const std::vector<int64_t>& send,
+                        const std::vector<int64_t>& recv) const;
   void barrier() const;
   /// Every member's `value`, in group-rank order (two all_gathers: lengths, then padded bytes).
   /// Unlike a gather through the store, it fails at once when a member's process dies.

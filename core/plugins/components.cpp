@@ -15,8 +15,10 @@ struct Context {
   config::SectionView view;
   sdk::BuildContext ctx;
   Context(const sdk::KindInfo& kind, const std::string& name, const config::JobConfig& job,
-          const sdk::ComponentSource& source, const c10::Device& device)
-      : logger(std::string(kind.name) + "/" + name), view(job.view(kind.section)), ctx{logger, view, source, device} {}
+          const sdk::ComponentSource& source, const c10::Device& device, const sdk::ExpertParallel* expert_parallel)
+      : logger(std::string(kind.name) + "/" + name),
+        view(job.view(kind.section)),
+        ctx{logger, view, source, device, expert_parallel} {}
 };
 
 const sdk::KindInfo& kind_info(const char* kind) { return *sdk::find_kind(kind); }
@@ -46,7 +48,7 @@ std::string Components::selected(const sdk::KindInfo& kind) const {
 template <class Factory, class... Args>
 auto Components::build(const sdk::KindInfo& kind, const std::string& name, Args&&... args) const {
   const Factory& factory = std::get<Factory>(entry(kind, name).factory);
-  Context c(kind, name, job_, *this, device_);
+  Context c(kind, name, job_, *this, device_, expert_parallel_);
   return factory(c.ctx, std::forward<Args>(args)...);
 }
 

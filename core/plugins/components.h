@@ -24,6 +24,9 @@ class Components final : public sdk::ComponentSource {
 
   /// The device every later factory is told (sdk::BuildContext::device); the CPU until set.
   void set_device(const c10::Device& device) { device_ = device; }
+  /// The expert-parallel group every later factory is told (sdk::BuildContext::expert_parallel); must outlive the
+  /// components built with it. Null (the default): none.
+  void set_expert_parallel(const sdk::ExpertParallel* group) { expert_parallel_ = group; }
 
   std::shared_ptr<sdk::Model> model() const;
   std::unique_ptr<sdk::Optimizer> optimizer(std::vector<sdk::NamedParameter> params) const;
@@ -79,6 +82,7 @@ class Components final : public sdk::ComponentSource {
   const plugins::Registry& registry_;
   const config::JobConfig& job_;
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);
+  const sdk::ExpertParallel* expert_parallel_ = nullptr;
 };
 
 }  // namespace kforge::plugins

@@ -66,6 +66,7 @@ void Trainer::sync_gradients() {
 }
 
 double Trainer::clip_gradients(double max_norm) {
+  if (experts_) return experts_->clip(parameters(), runtime_->mesh().group("dp_shard"), max_norm);
   return fsdp_ ? fsdp_->clip_gradients(max_norm) : clip_grad_norm(params_, max_norm);
 }
 

@@ -127,6 +127,10 @@ TrainingResult Trainer::train() {
       }
       if (mixture_) tracker_->log(step_, mixture_->metrics(batches, local.row_losses));
       if (images_) tracker_->log(step_, images_->metrics(batches, vlm_->visual_tokens()));
+      // Expert parallelism: the seconds this step's token exchanges took (forward and backward).
+      if (expert_group_) tracker_->log(step_, {{"ep/exchange_seconds", expert_group_->take_seconds()}});
+    } else if (expert_group_) {
+      expert_group_->take_seconds();
     }
     if (leader()) status.update(step_, result.loss);
     const sdk::StepEvent event{step_, result.loss, result.grad_norm, lr, tokens_seen_, model_.get()};

@@ -8,6 +8,7 @@
 #include "config/support_check.h"
 #include "dist/device.h"
 #include "dist/rank_info.h"
+#include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
 #include "train/image_text_feed.h"
 #include "train/packing.h"
@@ -98,12 +99,32 @@ void warn_inert_time_embedding_keys(const config::JobConfig& job, std::vector<st
   }
 }
 
+// [distributed] ep > 1 needs a model that shards its experts, and a text run.
+void check_expert_parallel(const config::JobConfig& job, const plugins::Components& components) {
+  const config::Value* ep = job.tree.find("distributed")->find("ep");
+  if (ep == nullptr || ep->i <= 1) return;
+  const std::string model = job.view("model").get_string("model_type");
+  if (job.tree.find("vlm") != nullptr) {
+    throw sdk::ConfigError(fmt::format(
+        "{}: [distributed] ep = {} in a vision-language run ([vlm]): kforge shards the experts of text models only; "
+        "set ep = 1",
+        ep->source.describe(), ep->i));
+  }
+  if ((components.model_capabilities() & KFORGE_CAP_EXPERT_PARALLEL) == 0) {
+    throw sdk::ConfigError(fmt::format(
+        "{}: [distributed] ep = {}: model '{}' does not declare the expert_parallel capability (it cannot shard its "
+        "experts); set ep = 1 or use a model that does (kforge list-plugins shows capabilities)",
+        ep->source.describe(), ep->i, model));
+  }
+}
+
 }  // namespace
 
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size,
                     const HfCacheGroup& hf_group) {
   Preflight out;
   out.warnings = config::check_support(job.tree);
+  check_expert_parallel(job, components);  // before the world size, so a one-process dry run checks it too
   config::check_world(job.tree, world_size);
   autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
   // Refuses [train] device = "cuda" where this process has no GPU of its own (or kforge is a CPU build).

@@ -51,6 +51,15 @@ std::unique_ptr<sdk::Optimizer> build_optimizer(const config::JobConfig& job, co
       *fsdp, [&](std::vector<sdk::NamedParameter> whole) { return components.optimizer(std::move(whole)); });
 }
 
+// How many expert tensors and parameters this rank holds.
+std::string describe_experts(const sdk::Model& model) {
+  int64_t elements = 0;
+  const std::vector<sdk::ExpertShard> shards = model.expert_shards();
+  const auto params = model.named_parameters(/*recurse=*/true);
+  for (const sdk::ExpertShard& shard : shards) elements += params[shard.name].numel();
+  return fmt::format("in {} tensors ({:.2f} M parameters)", shards.size(), static_cast<double>(elements) / 1e6);
+}
+
 }  // namespace
 
 Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry, TrainingOptions options)
@@ -107,6 +116,13 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
            job_.view("model").get_string("model_type"), n_params, params_.size(), model_->blocks().size(),
            model_->flops_per_token(train.seq_len) / 1e9, train.seq_len);
 
+  if (expert_group_) {
+    experts_ = std::make_unique<ExpertSharding>(*model_, runtime_->mesh().group("ep"));
+    log.info(
+        "[distributed] ep = {}: this rank holds experts {} of its MoE layers' (every rank sees the same batch "
+        "and routes its share of the tokens to the experts' ranks)",
+        expert_group_->size(), describe_experts(*model_));
+  }
   freeze_ = read_freeze_plan(job_);
   check_freeze_plan(params_, freeze_);
   shard_parameters(encoder_params);
@@ -228,6 +244,10 @@ void Trainer::join_process_groups() {
   runtime_ = info.distributed() ? std::make_unique<dist::Runtime>(info, job_.distributed, device_)
                                 : std::make_unique<dist::Runtime>();
   if (!info.distributed()) return;
+  if (runtime_->mesh().shape().size("ep") > 1) {
+    expert_group_ = std::make_unique<dist::ExpertGroup>(runtime_->mesh().group("ep"));
+    components_.set_expert_parallel(expert_group_.get());
+  }
   dist::check_same_setup(*runtime_, plugin_manifest(registry_, /*hashes=*/true), job_.to_toml());
   const dist::MeshShape& shape = runtime_->mesh().shape();
   log::get().info("rank {} of {} (local {} of {}, from {}), rendezvous at {}:{}; mesh {}; data parallel over {} ranks",

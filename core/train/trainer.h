@@ -11,12 +11,14 @@
 #include "checkpoint/checkpoint_manager.h"
 #include "config/job_config.h"
 #include "data/sampler.h"
+#include "dist/expert_group.h"
 #include "dist/runtime.h"
 #include "kforge/sdk/hook.h"
 #include "metrics/tracker.h"
 #include "plugins/components.h"
 #include "plugins/registry.h"
 #include "train/activation_checkpoint.h"
+#include "train/expert_sharding.h"
 #include "train/freeze.h"
 #include "train/fully_sharded.h"
 #include "train/image_text_feed.h"
@@ -128,12 +130,14 @@ class Trainer {
   TrainingOptions options_;
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);  ///< [train] device, decided with the process groups
   std::unique_ptr<dist::Runtime> runtime_;  // first built, last destroyed
+  std::unique_ptr<dist::ExpertGroup> expert_group_;  ///< [distributed] ep > 1; outlives the model
   plugins::Components components_;
   std::shared_ptr<sdk::Model> model_;
   std::shared_ptr<sdk::VisionLanguageModel> vlm_;  ///< model_, in a vision-language run ([vlm])
   std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
   std::unique_ptr<FullyShardedModel> fsdp_;  ///< dp_shard > 1
   std::unique_ptr<ReplicatedModel> replicated_;  ///< dp_shard = 1 on several ranks
+  std::unique_ptr<ExpertSharding> experts_;      ///< [distributed] ep > 1
   std::unique_ptr<ActivationCheckpointing> checkpointing_;  ///< [train] activation_checkpointing != "none"
   std::unique_ptr<sdk::Optimizer> optimizer_;
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule

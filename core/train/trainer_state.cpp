@@ -30,7 +30,14 @@ data::BatchSampler::Position Trainer::data_position(const nlohmann::json& ts) co
   auto read = [](const nlohmann::json& p) {
     return data::BatchSampler::Position{p.at("epoch").get<int64_t>(), p.at("batches_yielded").get<int64_t>()};
   };
-  if (saved_ranks == dp.size() && saved_batch == job_.train.batch_size) return read(positions.at(dp.rank()));
+  if (saved_ranks == dp.size() && saved_batch == job_.train.batch_size) {
+    // Entries are in global rank order, one per rank; ranks that share a data-parallel rank (expert parallelism)
+    // wrote the same position.
+    for (const auto& p : positions) {
+      if (p.value("rank", int64_t{-1}) == dp.rank()) return read(p);
+    }
+    return read(positions.at(dp.rank()));
+  }
   // Elastic resume: every rank consumed the same number of batches, so the ranks together took the
   // first batches_yielded * batch_size * ranks samples of the epoch's order; continue after them.
   const data::BatchSampler::Position saved = read(positions.at(0));
@@ -94,10 +101,11 @@ checkpoint::Snapshot Trainer::snapshot() const {
         it = s.placements.count("optimizer/" + it->first) ? std::next(it) : s.optimizer.erase(it);
       }
     }
-  } else if (!fsdp_ && leader()) {  // pure data parallelism: every rank holds the same tensors
+  } else if (!fsdp_ && runtime_->dp().rank() == 0) {  // data parallelism: the ranks of a dp group hold the same
     for (const auto& item : model_->named_parameters(true)) s.model.emplace(item.key(), item.value().detach());
     s.optimizer = optimizer_->state_dict();
   }
+  if (experts_) experts_->trim(s);  // expert parallelism: ep rank r > 0 writes its experts only
   if (leader()) {  // tensors every rank holds whole
     for (const auto& item : model_->named_buffers(true)) s.model.emplace(item.key(), item.value().detach());
     if (fsdp_) {
@@ -135,7 +143,10 @@ checkpoint::Snapshot Trainer::snapshot() const {
   return s;
 }
 
-void Trainer::restore(const checkpoint::Snapshot& s) {
+void Trainer::restore(const checkpoint::Snapshot& whole) {
+  std::optional<checkpoint::Snapshot> localised;  // expert parallelism: this rank's experts only
+  if (experts_) localised = experts_->localise(whole);
+  const checkpoint::Snapshot& s = localised ? *localised : whole;
   check_freeze_meta(s.train_state.value("freeze", nlohmann::json()),
                     canonical_freeze_meta(effective_freeze(s.step, freeze_)),
                     job_.view("checkpoint").get_bool("ignore_freeze_mismatch"),

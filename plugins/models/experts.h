@@ -2,6 +2,7 @@
 // packed as (E, in, out) tensors up_w, down_w, gate_w (KempnerForge moe_packed_experts).
 #pragma once
 
+#include <kforge/sdk/expert_parallel.h>
 #include <torch/nn/module.h>
 
 #include <memory>
@@ -18,6 +19,12 @@ class Experts {
   Experts(torch::nn::Module& owner, int64_t num_experts, int64_t dim, int64_t hidden_dim, const std::string& activation,
           bool packed, LinearBackend backend, bool fused);
 
+  /// Keeps experts [first, first + count) only (expert parallelism): per-expert modules keep their global ids in
+  /// their names, packed tensors their rows. Expert indices are then local: 0 is expert `first`.
+  void keep(int64_t first, int64_t count);
+  /// The parameters keep() left, under `prefix` (the owner's path and a dot), placed in the whole layer's experts.
+  std::vector<sdk::ExpertShard> shards(const std::string& prefix) const;
+
   /// Expert e's weights in (in, out) layout (views into the parameters).
   FfnWeights weights(int64_t e) const;
   /// Expert e applied to x [n, dim].
@@ -29,7 +36,10 @@ class Experts {
   at::Tensor forward_grouped(const at::Tensor& x_sorted, const std::vector<int64_t>& counts) const;
 
  private:
-  int64_t num_experts_;
+  int64_t num_experts_;                  ///< held here (all of them, or the count keep() left)
+  int64_t total_experts_;                ///< in the whole layer
+  int64_t first_ = 0;                    ///< the global id of expert 0 here
+  torch::nn::Module* holder_ = nullptr;  ///< "experts", the per-expert modules' parent
   MlpActivation act_;
   bool fused_;                              ///< [model] fused_kernels
   LinearBackend backend_;                   ///< [model] linear_backend

@@ -2,6 +2,7 @@
 // every moe_frequency-th block: router, optional shared expert, routed experts.
 #pragma once
 
+#include <kforge/sdk/expert_parallel.h>
 #include <kforge/sdk/router.h>
 #include <torch/nn/module.h>
 
@@ -29,13 +30,28 @@ class MoE : public torch::nn::Module {
   /// back. With moe_gradient_scale in training, expert e's outputs are scaled by (T K / E) / count_e.
   at::Tensor combine(const at::Tensor& x_flat, const at::Tensor& weights, const at::Tensor& indices);
 
+  /// Expert parallelism: keeps experts [r*E/ep, (r+1)*E/ep) of rank r of `group` (call it after init, so they are
+  /// the one-rank model's) and from then on routes this rank's share of the tokens to their experts' ranks.
+  /// `group` must outlive the layer.
+  void shard_experts(const sdk::ExpertParallel& group);
+  /// The experts this rank holds (after shard_experts), named under `prefix` (the layer's path and a dot).
+  std::vector<sdk::ExpertShard> expert_shards(const std::string& prefix) const { return experts_->shards(prefix); }
+
   sdk::Router& router() { return *router_; }
   const Experts& experts() const { return *experts_; }
   /// The router's output of the last forward (aux_loss, z_loss, expert_counts).
   const sdk::RouterOutput& last_routing() const { return last_; }
 
  private:
+  /// combine() under expert parallelism: the same sum, over this rank's share of x_flat's tokens, its pairs sent to
+  /// their experts' ranks and back; every rank gets the whole result.
+  at::Tensor combine_parallel(const at::Tensor& x_flat, const at::Tensor& weights, const at::Tensor& indices);
+  /// combine()'s moe_gradient_scale row factors for `experts` (global ids, one per row) from all pairs' experts.
+  at::Tensor gradient_scale(const at::Tensor& all_experts, const at::Tensor& experts, int64_t tokens,
+                            int64_t top_k) const;
+
   int64_t num_experts_, top_k_;
+  const sdk::ExpertParallel* group_ = nullptr;  ///< set by shard_experts
   double capacity_factor_;
   bool gradient_scale_;
   std::shared_ptr<sdk::Router> router_;

@@ -19,7 +19,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-Transformer::Transformer(const ModelConfig& config, const sdk::ComponentSource* components)
+Transformer::Transformer(const ModelConfig& config, const sdk::ComponentSource* components,
+                         const sdk::ExpertParallel* expert_parallel)
     : config_(config), rope_(config.head_dim(), config.max_seq_len, config.rope_theta) {
   config_.validate();
   token_embedding_ = register_module("token_embedding", std::make_shared<TokenEmbedding>(config_.vocab_size, config_.dim));
@@ -36,6 +37,20 @@ Transformer::Transformer(const ModelConfig& config, const sdk::ComponentSource* 
           ? register_module("output_head", std::make_shared<OutputHead>(token_embedding_->weight(), linear))
           : register_module("output_head", std::make_shared<OutputHead>(config_.dim, config_.vocab_size, linear));
   init_weights();
+  if (expert_parallel != nullptr) {
+    for (auto& moe : moe_layers_) moe->shard_experts(*expert_parallel);
+  }
+}
+
+std::vector<sdk::ExpertShard> Transformer::expert_shards() const {
+  std::vector<sdk::ExpertShard> out;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (!layers_[i]->moe()) continue;
+    for (auto& shard : layers_[i]->moe()->expert_shards("layers." + std::to_string(i) + ".mlp.")) {
+      out.push_back(std::move(shard));
+    }
+  }
+  return out;
 }
 
 void Transformer::init_weights() {

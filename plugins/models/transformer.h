@@ -27,8 +27,11 @@ namespace kforge::builtin::models {
 class Transformer : public sdk::Model {
  public:
   /// Builds and initialises the weights from the global torch RNG (init_weights). An MoE config
-  /// needs `components` to build its routers (only during construction).
-  explicit Transformer(const ModelConfig& config, const sdk::ComponentSource* components = nullptr);
+  /// needs `components` to build its routers (only during construction). With `expert_parallel` (which must
+  /// outlive the model), each MoE layer then keeps only this rank's experts (MoE::shard_experts): every rank draws
+  /// the whole model's initial weights, so its experts are the one-rank model's.
+  explicit Transformer(const ModelConfig& config, const sdk::ComponentSource* components = nullptr,
+                       const sdk::ExpertParallel* expert_parallel = nullptr);
 
   at::Tensor forward(const at::Tensor& tokens) override;
   /// Joint decoder: prefix (B, P, dim), cast to the embeddings' dtype, before the tokens' embeddings; RoPE positions
@@ -55,6 +58,9 @@ class Transformer : public sdk::Model {
   /// Packed rows: forward() keeps attention within each document and restarts RoPE positions at each
   /// (documents.h); decode() ignores them. Throws sdk::Error for ids that are not int64 [B, S] non-decreasing.
   void set_documents(const at::Tensor& doc_ids) override;
+  /// Expert parallelism: every MoE layer's experts this rank holds (layers.{i}.mlp.experts.{global id}.* or the
+  /// packed layers.{i}.mlp.{up,down,gate}_w rows).
+  std::vector<sdk::ExpertShard> expert_shards() const override;
   /// MoE: moe/aux_loss and moe/router_z_loss (unweighted sums over layers) and moe/expert_balance
   /// (min / max expert count over all layers' experts), of the last forward.
   std::vector<std::pair<std::string, double>> step_metrics() override;

@@ -96,7 +96,6 @@ const Case kRefused[] = {
     {"pipeline_parallel", "[distributed]\npp = 4\n", {}, {"[distributed] pp = 4"}},
     {"pipeline_schedule", "[distributed]\npp_schedule = \"gpipe\"\n", {}, {"[distributed] pp_schedule = \"gpipe\""}},
     {"context_parallel", "", {"--distributed.cp=2"}, {"[distributed] cp = 2"}},
-    {"expert_parallel", "[model]\nnum_experts = 4\n[distributed]\nep = 2\n", {}, {"[distributed] ep = 2"}},
 };
 INSTANTIATE_TEST_SUITE_P(KempnerForgeKeys, Refused, ::testing::ValuesIn(kRefused),
                          [](const auto& info) { return std::string(info.param.name); });
@@ -108,6 +107,8 @@ TEST(Refused, EveryRefusedKeyIsListedInOneMessage) {
 
 TEST(Refused, DefaultsAndExplicitInertValuesPass) {
   EXPECT_EQ(refusal(""), "");
+  // Expert parallelism is honoured (issue 22).
+  EXPECT_EQ(refusal("[model]\nnum_experts = 4\n[distributed]\nep = 2\n"), "");
   // A joint-decoder vision-language run: its sections are honoured.
   EXPECT_EQ(refusal("[vision_encoder]\ntype = \"random\"\n[adapter]\ntype = \"linear\"\n[vlm]\nmax_text_len = 16\n"
                     "[data]\nhf_image_size = 32\nnum_workers = 2\n"),

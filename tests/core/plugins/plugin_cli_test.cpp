@@ -50,8 +50,9 @@ TEST(PluginCli, ListPluginsShowsTheDeclaredCapabilities) {
   EXPECT_EQ(capabilities["muon"], nlohmann::json::array({"needs_whole_matrices"}));
   EXPECT_EQ(capabilities["schedule_free_adamw"], nlohmann::json::array({"has_eval_weights"}));
   EXPECT_EQ(capabilities["adamw"], nlohmann::json::array());
-  // kforge convert maps it; it takes packed sequences
-  EXPECT_EQ(capabilities["transformer"], nlohmann::json::array({"llama_layout", "document_mask", "embedding_prefix"}));
+  // kforge convert maps it; it takes packed sequences and embedding prefixes, and shards its experts
+  EXPECT_EQ(capabilities["transformer"],
+            nlohmann::json::array({"llama_layout", "document_mask", "embedding_prefix", "expert_parallel"}));
 }
 
 TEST(PluginCli, ListPluginsShowsTheKeyThatEnablesAComponent) {

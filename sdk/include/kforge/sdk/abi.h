@@ -9,7 +9,7 @@
 
 /* Bump on any change to these structs, to the component interfaces or to their meaning, and record
  * the headers' new fingerprint (tests/sdk's abi fingerprint test says how). */
-#define KFORGE_PLUGIN_ABI_VERSION 15u
+#define KFORGE_PLUGIN_ABI_VERSION 16u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 
@@ -52,10 +52,13 @@ typedef struct kforge_config_key {
 /* A model that runs embeddings before its tokens: it overrides Model::forward_prefixed ([vlm] arch = "joint_decoder"
  * needs it for its image tokens). */
 #define KFORGE_CAP_EMBEDDING_PREFIX (1u << 4)
+/* A model that shards its MoE experts over the expert-parallel group ([distributed] ep > 1 needs it): it uses
+ * BuildContext::expert_parallel and overrides Model::expert_shards. */
+#define KFORGE_CAP_EXPERT_PARALLEL (1u << 5)
 /* Every flag this ABI defines; the host refuses a component declaring others. */
 #define KFORGE_CAP_ALL                                                                       \
   (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT | \
-   KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX)
+   KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX | KFORGE_CAP_EXPERT_PARALLEL)
 
 /* Static description of one component (listed without running plugin code). */
 typedef struct kforge_component_info {

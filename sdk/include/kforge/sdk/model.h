@@ -3,14 +3,15 @@
 
 #include <torch/nn/module.h>
 
-#include "kforge/sdk/error.h"
-
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "kforge/sdk/error.h"
+#include "kforge/sdk/expert_parallel.h"
 
 namespace kforge::sdk {
 
@@ -61,6 +62,9 @@ class Model : public torch::nn::Module {
     (void)step;
     (void)max_steps;
   }
+  /// Under expert parallelism (BuildContext::expert_parallel), the parameters this rank holds a part of (its
+  /// experts); every other parameter is the same on all ranks of the group.
+  virtual std::vector<ExpertShard> expert_shards() const { return {}; }
   /// Model-specific metrics of the last step (e.g. "moe/expert_balance"), logged with train/*.
   virtual std::vector<std::pair<std::string, double>> step_metrics() { return {}; }
   /// Packed sequences ([data] pack_sequences; models declaring KFORGE_CAP_DOCUMENT_MASK): doc_ids, int64

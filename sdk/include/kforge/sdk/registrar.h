@@ -12,6 +12,7 @@
 #include "kforge/sdk/adapter.h"
 #include "kforge/sdk/config_view.h"
 #include "kforge/sdk/dataset.h"
+#include "kforge/sdk/expert_parallel.h"
 #include "kforge/sdk/hook.h"
 #include "kforge/sdk/image_text_dataset.h"
 #include "kforge/sdk/kinds.h"
@@ -45,6 +46,10 @@ struct BuildContext {
   /// buffers there after its factory returns and puts every batch there (datasets yield CPU tensors); a component
   /// makes the tensors it computes with on its inputs' device (e.g. with x.options()) and never assumes the CPU.
   c10::Device device = c10::Device(c10::DeviceType::CPU);
+  /// [distributed] ep > 1: the expert-parallel group, valid as long as the component (a model that declares
+  /// KFORGE_CAP_EXPERT_PARALLEL holds only its share of the experts and lists them in Model::expert_shards());
+  /// null otherwise.
+  const ExpertParallel* expert_parallel = nullptr;
 };
 
 using ModelFactory = std::function<std::shared_ptr<Model>(const BuildContext&)>;
