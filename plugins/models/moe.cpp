@@ -33,6 +33,9 @@ at::Tensor MoE::forward(const at::Tensor& x, bool decoding) {
   if (capacity_factor_ > 0 && !decoding) {
     const int64_t capacity = expert_capacity(x_flat.size(0), top_k_, num_experts_, capacity_factor_);
     weights = drop_over_capacity(weights, last_.indices, num_experts_, capacity);
+    dropped_ = (last_.weights.ne(0) & weights.eq(0)).sum();
+  } else {
+    dropped_ = at::Tensor();
   }
   at::Tensor out = group_ ? combine_parallel(x_flat, weights, last_.indices) : combine(x_flat, weights, last_.indices);
   if (shared_expert_) out = out + shared_expert_->forward(x_flat);

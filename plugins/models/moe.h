@@ -41,6 +41,9 @@ class MoE : public torch::nn::Module {
   const Experts& experts() const { return *experts_; }
   /// The router's output of the last forward (aux_loss, z_loss, expert_counts).
   const sdk::RouterOutput& last_routing() const { return last_; }
+  /// Of the last forward's (token, slot) assignments, how many capacity dropped (0-d int64; undefined when
+  /// moe_capacity_factor is 0 or it decoded).
+  const at::Tensor& last_dropped() const { return dropped_; }
 
  private:
   /// combine() under expert parallelism: the same sum, over this rank's share of x_flat's tokens, its pairs sent to
@@ -58,6 +61,7 @@ class MoE : public torch::nn::Module {
   std::shared_ptr<MLP> shared_expert_;
   std::unique_ptr<Experts> experts_;
   sdk::RouterOutput last_;
+  at::Tensor dropped_;
 };
 
 }  // namespace kforge::builtin::models

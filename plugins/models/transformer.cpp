@@ -180,7 +180,19 @@ std::vector<std::pair<std::string, double>> Transformer::step_metrics() {
   const at::Tensor all = at::cat(counts);
   const double max = all.max().item<double>();
   const double balance = max > 0 ? all.min().item<double>() / max : 0.0;
-  return {{"moe/aux_loss", aux}, {"moe/router_z_loss", z}, {"moe/expert_balance", balance}};
+  std::vector<std::pair<std::string, double>> out = {
+      {"moe/aux_loss", aux}, {"moe/router_z_loss", z}, {"moe/expert_balance", balance}};
+  // Assignments per expert, summed over the layers (the router sees every token, under expert parallelism too).
+  const at::Tensor per_expert = at::stack(counts).sum(0).to(at::kDouble).cpu();
+  for (int64_t e = 0; e < per_expert.numel(); ++e) {
+    out.emplace_back("moe/tokens/expert_" + std::to_string(e), per_expert[e].item<double>());
+  }
+  if (moe_layers_.front()->last_dropped().defined()) {
+    double dropped = 0;
+    for (const auto& moe : moe_layers_) dropped += static_cast<double>(moe->last_dropped().item<int64_t>());
+    out.emplace_back("moe/drop_rate", dropped / all.sum().item<double>());
+  }
+  return out;
 }
 
 std::vector<sdk::ModelBlock> Transformer::blocks() const {

@@ -177,6 +177,24 @@ TEST(MoEModel, ExpertBalanceIsOneWhenEveryTokenUsesEveryExpert) {
   EXPECT_DOUBLE_EQ(metrics.at("moe/expert_balance"), 1.0);
 }
 
+TEST(MoEModel, TokensPerExpertAndDropRate) {
+  // top_k = num_experts: each of the 10 tokens reaches all 3 experts in each layer.
+  auto model = build_model(kBase + "num_experts = 3\nmoe_top_k = 3\n");
+  model->forward(at::randint(0, 64, {2, 5}));
+  std::map<std::string, double> metrics;
+  for (const auto& [k, v] : model->step_metrics()) metrics[k] = v;
+  const double layers = static_cast<double>(model->blocks().size());
+  for (const char* e : {"0", "1", "2"})
+    EXPECT_DOUBLE_EQ(metrics.at(std::string("moe/tokens/expert_") + e), 10 * layers);
+  EXPECT_FALSE(metrics.count("moe/drop_rate"));  // no capacity limit
+  // One expert, capacity factor 0.5: each layer keeps ceil(10 * 0.5) = 5 of its 10 tokens.
+  auto capped = build_model(kBase + "num_experts = 1\nmoe_top_k = 1\nmoe_capacity_factor = 0.5\n");
+  capped->forward(at::randint(0, 64, {2, 5}));
+  std::map<std::string, double> capped_metrics;
+  for (const auto& [k, v] : capped->step_metrics()) capped_metrics[k] = v;
+  EXPECT_DOUBLE_EQ(capped_metrics.at("moe/drop_rate"), 0.5);
+}
+
 TEST(MoEModel, SetStepReachesTheRouters) {
   auto model =
       build_model(kBase + "num_experts = 4\nmoe_router = \"sigmoid_topk\"\nmoe_bias_schedule = \"cosine_decay\"\n");
