@@ -57,7 +57,7 @@ std::string describe_experts(const sdk::Model& model) {
   const std::vector<sdk::ExpertShard> shards = model.expert_shards();
   const auto params = model.named_parameters(/*recurse=*/true);
   for (const sdk::ExpertShard& shard : shards) elements += params[shard.name].numel();
-  return fmt::format("in {} tensors ({:.2f} M parameters)", shards.size(), static_cast<double>(elements) / 1e6);
+  return fmt::format("{} tensors, {:.2f} M parameters", shards.size(), static_cast<double>(elements) / 1e6);
 }
 
 }  // namespace
@@ -119,8 +119,8 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   if (expert_group_) {
     experts_ = std::make_unique<ExpertSharding>(*model_, runtime_->mesh().group("ep"));
     log.info(
-        "[distributed] ep = {}: this rank holds experts {} of its MoE layers' (every rank sees the same batch "
-        "and routes its share of the tokens to the experts' ranks)",
+        "[distributed] ep = {}: this rank holds its share of the MoE experts ({}); the ranks of an ep group see the "
+        "same batch, and each routes its share of the tokens to the experts' ranks",
         expert_group_->size(), describe_experts(*model_));
   }
   freeze_ = read_freeze_plan(job_);

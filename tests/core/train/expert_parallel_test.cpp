@@ -118,7 +118,8 @@ TEST(ExpertParallel, TwoRanksMatchOneRankWithEitherRouterPackedOrPerExpert) {
       launch(one, 1, moe_args(router, packed, 20));
       std::string output;
       ASSERT_EQ(launch(two, 2, with(moe_args(router, packed, 20), {"--distributed.ep=2"}), &output), 0) << output;
-      EXPECT_NE(output.find("[distributed] ep = 2: this rank holds experts"), std::string::npos) << output;
+      EXPECT_NE(output.find("[distributed] ep = 2: this rank holds its share of the MoE experts"), std::string::npos)
+          << output;
       expect_parity(two, one, 1, 20);
       for (const int64_t step : {5, 10, 15, 20}) {
         expect_close(metric(two, "eval/loss"), metric(one, "eval/loss"), step, step);
