@@ -7,7 +7,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "checkpoint/state_key.h"
 #include "kforge/sdk/error.h"
+#include "train/step.h"
 
 namespace kforge::train {
 
@@ -38,11 +40,7 @@ ExpertSharding::ExpertSharding(const sdk::Model& model, const dist::Group& ep) :
 }
 
 std::optional<std::string> ExpertSharding::owner(const std::string& key, const std::set<std::string>& names) {
-  for (size_t dot = key.rfind('.'); dot != std::string::npos && dot > 0; dot = key.rfind('.', dot - 1)) {
-    const std::string name = key.substr(0, dot);
-    if (names.count(name)) return name;
-  }
-  return std::nullopt;
+  return checkpoint::state_owner(key, [&](const std::string& name) { return names.count(name) != 0; });
 }
 
 void ExpertSharding::place(checkpoint::Snapshot& s, const std::string& key, const at::Tensor& t,
@@ -128,12 +126,7 @@ double ExpertSharding::clip(const std::vector<sdk::NamedParameter>& params, cons
   shard.all_reduce(squares);
   at::Tensor experts = squares.narrow(0, 1, 1).clone();
   ep_.all_reduce(experts);
-  const double total = std::sqrt(squares[0].item<double>() + experts.item<double>());
-  const double coef = std::min(1.0, max_norm / (total + 1e-6));
-  for (const auto& p : params) {
-    if (p.tensor.grad().defined()) p.tensor.mutable_grad().mul_(coef);
-  }
-  return total;
+  return scale_to_norm(params, std::sqrt(squares[0].item<double>() + experts.item<double>()), max_norm);
 }
 
 }  // namespace kforge::train

@@ -7,8 +7,10 @@
 #include <set>
 
 #include "checkpoint/model_loading.h"
+#include "checkpoint/state_key.h"
 #include "kforge/sdk/error.h"
 #include "train/data_parallel.h"
+#include "train/step.h"
 
 namespace kforge::train {
 namespace {
@@ -264,12 +266,7 @@ double FullyShardedModel::clip_gradients(double max_norm) {
     if (s.tensor.grad().defined()) squares += s.tensor.grad().to(at::kDouble).square().sum();
   }
   shard_.all_reduce(squares);
-  const double total = std::sqrt(squares.item<double>());
-  const double coef = std::min(1.0, max_norm / (total + 1e-6));
-  for (const auto& s : shards_) {
-    if (s.tensor.grad().defined()) s.tensor.mutable_grad().mul_(coef);
-  }
-  return total;
+  return scale_to_norm(shards_, std::sqrt(squares.item<double>()), max_norm);
 }
 
 void FullyShardedModel::zero_grad() {
@@ -277,11 +274,10 @@ void FullyShardedModel::zero_grad() {
 }
 
 std::optional<size_t> FullyShardedModel::shard_of_state(const std::string& key) const {
-  for (size_t dot = key.rfind('.'); dot != std::string::npos && dot > 0; dot = key.rfind('.', dot - 1)) {
-    const auto it = shard_index_.find(key.substr(0, dot));
-    if (it != shard_index_.end()) return it->second;
-  }
-  return std::nullopt;
+  const std::optional<std::string> param =
+      checkpoint::state_owner(key, [&](const std::string& name) { return shard_index_.count(name) != 0; });
+  if (!param) return std::nullopt;
+  return shard_index_.at(*param);
 }
 
 std::map<std::string, checkpoint::Placement> FullyShardedModel::placements(const checkpoint::TensorMap& model,

@@ -101,20 +101,22 @@ void warn_inert_time_embedding_keys(const config::JobConfig& job, std::vector<st
 
 // [distributed] ep > 1 needs a model that shards its experts, and a text run.
 void check_expert_parallel(const config::JobConfig& job, const plugins::Components& components) {
-  const config::Value* ep = job.tree.find("distributed")->find("ep");
-  if (ep == nullptr || ep->i <= 1) return;
-  const std::string model = job.view("model").get_string("model_type");
+  const int64_t ep = job.distributed.ep;
+  if (ep <= 1) return;
+  const config::Value* section = job.tree.find("distributed");
+  const config::Value* value = section != nullptr ? section->find("ep") : nullptr;
+  const std::string where = value != nullptr ? value->source.describe() : "config";
   if (job.tree.find("vlm") != nullptr) {
     throw sdk::ConfigError(fmt::format(
         "{}: [distributed] ep = {} in a vision-language run ([vlm]): kforge shards the experts of text models only; "
         "set ep = 1",
-        ep->source.describe(), ep->i));
+        where, ep));
   }
   if ((components.model_capabilities() & KFORGE_CAP_EXPERT_PARALLEL) == 0) {
     throw sdk::ConfigError(fmt::format(
         "{}: [distributed] ep = {}: model '{}' does not declare the expert_parallel capability (it cannot shard its "
         "experts); set ep = 1 or use a model that does (kforge list-plugins shows capabilities)",
-        ep->source.describe(), ep->i, model));
+        where, ep, job.view("model").get_string("model_type")));
   }
 }
 

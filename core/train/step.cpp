@@ -24,6 +24,14 @@ double clip_grad_norm(const std::vector<sdk::NamedParameter>& params, double max
   return total.item<double>();
 }
 
+double scale_to_norm(const std::vector<sdk::NamedParameter>& params, double norm, double max_norm) {
+  const double coef = std::min(1.0, max_norm / (norm + 1e-6));
+  for (const auto& p : params) {
+    if (p.tensor.grad().defined()) p.tensor.mutable_grad().mul_(coef);
+  }
+  return norm;
+}
+
 StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches) {
   const double n = static_cast<double>(micro_batches.size());
   std::vector<int64_t> counts;

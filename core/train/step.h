@@ -27,6 +27,10 @@ struct StepResult {
 /// its own ranks' loss (the loop averages it over the ranks).
 using StepFn = std::function<StepResult(Trainer& trainer, const std::vector<data::Batch>& micro_batches)>;
 
+/// Scales every defined gradient of `params` by min(1, max_norm / (norm + 1e-6)) (torch's clip_grad_norm_, given the
+/// global norm, computed in float64 by the caller); returns `norm`.
+double scale_to_norm(const std::vector<sdk::NamedParameter>& params, double norm, double max_norm);
+
 /// The standard text step: per micro-batch logits = trainer.forward(input_ids), loss x its token weight
 /// (token_weights over the data-parallel ranks: the step trains on the mean over every trained token of the global
 /// batch, as one rank would; a text batch, all of whose labels train, weighs exactly 1) (+ the model's auxiliary
