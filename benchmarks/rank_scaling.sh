@@ -7,8 +7,11 @@
 # --moe: the small shape with 8 experts (top 2) on 1 rank x 2 threads, and expert-parallel on 2 ranks (ep = 2) and on
 # 4 ranks (ep = 4, over-subscribing a 2-core host) x 1 thread, every rank on the whole batch; also prints the share of
 # the step the token exchanges take (kforge's ep/exchange_seconds).
+# --tp: the small shape on 1 rank x 2 threads, on 2 ranks x 1 thread as FSDP (dp_shard = 2, each rank half the batch)
+# and as tensor parallelism (tp = 2, both ranks on the whole batch); also prints the share of the step the tp
+# all-reduces take (kforge's tp/exchange_seconds).
 #
-#   bash benchmarks/rank_scaling.sh [--moe] [--rounds N] [--steps N] [--kforge PATH]
+#   bash benchmarks/rank_scaling.sh [--moe | --tp] [--rounds N] [--steps N] [--kforge PATH]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,13 +19,15 @@ ROUNDS=2
 STEPS=10
 KFORGE=build/bin/kforge
 MOE=0
+TP=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rounds) ROUNDS="$2"; shift 2 ;;
     --steps) STEPS="$2"; shift 2 ;;
     --kforge) KFORGE="$2"; shift 2 ;;
     --moe) MOE=1; shift ;;
-    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
+    --tp) TP=1; shift ;;
+    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -40,7 +45,15 @@ layouts=(
   "2 ranks x 1 thread, FSDP|2|1|2|--distributed.dp_shard=2"
 )
 shape=()
-if [[ $MOE == 1 ]]; then
+exchange_metric=ep/exchange_seconds
+if [[ $TP == 1 ]]; then
+  exchange_metric=tp/exchange_seconds
+  layouts=(
+    "1 rank x 2 threads|1|2|4|"
+    "2 ranks x 1 thread, FSDP|2|1|2|--distributed.dp_shard=2"
+    "2 ranks x 1 thread, tp=2|2|1|4|--distributed.tp=2 --distributed.dp_shard=1"
+  )
+elif [[ $MOE == 1 ]]; then
   shape=(--model.num_experts=8 --model.moe_top_k=2)
   layouts=(
     "1 rank x 2 threads|1|2|4|"
@@ -72,9 +85,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
       { echo "$name: failed, see $dir.out" >&2; tail -5 "$dir.out" >&2; exit 1; }
     metrics=$(find "$dir/run" -name metrics.jsonl | head -1)
     step=$(mean_of "$metrics" train/step_time_sec)
-    exchange=$(mean_of "$metrics" ep/exchange_seconds)
+    exchange=$(mean_of "$metrics" "$exchange_metric")
     printf "round %d  %-28s %8s s/step" "$round" "$name" "$step"
-    [[ $exchange != nan ]] && printf "  (token exchanges %s s, %.0f%%)" "$exchange" "$(echo "100 * $exchange / $step" | bc -l)"
+    [[ $exchange != nan ]] && printf "  (exchanges %s s, %.0f%%)" "$exchange" "$(echo "100 * $exchange / $step" | bc -l)"
     echo
     total[$name]=$(echo "${total[$name]:-0} + $step" | bc -l)
   done

@@ -50,13 +50,23 @@ int cmd_run(int argc, char** argv) {
   add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("dry-run",
                         "make every check the run makes before it builds the model (the data is opened), print the "
-                        "resolved config, and exit")("h,help", "this help");
+                        "resolved config, and exit")(
+      "world-size",
+      "with --dry-run: check the config as a job of this many ranks would (a cluster preset's mesh), instead of this "
+      "process's world (1 outside `kforge launch`)",
+      cxxopts::value<int>())("h,help", "this help");
   options.parse_positional({"config"});
   // --section.key=value overrides are not options of this command: they are set aside first.
   const ParsedOptions parsed = parse_options_and_overrides(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
   if (!args.count("config")) return usage_error(options, "missing CONFIG.toml");
+  if (args.count("world-size") && !args.count("dry-run")) {
+    return usage_error(options, "--world-size only applies to --dry-run (a run's world is the one it is launched in)");
+  }
+  if (args.count("world-size") && args["world-size"].as<int>() < 1) {
+    return usage_error(options, fmt::format("--world-size {}: must be >= 1", args["world-size"].as<int>()));
+  }
   std::unique_ptr<plugins::PluginHost> host;
   try {
     host = plugins::load_plugins(plugin_dirs_given(args), unsafe_plugins_allowed(args));
@@ -76,8 +86,9 @@ int cmd_run(int argc, char** argv) {
                                   plugins::make_catalog(host->registry));
     if (args.count("dry-run")) {
       // The run's own checks before it builds the model: the dry run refuses what the run refuses.
-      const train::Preflight checked =
-          train::preflight(job, plugins::Components(host->registry, job), dist::rank_info_from_env().world_size);
+      const int world_size =
+          args.count("world-size") ? args["world-size"].as<int>() : dist::rank_info_from_env().world_size;
+      const train::Preflight checked = train::preflight(job, plugins::Components(host->registry, job), world_size);
       for (const std::string& warning : checked.warnings) std::cerr << "kforge run: warning: " << warning << "\n";
     }
   } catch (const sdk::Error& e) {

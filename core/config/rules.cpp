@@ -503,6 +503,10 @@ void check_world(const Value& root, int world_size) {
     d.require(m.i("n_heads") % d.i("tp") == 0, "tp", fmt::format("[model] n_heads ({}) must be divisible by tp", m.i("n_heads")));
     const int64_t kv = m.null("n_kv_heads") ? m.i("n_heads") : m.i("n_kv_heads");
     d.require(kv % d.i("tp") == 0, "tp", fmt::format("[model] n_kv_heads ({}) must be divisible by tp", kv));
+    d.require(m.i("vocab_size") % d.i("tp") == 0, "tp",
+              fmt::format("[model] vocab_size ({}) must be divisible by tp (each rank holds an equal slice of the "
+                          "vocabulary; pad vocab_size up to a multiple)",
+                          m.i("vocab_size")));
     d.require(t.at("mixed_precision").s != "fp8", "tp",
               "FP8 + Tensor Parallelism is not yet supported (FP8 linears do not compose with TP sharding)");
   }

@@ -4,22 +4,13 @@
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
-#include <chrono>
+#include "dist/group_link.h"
 
 namespace kforge::dist {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// Counts the seconds a collective takes into `seconds`.
-template <class Fn>
-auto timed(double& seconds, Fn&& fn) {
-  const auto start = std::chrono::steady_clock::now();
-  auto out = fn();
-  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return out;
-}
 
 // Every rank's share (this rank's given) -> the n rows in rank order: one all-gather of shares padded to the
 // largest share.
@@ -41,31 +32,16 @@ at::Tensor gather_shares(const Group& group, const at::Tensor& share, int64_t n)
   return at::cat(pieces);
 }
 
-struct Link {
-  const Group* group;
-  double* seconds;
-};
-
-Link link(AutogradContext* ctx) {
-  return {reinterpret_cast<const Group*>(ctx->saved_data["group"].toInt()),
-          reinterpret_cast<double*>(ctx->saved_data["seconds"].toInt())};
-}
-
-void save_link(AutogradContext* ctx, const Group& group, double& seconds) {
-  ctx->saved_data["group"] = reinterpret_cast<int64_t>(&group);
-  ctx->saved_data["seconds"] = reinterpret_cast<int64_t>(&seconds);
-}
-
 struct AllToAll : torch::autograd::Function<AllToAll> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const Group* group, double* seconds,
                             const std::vector<int64_t>& send, const std::vector<int64_t>& recv) {
-    save_link(ctx, *group, *seconds);
+    GroupLink{group, seconds}.save(ctx);
     ctx->saved_data["send"] = send;
     ctx->saved_data["recv"] = recv;
     return timed(*seconds, [&] { return group->all_to_all(x, send, recv); });
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const Link l = link(ctx);
+    const GroupLink l = GroupLink::of(ctx);
     const std::vector<int64_t> send = ctx->saved_data["send"].toIntVector();
     const std::vector<int64_t> recv = ctx->saved_data["recv"].toIntVector();
     at::Tensor back = timed(*l.seconds, [&] { return l.group->all_to_all(grads[0], recv, send); });
@@ -75,13 +51,13 @@ struct AllToAll : torch::autograd::Function<AllToAll> {
 
 struct Share : torch::autograd::Function<Share> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const Group* group, double* seconds) {
-    save_link(ctx, *group, *seconds);
+    GroupLink{group, seconds}.save(ctx);
     ctx->saved_data["n"] = x.size(0);
     const auto [begin, end] = share_rows(x.size(0), group->rank(), group->size());
     return x.narrow(0, begin, end - begin).clone();
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const Link l = link(ctx);
+    const GroupLink l = GroupLink::of(ctx);
     const int64_t n = ctx->saved_data["n"].toInt();
     at::Tensor whole = timed(*l.seconds, [&] { return gather_shares(*l.group, grads[0].contiguous(), n); });
     return {whole, at::Tensor(), at::Tensor()};
@@ -91,12 +67,12 @@ struct Share : torch::autograd::Function<Share> {
 struct Unite : torch::autograd::Function<Unite> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& share, const Group* group, double* seconds,
                             int64_t n) {
-    save_link(ctx, *group, *seconds);
+    GroupLink{group, seconds}.save(ctx);
     ctx->saved_data["n"] = n;
     return timed(*seconds, [&] { return gather_shares(*group, share.contiguous(), n); });
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const Link l = link(ctx);
+    const GroupLink l = GroupLink::of(ctx);
     const auto [begin, end] = share_rows(ctx->saved_data["n"].toInt(), l.group->rank(), l.group->size());
     return {grads[0].narrow(0, begin, end - begin).clone(), at::Tensor(), at::Tensor(), at::Tensor()};
   }

@@ -15,10 +15,11 @@ struct Context {
   config::SectionView view;
   sdk::BuildContext ctx;
   Context(const sdk::KindInfo& kind, const std::string& name, const config::JobConfig& job,
-          const sdk::ComponentSource& source, const c10::Device& device, const sdk::ExpertParallel* expert_parallel)
+          const sdk::ComponentSource& source, const c10::Device& device, const sdk::ExpertParallel* expert_parallel,
+          const sdk::TensorParallel* tensor_parallel)
       : logger(std::string(kind.name) + "/" + name),
         view(job.view(kind.section)),
-        ctx{logger, view, source, device, expert_parallel} {}
+        ctx{logger, view, source, device, expert_parallel, tensor_parallel} {}
 };
 
 const sdk::KindInfo& kind_info(const char* kind) { return *sdk::find_kind(kind); }
@@ -48,7 +49,7 @@ std::string Components::selected(const sdk::KindInfo& kind) const {
 template <class Factory, class... Args>
 auto Components::build(const sdk::KindInfo& kind, const std::string& name, Args&&... args) const {
   const Factory& factory = std::get<Factory>(entry(kind, name).factory);
-  Context c(kind, name, job_, *this, device_, expert_parallel_);
+  Context c(kind, name, job_, *this, device_, expert_parallel_, tensor_parallel_);
   return factory(c.ctx, std::forward<Args>(args)...);
 }
 
@@ -157,6 +158,11 @@ std::shared_ptr<sdk::TimeEmbedding> Components::time_embedding(const sdk::TimeEm
 uint32_t Components::optimizer_capabilities() const {
   const sdk::KindInfo& optimizer = kind_info(sdk::kind::optimizer);
   return entry(optimizer, selected(optimizer)).meta.capabilities;
+}
+
+uint32_t Components::loss_capabilities() const {
+  const sdk::KindInfo& loss = kind_info(sdk::kind::loss);
+  return entry(loss, selected(loss)).meta.capabilities;
 }
 
 uint32_t Components::model_capabilities() const {

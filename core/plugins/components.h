@@ -27,6 +27,8 @@ class Components final : public sdk::ComponentSource {
   /// The expert-parallel group every later factory is told (sdk::BuildContext::expert_parallel); must outlive the
   /// components built with it. Null (the default): none.
   void set_expert_parallel(const sdk::ExpertParallel* group) { expert_parallel_ = group; }
+  /// The tensor-parallel group every later factory is told (sdk::BuildContext::tensor_parallel); as above.
+  void set_tensor_parallel(const sdk::TensorParallel* group) { tensor_parallel_ = group; }
 
   std::shared_ptr<sdk::Model> model() const;
   std::unique_ptr<sdk::Optimizer> optimizer(std::vector<sdk::NamedParameter> params) const;
@@ -64,6 +66,8 @@ class Components final : public sdk::ComponentSource {
   uint32_t optimizer_capabilities() const;
   /// The KFORGE_CAP_* flags the configured model declares (e.g. KFORGE_CAP_DOCUMENT_MASK), without building it.
   uint32_t model_capabilities() const;
+  /// The KFORGE_CAP_* flags the configured loss declares, without building it.
+  uint32_t loss_capabilities() const;
 
  private:
   /// The registry entry of component `name` of `kind`.
@@ -83,6 +87,7 @@ class Components final : public sdk::ComponentSource {
   const config::JobConfig& job_;
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);
   const sdk::ExpertParallel* expert_parallel_ = nullptr;
+  const sdk::TensorParallel* tensor_parallel_ = nullptr;
 };
 
 }  // namespace kforge::plugins

@@ -129,8 +129,11 @@ TrainingResult Trainer::train() {
       if (images_) tracker_->log(step_, images_->metrics(batches, vlm_->visual_tokens()));
       // Expert parallelism: the seconds this step's token exchanges took (forward and backward).
       if (expert_group_) tracker_->log(step_, {{"ep/exchange_seconds", expert_group_->take_seconds()}});
-    } else if (expert_group_) {
-      expert_group_->take_seconds();
+      // Tensor parallelism: the seconds this step's all-reduces over the tp group took.
+      if (tensor_group_) tracker_->log(step_, {{"tp/exchange_seconds", tensor_group_->take_seconds()}});
+    } else {
+      if (expert_group_) expert_group_->take_seconds();
+      if (tensor_group_) tensor_group_->take_seconds();
     }
     if (leader()) status.update(step_, result.loss);
     const sdk::StepEvent event{step_, result.loss, result.grad_norm, lr, tokens_seen_, model_.get()};

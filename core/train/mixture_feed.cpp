@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "dist/tensor_group.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 
@@ -34,12 +35,24 @@ std::vector<data::MixturePhase> mixture_phases(const config::DataConfig& data) {
   return phases;
 }
 
-at::Tensor row_cross_entropy(const at::Tensor& logits, const at::Tensor& labels) {
+at::Tensor row_cross_entropy(const at::Tensor& logits, const at::Tensor& labels, const dist::Group* vocab) {
   const at::NoGradGuard no_grad;
   const int64_t b = labels.size(0), s = labels.size(1);
   const at::Tensor flat = logits.detach().to(at::kFloat).reshape({b * s, -1});
-  const at::Tensor ce =
-      at::cross_entropy_loss(flat, labels.reshape({-1}), {}, at::Reduction::None, -100).reshape({b, s}).to(at::kDouble);
+  const at::Tensor flat_labels = labels.reshape({-1});
+  at::Tensor ce;
+  if (vocab == nullptr || vocab->size() == 1) {
+    ce = at::cross_entropy_loss(flat, flat_labels, {}, at::Reduction::None, -100);
+  } else {  // logsumexp over every rank's columns, minus the label's logit from the rank holding it
+    const at::Tensor shift = dist::reduced_over(*vocab, std::get<0>(flat.max(1)), dist::Reduce::Max);
+    const at::Tensor sum_exp = dist::reduced_over(*vocab, (flat - shift.unsqueeze(1)).exp().sum(1));
+    const int64_t width = flat.size(1), first = vocab->rank() * width;
+    const at::Tensor here = flat_labels.ge(first).logical_and(flat_labels.lt(first + width));
+    const at::Tensor column = (flat_labels - first).clamp(0, width - 1).unsqueeze(1);
+    const at::Tensor label_logit = dist::reduced_over(*vocab, flat.gather(1, column).squeeze(1) * here);
+    ce = (sum_exp.log() + shift - label_logit) * flat_labels.ne(-100);
+  }
+  ce = ce.reshape({b, s}).to(at::kDouble);
   return ce.sum(1) / labels.ne(-100).sum(1).to(at::kDouble);
 }
 

@@ -24,8 +24,9 @@ namespace kforge::train {
 std::vector<data::MixturePhase> mixture_phases(const config::DataConfig& data);
 
 /// float64 [B]: each row's mean cross-entropy over its labelled positions (label != -100) from
-/// logits [B, S, V] (detached, computed in fp32).
-at::Tensor row_cross_entropy(const at::Tensor& logits, const at::Tensor& labels);
+/// logits [B, S, V] (detached, computed in fp32). With a `vocab` group (tensor parallelism), the logits are this
+/// rank's slice of the vocabulary, columns [r*V, (r+1)*V) (collective over it).
+at::Tensor row_cross_entropy(const at::Tensor& logits, const at::Tensor& labels, const dist::Group* vocab = nullptr);
 
 class MixtureFeed {
  public:

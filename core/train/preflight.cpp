@@ -120,6 +120,39 @@ void check_expert_parallel(const config::JobConfig& job, const plugins::Componen
   }
 }
 
+// [distributed] tp > 1 needs a model and a loss that split over the tensor-parallel group, a text run and an optimizer
+// that updates slices.
+void check_tensor_parallel(const config::JobConfig& job, const plugins::Components& components) {
+  const int64_t tp = job.distributed.tp;
+  if (tp <= 1) return;
+  const config::Value* section = job.tree.find("distributed");
+  const config::Value* value = section != nullptr ? section->find("tp") : nullptr;
+  const std::string where =
+      fmt::format("{}: [distributed] tp = {}", value != nullptr ? value->source.describe() : "config", tp);
+  if (job.tree.find("vlm") != nullptr) {
+    throw sdk::ConfigError(
+        fmt::format("{} in a vision-language run ([vlm]): kforge splits text models only so far; set tp = 1", where));
+  }
+  if ((components.model_capabilities() & KFORGE_CAP_TENSOR_PARALLEL) == 0) {
+    throw sdk::ConfigError(fmt::format(
+        "{}: model '{}' does not declare the tensor_parallel capability (it cannot split its layers); set tp = 1 or "
+        "use a model that does (kforge list-plugins shows capabilities)",
+        where, job.view("model").get_string("model_type")));
+  }
+  if ((components.loss_capabilities() & KFORGE_CAP_TENSOR_PARALLEL) == 0) {
+    throw sdk::ConfigError(fmt::format(
+        "{}: loss '{}' does not declare the tensor_parallel capability (it cannot read vocabulary-split logits); set "
+        "tp = 1 or use a loss that does (kforge list-plugins shows capabilities)",
+        where, job.view("train").get_string("loss_fn")));
+  }
+  if ((components.optimizer_capabilities() & KFORGE_CAP_NEEDS_WHOLE_MATRICES) != 0) {
+    throw sdk::ConfigError(fmt::format(
+        "{}: optimizer '{}' updates whole weight matrices, and under tensor parallelism each rank holds slices of "
+        "them; set tp = 1 or use an optimizer that updates elementwise (adamw, lion, ...)",
+        where, job.view("optimizer").get_string("name")));
+  }
+}
+
 }  // namespace
 
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size,
@@ -127,6 +160,7 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   Preflight out;
   out.warnings = config::check_support(job.tree);
   check_expert_parallel(job, components);  // before the world size, so a one-process dry run checks it too
+  check_tensor_parallel(job, components);
   config::check_world(job.tree, world_size);
   autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
   // Refuses [train] device = "cuda" where this process has no GPU of its own (or kforge is a CPU build).

@@ -51,7 +51,7 @@ StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro
       const at::Tensor logits = trainer.forward(batch.input_ids);
       loss = trainer.loss().compute(logits, batch.labels);
       if (weights[k] != 1.0) loss = loss * weights[k];
-      if (batch.sources.defined()) row_losses.push_back(row_cross_entropy(logits, batch.labels));
+      if (batch.sources.defined()) row_losses.push_back(row_cross_entropy(logits, batch.labels, trainer.vocab_group()));
       for (const auto& [name, aux] : trainer.model().auxiliary_losses()) loss = loss + aux;
     }
     {

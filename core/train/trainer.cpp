@@ -51,13 +51,19 @@ std::unique_ptr<sdk::Optimizer> build_optimizer(const config::JobConfig& job, co
       *fsdp, [&](std::vector<sdk::NamedParameter> whole) { return components.optimizer(std::move(whole)); });
 }
 
-// How many expert tensors and parameters this rank holds.
-std::string describe_experts(const sdk::Model& model) {
+// How many of `names`' tensors and parameters this rank holds.
+std::string describe_held(const sdk::Model& model, const std::vector<std::string>& names) {
   int64_t elements = 0;
-  const std::vector<sdk::ExpertShard> shards = model.expert_shards();
   const auto params = model.named_parameters(/*recurse=*/true);
-  for (const sdk::ExpertShard& shard : shards) elements += params[shard.name].numel();
-  return fmt::format("{} tensors, {:.2f} M parameters", shards.size(), static_cast<double>(elements) / 1e6);
+  for (const std::string& name : names) elements += params[name].numel();
+  return fmt::format("{} tensors, {:.2f} M parameters", names.size(), static_cast<double>(elements) / 1e6);
+}
+
+template <class Shard>
+std::vector<std::string> names_of(const std::vector<Shard>& shards) {
+  std::vector<std::string> out;
+  for (const Shard& shard : shards) out.push_back(shard.name);
+  return out;
 }
 
 }  // namespace
@@ -117,11 +123,18 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
            model_->flops_per_token(train.seq_len) / 1e9, train.seq_len);
 
   if (expert_group_) {
-    experts_ = std::make_unique<ExpertSharding>(*model_, runtime_->mesh().group("ep"));
+    experts_ = std::make_unique<GroupSharding>(expert_sharding(*model_, runtime_->mesh().group("ep")));
     log.info(
         "[distributed] ep = {}: this rank holds its share of the MoE experts ({}); the ranks of an ep group see the "
         "same batch, and each routes its share of the tokens to the experts' ranks",
-        expert_group_->size(), describe_experts(*model_));
+        expert_group_->size(), describe_held(*model_, names_of(model_->expert_shards())));
+  }
+  if (tensor_group_) {
+    tensors_ = std::make_unique<GroupSharding>(tensor_sharding(*model_, runtime_->mesh().group("tp")));
+    log.info(
+        "[distributed] tp = {}: this rank holds its slice of the attention heads, MLP hidden units and vocabulary "
+        "({}); the ranks of a tp group see the same batch",
+        tensor_group_->size(), describe_held(*model_, names_of(model_->tensor_shards())));
   }
   freeze_ = read_freeze_plan(job_);
   check_freeze_plan(params_, freeze_);
@@ -247,6 +260,10 @@ void Trainer::join_process_groups() {
   if (runtime_->mesh().shape().size("ep") > 1) {
     expert_group_ = std::make_unique<dist::ExpertGroup>(runtime_->mesh().group("ep"));
     components_.set_expert_parallel(expert_group_.get());
+  }
+  if (runtime_->mesh().shape().size("tp") > 1) {
+    tensor_group_ = std::make_unique<dist::TensorGroup>(runtime_->mesh().group("tp"));
+    components_.set_tensor_parallel(tensor_group_.get());
   }
   dist::check_same_setup(*runtime_, plugin_manifest(registry_, /*hashes=*/true), job_.to_toml());
   const dist::MeshShape& shape = runtime_->mesh().shape();

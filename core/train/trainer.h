@@ -13,14 +13,15 @@
 #include "data/sampler.h"
 #include "dist/expert_group.h"
 #include "dist/runtime.h"
+#include "dist/tensor_group.h"
 #include "kforge/sdk/hook.h"
 #include "metrics/tracker.h"
 #include "plugins/components.h"
 #include "plugins/registry.h"
 #include "train/activation_checkpoint.h"
-#include "train/expert_sharding.h"
 #include "train/freeze.h"
 #include "train/fully_sharded.h"
+#include "train/group_sharding.h"
 #include "train/image_text_feed.h"
 #include "train/mixture_feed.h"
 #include "train/replicated_model.h"
@@ -74,6 +75,8 @@ class Trainer {
   int64_t step() const { return step_; }
   /// The process groups and device mesh (groups of one in a single process).
   const dist::Runtime& runtime() const { return *runtime_; }
+  /// Tensor parallelism: the group over whose ranks the model's logits are split by vocabulary; else null.
+  const dist::Group* vocab_group() const { return tensor_group_ ? &runtime_->mesh().group("tp") : nullptr; }
   /// Where the model, optimizer state and batches live ([train] device).
   const c10::Device& device() const { return device_; }
 
@@ -131,13 +134,15 @@ class Trainer {
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);  ///< [train] device, decided with the process groups
   std::unique_ptr<dist::Runtime> runtime_;  // first built, last destroyed
   std::unique_ptr<dist::ExpertGroup> expert_group_;  ///< [distributed] ep > 1; outlives the model
+  std::unique_ptr<dist::TensorGroup> tensor_group_;  ///< [distributed] tp > 1; outlives the model
   plugins::Components components_;
   std::shared_ptr<sdk::Model> model_;
   std::shared_ptr<sdk::VisionLanguageModel> vlm_;  ///< model_, in a vision-language run ([vlm])
   std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
   std::unique_ptr<FullyShardedModel> fsdp_;  ///< dp_shard > 1
   std::unique_ptr<ReplicatedModel> replicated_;  ///< dp_shard = 1 on several ranks
-  std::unique_ptr<ExpertSharding> experts_;      ///< [distributed] ep > 1
+  std::unique_ptr<GroupSharding> experts_;       ///< [distributed] ep > 1
+  std::unique_ptr<GroupSharding> tensors_;       ///< [distributed] tp > 1
   std::unique_ptr<ActivationCheckpointing> checkpointing_;  ///< [train] activation_checkpointing != "none"
   std::unique_ptr<sdk::Optimizer> optimizer_;
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule

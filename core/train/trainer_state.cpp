@@ -106,6 +106,7 @@ checkpoint::Snapshot Trainer::snapshot() const {
     s.optimizer = optimizer_->state_dict();
   }
   if (experts_) experts_->trim(s);  // expert parallelism: ep rank r > 0 writes its experts only
+  if (tensors_) tensors_->trim(s);  // tensor parallelism: tp rank r > 0 writes its slices only
   if (leader()) {  // tensors every rank holds whole
     for (const auto& item : model_->named_buffers(true)) s.model.emplace(item.key(), item.value().detach());
     if (fsdp_) {
@@ -144,8 +145,9 @@ checkpoint::Snapshot Trainer::snapshot() const {
 }
 
 void Trainer::restore(const checkpoint::Snapshot& whole) {
-  std::optional<checkpoint::Snapshot> localised;  // expert parallelism: this rank's experts only
+  std::optional<checkpoint::Snapshot> localised;  // expert and tensor parallelism: this rank's slices only
   if (experts_) localised = experts_->localise(whole);
+  if (tensors_) localised = tensors_->localise(localised ? *localised : whole);
   const checkpoint::Snapshot& s = localised ? *localised : whole;
   check_freeze_meta(s.train_state.value("freeze", nlohmann::json()),
                     canonical_freeze_meta(effective_freeze(s.step, freeze_)),

@@ -16,6 +16,7 @@
 #include "kforge/sdk/error.h"
 #include "library_attention.h"
 #include "rope.h"
+#include "tensor_split.h"
 
 namespace kforge::builtin::models {
 
@@ -23,6 +24,7 @@ Attention::Attention(const ModelConfig& c)
     : n_heads_(c.n_heads),
       n_kv_heads_(c.n_kv_heads),
       head_dim_(c.head_dim()),
+      norm_eps_(c.norm_eps),
       backend_(c.sdpa_backend),
       fused_(c.fused_kernels) {
   const LinearBackend linear = resolve_linear_backend(c.linear_backend);
@@ -41,10 +43,14 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
                               size_t layer, const BlockCapture* capture, const at::Tensor& doc_starts) {
   const int64_t batch = x.size(0);
   const int64_t seq = x.size(1);
-  at::Tensor q = q_proj_->forward(x).view({batch, seq, n_heads_, head_dim_});
-  at::Tensor k = k_proj_->forward(x).view({batch, seq, n_kv_heads_, head_dim_});
-  at::Tensor v = v_proj_->forward(x).view({batch, seq, n_kv_heads_, head_dim_});
-  if (q_norm_) {
+  const at::Tensor in = tp_ ? tp_->enter(x) : x;
+  at::Tensor q = q_proj_->forward(in).view({batch, seq, n_heads_, head_dim_});
+  at::Tensor k = k_proj_->forward(in).view({batch, seq, n_kv_heads_, head_dim_});
+  at::Tensor v = v_proj_->forward(in).view({batch, seq, n_kv_heads_, head_dim_});
+  if (q_norm_ && tp_) {  // each rank's heads give its part of the shared norm weights' gradients
+    q = rms_norm(q, tp_->enter(q_norm_->weight()), norm_eps_, fused_);
+    k = rms_norm(k, tp_->enter(k_norm_->weight()), norm_eps_, fused_);
+  } else if (q_norm_) {
     q = q_norm_->forward(q);
     k = k_norm_->forward(k);
   }
@@ -63,7 +69,18 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
   const at::Tensor out = use_library_attention(q, k.size(2))           ? library_attention(q, k, v, doc_starts)
                          : use_tiled_attention(backend_, q, k.size(2)) ? flash_attention(q, k, v, {}, doc_starts)
                                                                        : causal_attention(q, k, v, fused_, doc_starts);
-  return o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
+  const at::Tensor projected = o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
+  return tp_ ? tp_->sum(projected) : projected;
+}
+
+std::vector<sdk::TensorShard> Attention::split(const sdk::TensorParallel& tp) {
+  tp_ = &tp;
+  n_heads_ /= tp.size();
+  n_kv_heads_ /= tp.size();
+  return {keep_slice(q_proj_->weight(), "q_proj.weight", 0, tp, "[model] n_heads x head_dim"),
+          keep_slice(k_proj_->weight(), "k_proj.weight", 0, tp, "[model] n_kv_heads x head_dim"),
+          keep_slice(v_proj_->weight(), "v_proj.weight", 0, tp, "[model] n_kv_heads x head_dim"),
+          keep_slice(o_proj_->weight(), "o_proj.weight", 1, tp, "[model] n_heads x head_dim")};
 }
 
 bool use_tiled_attention(const std::string& backend, const at::Tensor& q, int64_t keys) {

@@ -1,10 +1,12 @@
 // Attention: causal grouped-query self-attention with RoPE and optional per-head QK-norm.
 #pragma once
 
+#include <kforge/sdk/tensor_parallel.h>
 #include <torch/nn/module.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "block_capture.h"
 #include "kv_cache.h"
@@ -29,13 +31,19 @@ class Attention : public torch::nn::Module {
   /// (no cache): `doc_starts` (documents.h) keeps each query to its own document, in every kernel.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
                      size_t layer = 0, const BlockCapture* capture = nullptr, const at::Tensor& doc_starts = {});
+  /// Tensor parallelism: keeps this rank's heads (q/k/v rows, o columns; `tp` divides both head counts) and from then
+  /// on sums the partial outputs over `tp` (which must outlive the module). Returns the slices' placements, named
+  /// relative to this module.
+  std::vector<sdk::TensorShard> split(const sdk::TensorParallel& tp);
 
  private:
-  int64_t n_heads_, n_kv_heads_, head_dim_;
+  int64_t n_heads_, n_kv_heads_, head_dim_;  ///< heads this rank computes (all but under tensor parallelism)
+  double norm_eps_;
   std::string backend_;  ///< [model] sdpa_backend
   bool fused_;           ///< [model] fused_kernels
   std::shared_ptr<Linear> q_proj_, k_proj_, v_proj_, o_proj_;
   std::shared_ptr<RMSNorm> q_norm_, k_norm_;  // null without qk_norm
+  const sdk::TensorParallel* tp_ = nullptr;   ///< set by split()
 };
 
 /// softmax(q k^T / sqrt(hd) + causal mask) v, the softmax computed in float. q: (B, H, Sq, hd) at positions

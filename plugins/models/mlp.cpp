@@ -5,6 +5,7 @@
 #include <kforge/sdk/error.h>
 
 #include "swiglu.h"
+#include "tensor_split.h"
 
 namespace kforge::builtin::models {
 namespace {
@@ -45,10 +46,22 @@ MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearB
 }
 
 at::Tensor MLP::forward(const at::Tensor& x) {
-  if (act_ == MlpActivation::SwiGLU) {
-    return down_proj_->forward(swiglu(gate_proj_->forward(x), up_proj_->forward(x), fused_));
-  }
-  return down_proj_->forward(activate(up_proj_->forward(x), act_));
+  const at::Tensor in = tp_ ? tp_->enter(x) : x;
+  const at::Tensor hidden = act_ == MlpActivation::SwiGLU
+                                ? swiglu(gate_proj_->forward(in), up_proj_->forward(in), fused_)
+                                : activate(up_proj_->forward(in), act_);
+  const at::Tensor out = down_proj_->forward(hidden);
+  return tp_ ? tp_->sum(out) : out;
+}
+
+std::vector<sdk::TensorShard> MLP::split(const sdk::TensorParallel& tp) {
+  tp_ = &tp;
+  const std::string hidden = "the MLP's hidden size ([model] ffn_hidden_dim, or dim x ffn_dim_multiplier rounded)";
+  std::vector<sdk::TensorShard> out;
+  if (gate_proj_) out.push_back(keep_slice(gate_proj_->weight(), "gate_proj.weight", 0, tp, hidden));
+  out.push_back(keep_slice(up_proj_->weight(), "up_proj.weight", 0, tp, hidden));
+  out.push_back(keep_slice(down_proj_->weight(), "down_proj.weight", 1, tp, hidden));
+  return out;
 }
 
 FfnWeights MLP::transposed_weights() const {

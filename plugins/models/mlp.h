@@ -2,10 +2,12 @@
 // Also the weight-level form (FfnWeights, ffn_forward) that MoE experts share.
 #pragma once
 
+#include <kforge/sdk/tensor_parallel.h>
 #include <torch/nn/module.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "linear.h"
 
@@ -33,11 +35,16 @@ class MLP : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x);
   /// Views of the (out, in) weights transposed to (in, out), for ffn_forward.
   FfnWeights transposed_weights() const;
+  /// Tensor parallelism: keeps this rank's hidden units (gate/up rows, down columns) and from then on sums the
+  /// partial outputs over `tp` (which must outlive the module). Returns the slices' placements, named relative to
+  /// this module.
+  std::vector<sdk::TensorShard> split(const sdk::TensorParallel& tp);
 
  private:
   MlpActivation act_;
   bool fused_;                                               ///< [model] fused_kernels: the fused SwiGLU op
   std::shared_ptr<Linear> gate_proj_, up_proj_, down_proj_;  // gate_proj only for SwiGLU
+  const sdk::TensorParallel* tp_ = nullptr;                  ///< set by split()
 };
 
 }  // namespace kforge::builtin::models

@@ -2,11 +2,14 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <kforge/sdk/tensor_parallel.h>
 #include <torch/nn/module.h>
 
 #include <memory>
+#include <optional>
 
 #include "linear.h"
+#include "tensor_split.h"
 
 namespace kforge::builtin::models {
 
@@ -20,13 +23,22 @@ class OutputHead : public torch::nn::Module {
   /// Tied: uses the embedding table and owns no parameter (the shared one is listed once, by the embedding).
   OutputHead(const at::Tensor& tied_weight, LinearBackend backend) : backend_(backend), weight_(tied_weight) {}
 
-  at::Tensor forward(const at::Tensor& x) const { return project(x, weight_, backend_); }
+  /// Logits; under tensor parallelism this rank's vocabulary columns of them.
+  at::Tensor forward(const at::Tensor& x) const { return project(tp_ ? tp_->enter(x) : x, weight_, backend_); }
   bool tied() const { return proj_ == nullptr; }
+  /// Tensor parallelism: keeps this rank's rows of the vocabulary (tied: the embedding's split keeps them) and
+  /// computes their logits only (`tp` must outlive the module). Returns the placement of the weight it owns.
+  std::optional<sdk::TensorShard> split(const sdk::TensorParallel& tp) {
+    tp_ = &tp;
+    if (tied()) return std::nullopt;
+    return keep_slice(weight_, "proj.weight", 0, tp, "[model] vocab_size");
+  }
 
  private:
   LinearBackend backend_;
   std::shared_ptr<Linear> proj_;
   at::Tensor weight_;
+  const sdk::TensorParallel* tp_ = nullptr;
 };
 
 }  // namespace kforge::builtin::models

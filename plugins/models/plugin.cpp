@@ -8,7 +8,8 @@ namespace {
 
 std::shared_ptr<kforge::sdk::Model> make_transformer(const kforge::sdk::BuildContext& ctx) {
   return std::make_shared<kforge::builtin::models::Transformer>(
-      kforge::builtin::models::ModelConfig::from_view(ctx.section), &ctx.components, ctx.expert_parallel);
+      kforge::builtin::models::ModelConfig::from_view(ctx.section), &ctx.components, ctx.expert_parallel,
+      ctx.tensor_parallel);
 }
 
 // The [model] keys of the core schema the transformer reads (ModelConfig::from_view).
@@ -51,12 +52,13 @@ constexpr const char* kTransformerHookPoints[] = {"embed",
                                                   "final_norm"};
 
 constexpr kforge_component_info kComponents[] = {
-    KFORGE_COMPONENT(kforge::sdk::kind::model, "transformer", "1.0.0",
-                     "Llama-style decoder: GQA attention with RoPE, SwiGLU/GELU/ReLU MLP or mixture-of-experts "
-                     "layers (num_experts > 0, router plugin moe_router), RMSNorm/LayerNorm",
-                     kforge::sdk::core_keys(kTransformerCoreKeys), kforge::sdk::hook_points(kTransformerHookPoints),
-                     kforge::sdk::capabilities(KFORGE_CAP_LLAMA_LAYOUT | KFORGE_CAP_DOCUMENT_MASK |
-                                               KFORGE_CAP_EMBEDDING_PREFIX | KFORGE_CAP_EXPERT_PARALLEL)),
+    KFORGE_COMPONENT(
+        kforge::sdk::kind::model, "transformer", "1.0.0",
+        "Llama-style decoder: GQA attention with RoPE, SwiGLU/GELU/ReLU MLP or mixture-of-experts "
+        "layers (num_experts > 0, router plugin moe_router), RMSNorm/LayerNorm",
+        kforge::sdk::core_keys(kTransformerCoreKeys), kforge::sdk::hook_points(kTransformerHookPoints),
+        kforge::sdk::capabilities(KFORGE_CAP_LLAMA_LAYOUT | KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX |
+                                  KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL)),
 };
 
 void register_all(kforge::sdk::Registrar& r) { r.add_model("transformer", make_transformer); }

@@ -20,7 +20,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 Transformer::Transformer(const ModelConfig& config, const sdk::ComponentSource* components,
-                         const sdk::ExpertParallel* expert_parallel)
+                         const sdk::ExpertParallel* expert_parallel, const sdk::TensorParallel* tensor_parallel)
     : config_(config), rope_(config.head_dim(), config.max_seq_len, config.rope_theta) {
   config_.validate();
   token_embedding_ = register_module("token_embedding", std::make_shared<TokenEmbedding>(config_.vocab_size, config_.dim));
@@ -40,6 +40,19 @@ Transformer::Transformer(const ModelConfig& config, const sdk::ComponentSource* 
   if (expert_parallel != nullptr) {
     for (auto& moe : moe_layers_) moe->shard_experts(*expert_parallel);
   }
+  if (tensor_parallel != nullptr) split(*tensor_parallel);
+}
+
+void Transformer::split(const sdk::TensorParallel& tp) {
+  auto add = [&](const std::string& prefix, sdk::TensorShard shard) {
+    shard.name = prefix + shard.name;
+    tensor_shards_.push_back(std::move(shard));
+  };
+  add("token_embedding.", token_embedding_->split(tp));
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    for (sdk::TensorShard& shard : layers_[i]->split(tp)) add("layers." + std::to_string(i) + ".", std::move(shard));
+  }
+  if (auto head = output_head_->split(tp)) add("output_head.", std::move(*head));
 }
 
 std::vector<sdk::ExpertShard> Transformer::expert_shards() const {

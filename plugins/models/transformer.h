@@ -30,8 +30,12 @@ class Transformer : public sdk::Model {
   /// needs `components` to build its routers (only during construction). With `expert_parallel` (which must
   /// outlive the model), each MoE layer then keeps only this rank's experts (MoE::shard_experts): every rank draws
   /// the whole model's initial weights, so its experts are the one-rank model's.
+  /// With `tensor_parallel` (which must outlive the model), the model then keeps this rank's slices (attention heads,
+  /// dense MLP hidden units, vocabulary rows), likewise from the whole model's initial weights, and forward() returns
+  /// this rank's vocabulary columns of the logits.
   explicit Transformer(const ModelConfig& config, const sdk::ComponentSource* components = nullptr,
-                       const sdk::ExpertParallel* expert_parallel = nullptr);
+                       const sdk::ExpertParallel* expert_parallel = nullptr,
+                       const sdk::TensorParallel* tensor_parallel = nullptr);
 
   at::Tensor forward(const at::Tensor& tokens) override;
   /// Joint decoder: prefix (B, P, dim), cast to the embeddings' dtype, before the tokens' embeddings; RoPE positions
@@ -61,6 +65,9 @@ class Transformer : public sdk::Model {
   /// Expert parallelism: every MoE layer's experts this rank holds (layers.{i}.mlp.experts.{global id}.* or the
   /// packed layers.{i}.mlp.{up,down,gate}_w rows).
   std::vector<sdk::ExpertShard> expert_shards() const override;
+  /// Tensor parallelism: the slices this rank holds (layers.{i}.attention.{q,k,v,o}_proj.weight, a dense layer's
+  /// layers.{i}.mlp.{gate,up,down}_proj.weight, token_embedding.embedding.weight, output_head.proj.weight).
+  std::vector<sdk::TensorShard> tensor_shards() const override { return tensor_shards_; }
   /// MoE: moe/aux_loss and moe/router_z_loss (unweighted sums over layers) and moe/expert_balance
   /// (min / max expert count over all layers' experts), of the last forward.
   std::vector<std::pair<std::string, double>> step_metrics() override;
@@ -83,6 +90,8 @@ class Transformer : public sdk::Model {
   void check_prefix(const at::Tensor& prefix, const at::Tensor& tokens) const;
   /// The KVCache `state` is, checked to take `prefix_len` + the tokens' positions more, of tokens [batch, T].
   KVCache& checked_cache(DecodeState& state, const at::Tensor& tokens, int64_t prefix_len) const;
+  /// Keeps this rank's tensor-parallel slices (constructor), listed in tensor_shards_.
+  void split(const sdk::TensorParallel& tp);
   /// Block `index`'s view of the active capture.
   BlockCapture capture_of_block(size_t index) const;
 
@@ -95,6 +104,7 @@ class Transformer : public sdk::Model {
   std::shared_ptr<OutputHead> output_head_;
   RopeTables rope_;
   at::Tensor doc_starts_;  ///< set_documents(): each token's document start, or undefined
+  std::vector<sdk::TensorShard> tensor_shards_;  ///< tensor parallelism's slices
 };
 
 }  // namespace kforge::builtin::models

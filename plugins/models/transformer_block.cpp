@@ -24,6 +24,18 @@ TransformerBlock::TransformerBlock(const ModelConfig& c, int64_t layer, const sd
   moe_ = register_module("mlp", std::make_shared<MoE>(c, std::move(router)));
 }
 
+std::vector<sdk::TensorShard> TransformerBlock::split(const sdk::TensorParallel& tp) {
+  std::vector<sdk::TensorShard> out;
+  for (auto [module, shards] : {std::pair{"attention.", attention_->split(tp)},
+                                std::pair{"mlp.", mlp_ ? mlp_->split(tp) : std::vector<sdk::TensorShard>{}}}) {
+    for (sdk::TensorShard& shard : shards) {
+      shard.name = module + shard.name;
+      out.push_back(std::move(shard));
+    }
+  }
+  return out;
+}
+
 at::Tensor TransformerBlock::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache,
                                      size_t layer, std::shared_ptr<const BlockCapture> capture,
                                      const at::Tensor& doc_starts, const AttentionSeam& attention_seam) {

@@ -1,6 +1,7 @@
 // The component catalogue against KempnerForge's registry (reference §2): every shipped preset in
-// configs/train/ passes `kforge run --dry-run`, the presets together select every optimizer, scheduler and
-// loss (and z-loss), and `kforge list-plugins --json` has every such name with a doc for every key.
+// configs/train/ passes `kforge run --dry-run` (a cluster preset with --world-size of its mesh), the presets together
+// select every optimizer, scheduler and loss (and z-loss), and `kforge list-plugins --json` has every such name with a
+// doc for every key.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,6 +41,19 @@ std::vector<std::filesystem::path> presets() {
   return out;
 }
 
+// The ranks a preset's [distributed] mesh spans (a cluster preset's, such as 7b_12gpu_tp4's 12): its dimensions'
+// product, dp_shard = -1 (auto) counting 1.
+int world_size_of(const std::filesystem::path& preset) {
+  const config::Value tree = config::read_toml_string(read_file(preset.string()), preset.string());
+  const config::Value* d = tree.find("distributed");
+  int64_t world = 1;
+  for (const char* key : {"dp_replicate", "dp_shard", "tp", "pp", "cp", "ep"}) {
+    const config::Value* v = d != nullptr ? d->find(key) : nullptr;
+    if (v != nullptr && v->i > 0) world *= v->i;
+  }
+  return static_cast<int>(world);
+}
+
 // `kforge <args>` with stdout only in *out; the exit status.
 int kforge_stdout(const std::string& args, std::string* out) {
   return run_command("'" + std::string(KFORGE_BIN) + "' " + args + " 2>/dev/null", out);
@@ -51,15 +65,17 @@ TEST(Presets, EveryPresetPassesDryRunAndTogetherTheyCoverEveryOptimizerScheduler
   // All dry runs at once (each mostly waits on loading LibTorch and the plugins): <dir>/<i>.{out,err,rc}.
   const auto dir = temp_dir("presets");
   // The presets read data/moby (made by the quickstart): the dry run opens the data, so give it a corpus.
-  const std::string data = write_token_corpus(dir / "data", 256).string();
+  // Enough tokens for a window of the cluster presets' seq_len 4096.
+  const std::string data = write_token_corpus(dir / "data", 256, 3 * 4097).string();
   std::string command;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string stem = (dir / std::to_string(i)).string();
     // A video preset reads its clips from [video] data_root and refuses [data] dataset_path.
     const bool video = read_file(files[i].string()).find("\n[video]\n") != std::string::npos;
     const std::string paths = video ? "" : " --data.dataset_path='" + data + "' --eval.dataset_path='" + data + "'";
-    command += "('" + std::string(KFORGE_BIN) + "' run '" + files[i].string() + "' --dry-run" + paths + " >'" + stem +
-               ".out' 2>'" + stem + ".err'; echo $? >'" + stem + ".rc') & ";
+    const std::string world = " --world-size " + std::to_string(world_size_of(files[i]));
+    command += "('" + std::string(KFORGE_BIN) + "' run '" + files[i].string() + "' --dry-run" + world + paths + " >'" +
+               stem + ".out' 2>'" + stem + ".err'; echo $? >'" + stem + ".rc') & ";
   }
   ASSERT_EQ(run_command(command + "wait"), 0);
   std::map<std::string, std::set<std::string>> selected;  // kind -> names

@@ -92,7 +92,6 @@ const Case kRefused[] = {
      "[data]\nhf_dataset_image_field = \"img\"\n",
      {},
      {"[data] hf_dataset_image_field = \"img\"", "Hugging Face image-text datasets"}},
-    {"tensor_parallel", "", {"--distributed.tp=2"}, {"[distributed] tp = 2", "set 1"}},
     {"pipeline_parallel", "[distributed]\npp = 4\n", {}, {"[distributed] pp = 4"}},
     {"pipeline_schedule", "[distributed]\npp_schedule = \"gpipe\"\n", {}, {"[distributed] pp_schedule = \"gpipe\""}},
     {"context_parallel", "", {"--distributed.cp=2"}, {"[distributed] cp = 2"}},
@@ -101,14 +100,16 @@ INSTANTIATE_TEST_SUITE_P(KempnerForgeKeys, Refused, ::testing::ValuesIn(kRefused
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Refused, EveryRefusedKeyIsListedInOneMessage) {
-  const std::string message = refusal("[distributed]\ncp = 2\n[data]\nhf_streaming = true\n", {"--distributed.tp=2"});
-  expect_has(message, {"[distributed] cp = 2", "hf_streaming", "[distributed] tp = 2"});
+  const std::string message = refusal("[distributed]\ncp = 2\n[data]\nhf_streaming = true\n", {"--distributed.pp=2"});
+  expect_has(message, {"[distributed] cp = 2", "hf_streaming", "[distributed] pp = 2"});
 }
 
 TEST(Refused, DefaultsAndExplicitInertValuesPass) {
   EXPECT_EQ(refusal(""), "");
   // Expert parallelism is honoured (issue 22).
   EXPECT_EQ(refusal("[model]\nnum_experts = 4\n[distributed]\nep = 2\n"), "");
+  // So is tensor parallelism (issue 17).
+  EXPECT_EQ(refusal("[distributed]\ntp = 2\n"), "");
   // A joint-decoder vision-language run: its sections are honoured.
   EXPECT_EQ(refusal("[vision_encoder]\ntype = \"random\"\n[adapter]\ntype = \"linear\"\n[vlm]\nmax_text_len = 16\n"
                     "[data]\nhf_image_size = 32\nnum_workers = 2\n"),

@@ -58,6 +58,8 @@ TEST(WorldRules, TensorParallelDivisibility) {
              {"[distributed] tp = 8", "[model] n_heads (36) must be divisible by tp"});
   expect_has(world_error("[model]\nn_heads = 32\nn_kv_heads = 2\n[distributed]\ntp = 4\n", 4),
              {"[distributed] tp = 4", "[model] n_kv_heads (2) must be divisible by tp"});
+  expect_has(world_error("[model]\nvocab_size = 33\n[distributed]\ntp = 2\n", 2),
+             {"[distributed] tp = 2", "[model] vocab_size (33) must be divisible by tp", "pad vocab_size"});
 }
 
 TEST(WorldRules, Fp8WithTensorParallel) {

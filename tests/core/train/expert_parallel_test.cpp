@@ -1,10 +1,9 @@
 // Expert parallelism ([distributed] ep): the host's differentiable exchanges between two thread ranks, and real jobs
 // through `kforge launch` on 127.0.0.1 against one rank: both routers, packed and per-expert experts, ep x dp_shard,
 // a router that leaves one rank's experts idle, and checkpoints that hold every expert once and resume at other ep.
+#include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-
-#include <ATen/ATen.h>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +12,7 @@
 #include "dist/expert_group.h"
 #include "support/launch_job.h"
 #include "support/max_abs_diff.h"
+#include "support/same_checkpoint.h"
 #include "support/two_ranks.h"
 
 namespace kforge::test {
@@ -154,6 +154,21 @@ TEST(ExpertParallel, EpTimesFsdpOnFourRanksMatchesOneRankAndFsdpAlone) {
   }
 }
 
+// KempnerForge's moe_ep_32gpu layout (tp 4 x ep 2 x dp_shard 4) scaled to four ranks: tp = 2 x ep = 2, attention split
+// over tp while each ep rank holds half the experts (whole on both of its tp ranks). Against one rank, and its
+// checkpoint holds the one-rank run's tensors, each once.
+TEST(ExpertParallel, EpTimesTpOnFourRanksMatchesOneRankAndCheckpointsEveryTensorOnce) {
+  for (const std::string router : {"softmax_topk", "sigmoid_topk"}) {
+    const bool packed = router == "softmax_topk";
+    SCOPED_TRACE(fmt::format("{}, packed = {}", router, packed));
+    TrainFixture one, four;
+    launch(one, 1, moe_args(router, packed, 20));
+    launch(four, 4, with(moe_args(router, packed, 20), {"--distributed.ep=2", "--distributed.tp=2"}));
+    expect_parity(four, one, 1, 20);
+    expect_same_logical_tensors(one.checkpoint_dir / "step_20", four.checkpoint_dir / "step_20", 1e-4);
+  }
+}
+
 // Every token goes to experts 0 and 1 (rank 0's): rank 1's experts get no rows and no gradient, and still take part
 // in every exchange, forward and backward.
 TEST(ExpertParallel, ARouterThatLeavesOneRanksExpertsIdleNeitherHangsNorDiverges) {
@@ -184,19 +199,7 @@ TEST(ExpertParallel, CheckpointHoldsEveryExpertOnceAndResumesAtEpOneAndFour) {
     TrainFixture one, two;
     launch(one, 1, with(moe_args("softmax_topk", packed, 20), constant));
     launch(two, 2, with(moe_args("softmax_topk", packed, 10), with(constant, {"--distributed.ep=2"})));
-    const auto whole = checkpoint::CheckpointManager::load(one.checkpoint_dir / "step_10");
-    const auto sharded = checkpoint::CheckpointManager::load(two.checkpoint_dir / "step_10");
-    ASSERT_EQ(whole.model.size(), sharded.model.size());
-    for (const auto& [name, t] : whole.model) {
-      ASSERT_TRUE(sharded.model.count(name)) << name;
-      ASSERT_EQ(t.sizes(), sharded.model.at(name).sizes()) << name;
-      EXPECT_LT(max_abs_diff(t, sharded.model.at(name)), 1e-4) << name;
-    }
-    ASSERT_EQ(whole.optimizer.size(), sharded.optimizer.size());
-    for (const auto& [name, t] : whole.optimizer) {
-      ASSERT_TRUE(sharded.optimizer.count(name)) << name;
-      EXPECT_EQ(t.sizes(), sharded.optimizer.at(name).sizes()) << name;
-    }
+    expect_same_logical_tensors(one.checkpoint_dir / "step_10", two.checkpoint_dir / "step_10", 1e-4);
     const auto meta = read_json(two.checkpoint_dir / "step_10" / "metadata.json");
     const std::string expert = packed ? "model/layers.0.mlp.up_w" : "model/layers.0.mlp.experts.3.up_proj.weight";
     ASSERT_TRUE(meta["tensors"].contains(expert)) << meta["tensors"].dump();

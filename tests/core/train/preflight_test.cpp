@@ -72,7 +72,10 @@ const Case kCases[] = {
     {"hf_hub_id", "", "--data.dataset_path='' --data.hf_dataset_name=allenai/c4 --data.tokenizer_path=tok.model",
      "[data] hf_dataset_name = \"allenai/c4\": 'allenai/c4' is not a local file or directory, and kforge has no "
      "Hugging Face Hub access"},
-    {"tensor_parallel", "", "--distributed.tp=2", "[distributed] tp = 2: not implemented"},
+    {"tensor_parallel_vision_language", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",
+     "--distributed.tp=2", "[distributed] tp = 2 in a vision-language run ([vlm]): kforge splits text models only"},
+    {"tensor_parallel_whole_matrix_optimizer", "", "--distributed.tp=2 --optimizer.name=muon",
+     "[distributed] tp = 2: optimizer 'muon' updates whole weight matrices"},
     {"pipeline_parallel", "", "--distributed.pp=2", "[distributed] pp = 2: not implemented"},
     {"expert_parallel_vision_language", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",
      "--distributed.ep=2 --model.num_experts=4",

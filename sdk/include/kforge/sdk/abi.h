@@ -9,7 +9,7 @@
 
 /* Bump on any change to these structs, to the component interfaces or to their meaning, and record
  * the headers' new fingerprint (tests/sdk's abi fingerprint test says how). */
-#define KFORGE_PLUGIN_ABI_VERSION 16u
+#define KFORGE_PLUGIN_ABI_VERSION 17u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 
@@ -55,10 +55,14 @@ typedef struct kforge_config_key {
 /* A model that shards its MoE experts over the expert-parallel group ([distributed] ep > 1 needs it): it uses
  * BuildContext::expert_parallel and overrides Model::expert_shards. */
 #define KFORGE_CAP_EXPERT_PARALLEL (1u << 5)
+/* A model that splits its layers over the tensor-parallel group ([distributed] tp > 1 needs it): it uses
+ * BuildContext::tensor_parallel, returns its vocabulary slice of the logits and overrides Model::tensor_shards. Or a
+ * loss that reads such vocabulary-split logits when BuildContext::tensor_parallel is set (tp > 1 needs that too). */
+#define KFORGE_CAP_TENSOR_PARALLEL (1u << 6)
 /* Every flag this ABI defines; the host refuses a component declaring others. */
 #define KFORGE_CAP_ALL                                                                       \
   (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT | \
-   KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX | KFORGE_CAP_EXPERT_PARALLEL)
+   KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX | KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL)
 
 /* Static description of one component (listed without running plugin code). */
 typedef struct kforge_component_info {

@@ -12,6 +12,7 @@
 
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/expert_parallel.h"
+#include "kforge/sdk/tensor_parallel.h"
 
 namespace kforge::sdk {
 
@@ -46,7 +47,8 @@ class Model : public torch::nn::Module {
     virtual ~DecodeState() = default;
   };
 
-  /// tokens: int64 [batch, seq] -> logits [batch, seq, vocab].
+  /// tokens: int64 [batch, seq] -> logits [batch, seq, vocab]. Under tensor parallelism (BuildContext::tensor_parallel)
+  /// this rank's vocabulary slice of them: columns [r*vocab/tp, (r+1)*vocab/tp), which the loss reads as such.
   virtual torch::Tensor forward(const torch::Tensor& tokens) = 0;
   /// Blocks in forward order. Parameters in no block (embedding, final norm, head) form the root.
   virtual std::vector<ModelBlock> blocks() const = 0;
@@ -65,6 +67,9 @@ class Model : public torch::nn::Module {
   /// Under expert parallelism (BuildContext::expert_parallel), the parameters this rank holds a part of (its
   /// experts); every other parameter is the same on all ranks of the group.
   virtual std::vector<ExpertShard> expert_shards() const { return {}; }
+  /// Under tensor parallelism (BuildContext::tensor_parallel), the parameters of which this rank holds a slice; every
+  /// other parameter is the same on all ranks of the group.
+  virtual std::vector<TensorShard> tensor_shards() const { return {}; }
   /// Model-specific metrics of the last step (e.g. "moe/expert_balance"), logged with train/*.
   virtual std::vector<std::pair<std::string, double>> step_metrics() { return {}; }
   /// Packed sequences ([data] pack_sequences; models declaring KFORGE_CAP_DOCUMENT_MASK): doc_ids, int64

@@ -23,6 +23,7 @@
 #include "kforge/sdk/optimizer.h"
 #include "kforge/sdk/router.h"
 #include "kforge/sdk/scheduler.h"
+#include "kforge/sdk/tensor_parallel.h"
 #include "kforge/sdk/time_embedding.h"
 #include "kforge/sdk/vision_encoder.h"
 #include "kforge/sdk/vision_language_model.h"
@@ -50,6 +51,10 @@ struct BuildContext {
   /// KFORGE_CAP_EXPERT_PARALLEL holds only its share of the experts and lists them in Model::expert_shards());
   /// null otherwise.
   const ExpertParallel* expert_parallel = nullptr;
+  /// [distributed] tp > 1: the tensor-parallel group, valid as long as the component; null otherwise. A model that
+  /// declares KFORGE_CAP_TENSOR_PARALLEL then holds its slices (Model::tensor_shards()) and returns its vocabulary
+  /// slice of the logits; a loss that declares it reads such logits.
+  const TensorParallel* tensor_parallel = nullptr;
 };
 
 using ModelFactory = std::function<std::shared_ptr<Model>(const BuildContext&)>;
