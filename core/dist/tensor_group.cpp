@@ -2,9 +2,11 @@
 #include "dist/tensor_group.h"
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 #include <torch/autograd.h>
 
 #include "dist/group_link.h"
+#include "kforge/sdk/error.h"
 
 namespace kforge::dist {
 namespace {
@@ -32,7 +34,51 @@ struct Sum : torch::autograd::Function<Sum> {
   }
 };
 
+using AlongDimFn = at::Tensor (*)(const Group&, const at::Tensor&, int64_t);
+
+// Gather (forward all-gather, backward reduce-scatter) and Scatter (the reverse) along a dimension.
+template <AlongDimFn Forward, AlongDimFn Backward>
+struct AlongDim : torch::autograd::Function<AlongDim<Forward, Backward>> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const Group* group, double* seconds,
+                            int64_t dim) {
+    GroupLink{group, seconds}.save(ctx);
+    ctx->saved_data["dim"] = dim;
+    return timed(*seconds, [&] { return Forward(*group, x, dim); });
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const GroupLink l = GroupLink::of(ctx);
+    const int64_t dim = ctx->saved_data["dim"].toInt();
+    return {timed(*l.seconds, [&] { return Backward(*l.group, grads[0], dim); }), at::Tensor(), at::Tensor(),
+            at::Tensor()};
+  }
+};
+using Gather = AlongDim<gathered_over, scattered_over>;
+using Scatter = AlongDim<scattered_over, gathered_over>;
+
 }  // namespace
+
+at::Tensor gathered_over(const Group& group, const at::Tensor& x, int64_t dim) {
+  const at::Tensor moved = x.transpose(0, dim).contiguous();
+  std::vector<int64_t> shape = moved.sizes().vec();
+  shape.insert(shape.begin(), group.size());
+  at::Tensor all = at::empty(shape, moved.options());
+  group.all_gather_into(all, moved);
+  shape.erase(shape.begin());
+  shape[0] *= group.size();
+  return all.view(shape).transpose(0, dim).contiguous();
+}
+
+at::Tensor scattered_over(const Group& group, const at::Tensor& x, int64_t dim) {
+  if (x.size(dim) % group.size() != 0) {
+    throw sdk::Error(fmt::format("tensor parallelism: dimension {} of shape {} does not split into {} equal parts", dim,
+                                 c10::str(x.sizes()), group.size()));
+  }
+  const bool narrow = x.scalar_type() == at::kBFloat16 && !x.is_cuda();
+  // A new tensor: Gloo's reduce-scatter sums in place.
+  const at::Tensor moved = (narrow ? x.to(at::kFloat) : x).transpose(0, dim).clone(at::MemoryFormat::Contiguous);
+  const at::Tensor part = group.reduce_scatter(moved).transpose(0, dim).contiguous();
+  return narrow ? part.to(at::kBFloat16) : part;
+}
 
 at::Tensor reduced_over(const Group& group, const at::Tensor& x, Reduce op) {
   const bool narrow = x.scalar_type() == at::kBFloat16 && !x.is_cuda();
@@ -48,6 +94,14 @@ at::Tensor TensorGroup::sum(const at::Tensor& x) const { return Sum::apply(x, &g
 at::Tensor TensorGroup::max(const at::Tensor& x) const {
   const at::NoGradGuard no_grad;
   return timed(seconds_, [&] { return reduced_over(group_, x.detach(), Reduce::Max); });
+}
+
+at::Tensor TensorGroup::gather(const at::Tensor& x, int64_t dim) const {
+  return Gather::apply(x, &group_, &seconds_, dim);
+}
+
+at::Tensor TensorGroup::scatter(const at::Tensor& x, int64_t dim) const {
+  return Scatter::apply(x, &group_, &seconds_, dim);
 }
 
 double TensorGroup::take_seconds() const {

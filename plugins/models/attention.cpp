@@ -24,7 +24,6 @@ Attention::Attention(const ModelConfig& c)
     : n_heads_(c.n_heads),
       n_kv_heads_(c.n_kv_heads),
       head_dim_(c.head_dim()),
-      norm_eps_(c.norm_eps),
       backend_(c.sdpa_backend),
       fused_(c.fused_kernels) {
   const LinearBackend linear = resolve_linear_backend(c.linear_backend);
@@ -41,16 +40,13 @@ Attention::Attention(const ModelConfig& c)
 
 at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache,
                               size_t layer, const BlockCapture* capture, const at::Tensor& doc_starts) {
-  const int64_t batch = x.size(0);
-  const int64_t seq = x.size(1);
-  const at::Tensor in = tp_ ? tp_->enter(x) : x;
+  const at::Tensor in = split_.in(x);  // every position, under sequence parallelism too
+  const int64_t batch = in.size(0);
+  const int64_t seq = in.size(1);
   at::Tensor q = q_proj_->forward(in).view({batch, seq, n_heads_, head_dim_});
   at::Tensor k = k_proj_->forward(in).view({batch, seq, n_kv_heads_, head_dim_});
   at::Tensor v = v_proj_->forward(in).view({batch, seq, n_kv_heads_, head_dim_});
-  if (q_norm_ && tp_) {  // each rank's heads give its part of the shared norm weights' gradients
-    q = rms_norm(q, tp_->enter(q_norm_->weight()), norm_eps_, fused_);
-    k = rms_norm(k, tp_->enter(k_norm_->weight()), norm_eps_, fused_);
-  } else if (q_norm_) {
+  if (q_norm_) {
     q = q_norm_->forward(q);
     k = k_norm_->forward(k);
   }
@@ -70,11 +66,16 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
                          : use_tiled_attention(backend_, q, k.size(2)) ? flash_attention(q, k, v, {}, doc_starts)
                                                                        : causal_attention(q, k, v, fused_, doc_starts);
   const at::Tensor projected = o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
-  return tp_ ? tp_->sum(projected) : projected;
+  return split_.out(projected);
 }
 
-std::vector<sdk::TensorShard> Attention::split(const sdk::TensorParallel& tp) {
-  tp_ = &tp;
+std::vector<sdk::TensorShard> Attention::split(const TensorSplit& split) {
+  split_ = split;
+  const sdk::TensorParallel& tp = *split.tp;
+  if (q_norm_) {  // each rank's heads give its part of the shared norm weights' gradients
+    q_norm_->sum_gradients_over(tp);
+    k_norm_->sum_gradients_over(tp);
+  }
   n_heads_ /= tp.size();
   n_kv_heads_ /= tp.size();
   return {keep_slice(q_proj_->weight(), "q_proj.weight", 0, tp, "[model] n_heads x head_dim"),

@@ -13,6 +13,7 @@
 #include "linear.h"
 #include "model_config.h"
 #include "rms_norm.h"
+#include "tensor_split.h"
 
 namespace kforge::builtin::models {
 
@@ -31,19 +32,17 @@ class Attention : public torch::nn::Module {
   /// (no cache): `doc_starts` (documents.h) keeps each query to its own document, in every kernel.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
                      size_t layer = 0, const BlockCapture* capture = nullptr, const at::Tensor& doc_starts = {});
-  /// Tensor parallelism: keeps this rank's heads (q/k/v rows, o columns; `tp` divides both head counts) and from then
-  /// on sums the partial outputs over `tp` (which must outlive the module). Returns the slices' placements, named
-  /// relative to this module.
-  std::vector<sdk::TensorShard> split(const sdk::TensorParallel& tp);
+  /// Tensor parallelism: keeps this rank's heads (q/k/v rows, o columns; `split.tp` divides both head counts); from
+  /// then on its input and output pass through `split`. Returns the slices' placements, named relative to this module.
+  std::vector<sdk::TensorShard> split(const TensorSplit& split);
 
  private:
   int64_t n_heads_, n_kv_heads_, head_dim_;  ///< heads this rank computes (all but under tensor parallelism)
-  double norm_eps_;
   std::string backend_;  ///< [model] sdpa_backend
   bool fused_;           ///< [model] fused_kernels
   std::shared_ptr<Linear> q_proj_, k_proj_, v_proj_, o_proj_;
   std::shared_ptr<RMSNorm> q_norm_, k_norm_;  // null without qk_norm
-  const sdk::TensorParallel* tp_ = nullptr;   ///< set by split()
+  TensorSplit split_;                         ///< set by split()
 };
 
 /// softmax(q k^T / sqrt(hd) + causal mask) v, the softmax computed in float. q: (B, H, Sq, hd) at positions

@@ -10,6 +10,8 @@ LayerNorm::LayerNorm(int64_t dim, double eps) : dim_(dim), eps_(eps) {
   bias_ = register_parameter("bias", at::zeros({dim}));
 }
 
-at::Tensor LayerNorm::forward(const at::Tensor& x) { return at::layer_norm(x, {dim_}, weight_, bias_, eps_); }
+at::Tensor LayerNorm::forward(const at::Tensor& x) {
+  return at::layer_norm(x, {dim_}, shared(weight_), shared(bias_), eps_);
+}
 
 }  // namespace kforge::builtin::models

@@ -46,16 +46,17 @@ MLP::MLP(int64_t dim, int64_t hidden_dim, const std::string& activation, LinearB
 }
 
 at::Tensor MLP::forward(const at::Tensor& x) {
-  const at::Tensor in = tp_ ? tp_->enter(x) : x;
+  const at::Tensor in = split_.in(x);
   const at::Tensor hidden = act_ == MlpActivation::SwiGLU
                                 ? swiglu(gate_proj_->forward(in), up_proj_->forward(in), fused_)
                                 : activate(up_proj_->forward(in), act_);
   const at::Tensor out = down_proj_->forward(hidden);
-  return tp_ ? tp_->sum(out) : out;
+  return split_.out(out);
 }
 
-std::vector<sdk::TensorShard> MLP::split(const sdk::TensorParallel& tp) {
-  tp_ = &tp;
+std::vector<sdk::TensorShard> MLP::split(const TensorSplit& split) {
+  split_ = split;
+  const sdk::TensorParallel& tp = *split.tp;
   const std::string hidden = "the MLP's hidden size ([model] ffn_hidden_dim, or dim x ffn_dim_multiplier rounded)";
   std::vector<sdk::TensorShard> out;
   if (gate_proj_) out.push_back(keep_slice(gate_proj_->weight(), "gate_proj.weight", 0, tp, hidden));

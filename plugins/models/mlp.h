@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "linear.h"
+#include "tensor_split.h"
 
 namespace kforge::builtin::models {
 
@@ -35,16 +36,15 @@ class MLP : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x);
   /// Views of the (out, in) weights transposed to (in, out), for ffn_forward.
   FfnWeights transposed_weights() const;
-  /// Tensor parallelism: keeps this rank's hidden units (gate/up rows, down columns) and from then on sums the
-  /// partial outputs over `tp` (which must outlive the module). Returns the slices' placements, named relative to
-  /// this module.
-  std::vector<sdk::TensorShard> split(const sdk::TensorParallel& tp);
+  /// Tensor parallelism: keeps this rank's hidden units (gate/up rows, down columns); from then on its input and
+  /// output pass through `split`. Returns the slices' placements, named relative to this module.
+  std::vector<sdk::TensorShard> split(const TensorSplit& split);
 
  private:
   MlpActivation act_;
   bool fused_;                                               ///< [model] fused_kernels: the fused SwiGLU op
   std::shared_ptr<Linear> gate_proj_, up_proj_, down_proj_;  // gate_proj only for SwiGLU
-  const sdk::TensorParallel* tp_ = nullptr;                  ///< set by split()
+  TensorSplit split_;                                        ///< set by split()
 };
 
 }  // namespace kforge::builtin::models

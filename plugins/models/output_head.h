@@ -24,21 +24,22 @@ class OutputHead : public torch::nn::Module {
   OutputHead(const at::Tensor& tied_weight, LinearBackend backend) : backend_(backend), weight_(tied_weight) {}
 
   /// Logits; under tensor parallelism this rank's vocabulary columns of them.
-  at::Tensor forward(const at::Tensor& x) const { return project(tp_ ? tp_->enter(x) : x, weight_, backend_); }
+  at::Tensor forward(const at::Tensor& x) const { return project(split_.in(x), weight_, backend_); }
   bool tied() const { return proj_ == nullptr; }
   /// Tensor parallelism: keeps this rank's rows of the vocabulary (tied: the embedding's split keeps them) and
-  /// computes their logits only (`tp` must outlive the module). Returns the placement of the weight it owns.
-  std::optional<sdk::TensorShard> split(const sdk::TensorParallel& tp) {
-    tp_ = &tp;
+  /// computes their logits only, at every position (its input passes through `split`). Returns the placement of the
+  /// weight it owns.
+  std::optional<sdk::TensorShard> split(const TensorSplit& split) {
+    split_ = split;
     if (tied()) return std::nullopt;
-    return keep_slice(weight_, "proj.weight", 0, tp, "[model] vocab_size");
+    return keep_slice(weight_, "proj.weight", 0, *split.tp, "[model] vocab_size");
   }
 
  private:
   LinearBackend backend_;
   std::shared_ptr<Linear> proj_;
   at::Tensor weight_;
-  const sdk::TensorParallel* tp_ = nullptr;
+  TensorSplit split_;
 };
 
 }  // namespace kforge::builtin::models

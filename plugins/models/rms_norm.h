@@ -12,7 +12,7 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, b
 class RMSNorm : public Norm {
  public:
   RMSNorm(int64_t dim, double eps, bool fused);
-  at::Tensor forward(const at::Tensor& x) override { return rms_norm(x, weight_, eps_, fused_); }
+  at::Tensor forward(const at::Tensor& x) override { return rms_norm(x, shared(weight_), eps_, fused_); }
   const at::Tensor& weight() const { return weight_; }
 
  private:

@@ -44,15 +44,20 @@ Transformer::Transformer(const ModelConfig& config, const sdk::ComponentSource* 
 }
 
 void Transformer::split(const sdk::TensorParallel& tp) {
+  // Sequence parallelism where KempnerForge uses it: not with tied embeddings, nor in an MoE model (whose router and
+  // experts take every position).
+  const TensorSplit split{&tp, moe_layers_.empty() && !config_.tie_embeddings};
+  sequence_parallel_ = split.sequence_parallel ? tp.size() : 0;
+  if (split.sequence_parallel) norm_->sum_gradients_over(tp);
   auto add = [&](const std::string& prefix, sdk::TensorShard shard) {
     shard.name = prefix + shard.name;
     tensor_shards_.push_back(std::move(shard));
   };
-  add("token_embedding.", token_embedding_->split(tp));
+  add("token_embedding.", token_embedding_->split(split));
   for (size_t i = 0; i < layers_.size(); ++i) {
-    for (sdk::TensorShard& shard : layers_[i]->split(tp)) add("layers." + std::to_string(i) + ".", std::move(shard));
+    for (sdk::TensorShard& shard : layers_[i]->split(split)) add("layers." + std::to_string(i) + ".", std::move(shard));
   }
-  if (auto head = output_head_->split(tp)) add("output_head.", std::move(*head));
+  if (auto head = output_head_->split(split)) add("output_head.", std::move(*head));
 }
 
 std::vector<sdk::ExpertShard> Transformer::expert_shards() const {
@@ -117,6 +122,13 @@ at::Tensor Transformer::run(const at::Tensor& prefix, const at::Tensor& tokens, 
   const int64_t start = cache ? cache->fill() : 0;
   const int64_t n_prefix = prefix.defined() ? prefix.size(1) : 0;
   const int64_t seq = n_prefix + tokens.size(1);
+  if (sequence_parallel_ > 0 && (n_prefix > 0 || tokens.size(1) % sequence_parallel_ != 0)) {
+    throw sdk::ConfigError("transformer: sequence parallelism (tp = " + std::to_string(sequence_parallel_) +
+                           ", a dense model with untied embeddings) splits every sequence's " +
+                           std::to_string(tokens.size(1)) +
+                           " positions evenly over the tp ranks, without an embedding prefix: make [train] seq_len "
+                           "divisible by [distributed] tp");
+  }
   const bool capturing = capture_active();  // the one test of the training path
   at::Tensor x = token_embedding_->forward(tokens);
   if (capturing) capture("embed", x);

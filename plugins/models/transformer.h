@@ -32,7 +32,9 @@ class Transformer : public sdk::Model {
   /// the whole model's initial weights, so its experts are the one-rank model's.
   /// With `tensor_parallel` (which must outlive the model), the model then keeps this rank's slices (attention heads,
   /// dense MLP hidden units, vocabulary rows), likewise from the whole model's initial weights, and forward() returns
-  /// this rank's vocabulary columns of the logits.
+  /// this rank's vocabulary columns of the logits. A dense model with untied embeddings also splits its activations
+  /// between the projections by position (sequence parallelism: the norms and the residual stream on 1/tp of the
+  /// positions), so its sequences' lengths must be multiples of tp.
   explicit Transformer(const ModelConfig& config, const sdk::ComponentSource* components = nullptr,
                        const sdk::ExpertParallel* expert_parallel = nullptr,
                        const sdk::TensorParallel* tensor_parallel = nullptr);
@@ -105,6 +107,7 @@ class Transformer : public sdk::Model {
   RopeTables rope_;
   at::Tensor doc_starts_;  ///< set_documents(): each token's document start, or undefined
   std::vector<sdk::TensorShard> tensor_shards_;  ///< tensor parallelism's slices
+  int64_t sequence_parallel_ = 0;  ///< tp under sequence parallelism (activations split by position), else 0
 };
 
 }  // namespace kforge::builtin::models

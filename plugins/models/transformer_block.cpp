@@ -24,10 +24,14 @@ TransformerBlock::TransformerBlock(const ModelConfig& c, int64_t layer, const sd
   moe_ = register_module("mlp", std::make_shared<MoE>(c, std::move(router)));
 }
 
-std::vector<sdk::TensorShard> TransformerBlock::split(const sdk::TensorParallel& tp) {
+std::vector<sdk::TensorShard> TransformerBlock::split(const TensorSplit& split) {
+  if (split.sequence_parallel) {
+    attention_norm_->sum_gradients_over(*split.tp);
+    mlp_norm_->sum_gradients_over(*split.tp);
+  }
   std::vector<sdk::TensorShard> out;
-  for (auto [module, shards] : {std::pair{"attention.", attention_->split(tp)},
-                                std::pair{"mlp.", mlp_ ? mlp_->split(tp) : std::vector<sdk::TensorShard>{}}}) {
+  for (auto [module, shards] : {std::pair{"attention.", attention_->split(split)},
+                                std::pair{"mlp.", mlp_ ? mlp_->split(split) : std::vector<sdk::TensorShard>{}}}) {
     for (sdk::TensorShard& shard : shards) {
       shard.name = module + shard.name;
       out.push_back(std::move(shard));

@@ -37,10 +37,10 @@ class TransformerBlock : public torch::nn::Module {
                      const at::Tensor& doc_starts = {}, const AttentionSeam& attention_seam = {});
   /// The MoE layer, or nullptr on a dense layer.
   const std::shared_ptr<MoE>& moe() const { return moe_; }
-  /// Tensor parallelism: splits the attention heads and a dense layer's MLP over `tp` (an MoE layer's router and
-  /// experts stay whole on every rank, as in KempnerForge). Returns the slices' placements, named relative to the
-  /// block.
-  std::vector<sdk::TensorShard> split(const sdk::TensorParallel& tp);
+  /// Tensor parallelism: splits the attention heads and a dense layer's MLP over `split.tp` (an MoE layer's router
+  /// and experts stay whole on every rank, as in KempnerForge); with sequence parallelism the norms then run on this
+  /// rank's part of the positions. Returns the slices' placements, named relative to the block.
+  std::vector<sdk::TensorShard> split(const TensorSplit& split);
 
  private:
   std::shared_ptr<Norm> attention_norm_, mlp_norm_;

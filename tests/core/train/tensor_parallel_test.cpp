@@ -54,6 +54,42 @@ TEST(TensorGroup, EnterSumsGradientsSumAddsValuesAndMaxTakesTheLargest) {
   }
 }
 
+// gather: every rank's rows concatenated along a dimension, gradients reduce-scattered back; scatter: this rank's part
+// of the ranks' sum, gradients all-gathered back (sequence parallelism's pair), in float32 and bfloat16.
+TEST(TensorGroup, GatherConcatenatesAndScatterSplitsTheSumAlongADimension) {
+  std::vector<std::vector<at::Tensor>> seen(2);
+  const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
+    const dist::TensorGroup group(rt.world());
+    const int r = group.rank();
+    const at::Tensor x = (at::arange(6, at::kDouble).view({1, 2, 3}) + 10 * r).requires_grad_();
+    const at::Tensor gathered = group.gather(x, 1);  // [1, 4, 3]
+    const at::Tensor y = (at::arange(12, at::kDouble).view({1, 4, 3}) * (r + 1)).requires_grad_();
+    const at::Tensor scattered = group.scatter(y, 1);  // [1, 2, 3]
+    (gathered * (r + 1)).sum().backward();
+    (scattered * (r + 1)).sum().backward();
+    const at::Tensor bf16 = (at::arange(4, at::kFloat).view({2, 2}) / 3 + r).to(at::kBFloat16);
+    seen[static_cast<size_t>(r)] = {
+        gathered.detach(), x.grad(), scattered.detach(), y.grad(), group.gather(bf16, 0), group.scatter(bf16, 0)};
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  const at::Tensor rows = at::arange(6, at::kDouble).view({1, 2, 3});
+  const at::Tensor sums = at::arange(12, at::kDouble).view({1, 4, 3}) * 3;  // 1x + 2x
+  const at::Tensor bf16_0 = (at::arange(4, at::kFloat).view({2, 2}) / 3).to(at::kBFloat16);
+  const at::Tensor bf16_1 = (at::arange(4, at::kFloat).view({2, 2}) / 3 + 1).to(at::kBFloat16);
+  const at::Tensor bf16_sum = (bf16_0.to(at::kFloat) + bf16_1.to(at::kFloat)).to(at::kBFloat16);
+  for (int r = 0; r < 2; ++r) {
+    const auto& s = seen[static_cast<size_t>(r)];
+    EXPECT_TRUE(at::equal(s[0], at::cat({rows, rows + 10}, 1))) << "rank " << r;
+    EXPECT_TRUE(at::equal(s[1], at::full({1, 2, 3}, 3.0, at::kDouble))) << "rank " << r;  // (1 + 2) summed back
+    EXPECT_TRUE(at::equal(s[2], sums.narrow(1, 2 * r, 2))) << "rank " << r;
+    EXPECT_TRUE(at::equal(s[3], at::cat({at::full({1, 2, 3}, 1.0, at::kDouble), at::full({1, 2, 3}, 2.0, at::kDouble)},
+                                        1)))
+        << "rank " << r;  // each part's gradient comes from the rank that holds it
+    EXPECT_TRUE(at::equal(s[4], at::cat({bf16_0, bf16_1}))) << "rank " << r;
+    EXPECT_TRUE(at::equal(s[5], bf16_sum.narrow(0, r, 1))) << "rank " << r;
+  }
+}
+
 // Each rank holds half the vocabulary's columns: the summed cross-entropy (ignored labels skipped), every row's
 // logsumexp and each rank's gradient equal ATen's on the whole logits, whole or in chunks of 5 rows.
 TEST(VocabParallelCrossEntropy, EqualsTheWholeLogitsCrossEntropyValuesAndGradients) {
@@ -101,7 +137,9 @@ void expect_parity(const TrainFixture& parallel, const TrainFixture& one, int64_
   expect_close(metric(parallel, "train/grad_norm"), metric(one, "train/grad_norm"), from, to);
 }
 
-// 20 steps at tp = 2 against one rank, with activation checkpointing off and on: the split model trains the same.
+// 20 steps at tp = 2 against one rank, with activation checkpointing off and on: the split model trains the same. The
+// fixture's model is dense with untied embeddings, so it runs with sequence parallelism (the tied and MoE variants
+// below without).
 TEST(TensorParallel, TwoRanksMatchOneRankWithAndWithoutActivationCheckpointing) {
   for (const std::string ac : {"none", "full"}) {
     SCOPED_TRACE("activation_checkpointing = " + ac);

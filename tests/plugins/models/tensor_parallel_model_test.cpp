@@ -96,10 +96,12 @@ void expect_slices_of_whole(const ModelConfig& c) {
   EXPECT_EQ(ranks[0].shards.size(), expected_slices);
 }
 
+// Dense with untied embeddings: sequence parallelism (norms and residual stream on half the positions each).
 TEST(TensorParallelTransformer, EachRanksSlicesComputeTheWholeModelsLogitsAndGradients) {
   expect_slices_of_whole(small_config(/*tied=*/false, /*qk_norm=*/false, "silu"));
 }
 
+// Tied embeddings: activations whole on every rank between the projections; QK-norm's weights see half the heads.
 TEST(TensorParallelTransformer, TiedEmbeddingsQkNormAndGeluSplitAlike) {
   expect_slices_of_whole(small_config(/*tied=*/true, /*qk_norm=*/true, "gelu"));
 }
@@ -118,6 +120,24 @@ TEST(TensorParallelTransformer, AHiddenSizeTpDoesNotDivideIsAConfigErrorNamingIt
   for (const std::string& e : errors) {
     EXPECT_NE(e.find("ConfigError: the MLP's hidden size"), std::string::npos) << e;
     EXPECT_NE(e.find("(33) must be divisible by [distributed] tp (2)"), std::string::npos) << e;
+  }
+}
+
+// Sequence parallelism splits positions evenly: a length tp does not divide is a ConfigError naming the keys.
+TEST(TensorParallelTransformer, SequenceParallelismRefusesALengthTpDoesNotDivide) {
+  const ModelConfig c = small_config(false, false, "silu");
+  const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
+    const dist::TensorGroup tp(rt.world());
+    Transformer model(c, nullptr, nullptr, &tp);
+    try {
+      model.forward(at::zeros({1, 7}, at::kLong));
+    } catch (const sdk::ConfigError& e) {
+      throw std::runtime_error(std::string("ConfigError: ") + e.what());
+    }
+  });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("ConfigError: transformer: sequence parallelism (tp = 2"), std::string::npos) << e;
+    EXPECT_NE(e.find("make [train] seq_len divisible by [distributed] tp"), std::string::npos) << e;
   }
 }
 

@@ -1,5 +1,6 @@
 // TensorParallel: the host's tensor-parallel group ([distributed] tp > 1), through which a model splits its layers'
-// weights over ranks that all see the same batch, and how the model tells the host which parameters it splits.
+// weights (and, with sequence parallelism, its activations between them) over ranks that all see the same batch, and
+// how the model tells the host which parameters it splits.
 #pragma once
 
 #include <torch/types.h>
@@ -29,6 +30,14 @@ class TensorParallel {
   virtual torch::Tensor sum(const torch::Tensor& x) const = 0;
   /// The elementwise maximum of every rank's x, without gradient (e.g. a vocabulary-split softmax's shift).
   virtual torch::Tensor max(const torch::Tensor& x) const = 0;
+  /// Every rank's x concatenated along `dim`, in rank order; in the backward, x's gradient is its part of the sum of
+  /// every rank's output gradient. Where a sequence-split activation enters per-rank computation (sequence parallelism:
+  /// before column-split projections).
+  virtual torch::Tensor gather(const torch::Tensor& x, int64_t dim) const = 0;
+  /// This rank's equal part along `dim` (which the group's size must divide) of the sum of every rank's x; in the
+  /// backward, every rank's part's gradient, concatenated. Where partial results leave onto a sequence-split
+  /// activation (sequence parallelism: after row-split projections).
+  virtual torch::Tensor scatter(const torch::Tensor& x, int64_t dim) const = 0;
 };
 
 /// A parameter of which each rank of the tensor-parallel group holds a slice: the one that starts at `offsets` (one per
