@@ -101,10 +101,6 @@ at::Tensor ExpertGroup::unite(const at::Tensor& share, int64_t n) const {
   return Unite::apply(share, &group_, &seconds_, n);
 }
 
-double ExpertGroup::take_seconds() const {
-  const double s = seconds_;
-  seconds_ = 0;
-  return s;
-}
+double ExpertGroup::take_seconds() const { return take(seconds_); }
 
 }  // namespace kforge::dist

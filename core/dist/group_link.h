@@ -20,6 +20,13 @@ auto timed(double& seconds, Fn&& fn) {
   return out;
 }
 
+/// The seconds counted into `seconds` so far; restarts the count.
+inline double take(double& seconds) {
+  const double s = seconds;
+  seconds = 0;
+  return s;
+}
+
 struct GroupLink {
   const Group* group;
   double* seconds;

@@ -104,10 +104,6 @@ at::Tensor TensorGroup::scatter(const at::Tensor& x, int64_t dim) const {
   return Scatter::apply(x, &group_, &seconds_, dim);
 }
 
-double TensorGroup::take_seconds() const {
-  const double s = seconds_;
-  seconds_ = 0;
-  return s;
-}
+double TensorGroup::take_seconds() const { return take(seconds_); }
 
 }  // namespace kforge::dist
