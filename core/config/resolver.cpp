@@ -339,6 +339,13 @@ void overlay(Value& base, const Value& over, const SectionSpec* spec) {
   }
 }
 
+// Whether the raw config asks for pipeline parallelism ([distributed] pp > 1).
+bool pipelined(const Value& raw) {
+  const Value* d = raw.find("distributed");
+  const Value* pp = d != nullptr && d->is_table() ? d->find("pp") : nullptr;
+  return pp != nullptr && pp->type == Value::Type::Int && pp->i > 1;
+}
+
 // [vlm] is a discriminated union on arch: its keys are the base keys plus the chosen arch's (the strategy plugin's
 // own keys are added with every component's; an arch that is no plugin's is reported by the kind's lookup).
 SectionSpec vlm_spec_for(const Value& raw) {
@@ -412,6 +419,9 @@ std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catal
       if (found == nullptr) {
         // Routers only matter for MoE models; a dense model may name one that is not loaded.
         if (std::string(slot.name) == "router") continue;
+        // Pipeline schedules only matter with pipeline parallelism: without it, a plugin set with no schedule at all
+        // may name one (the default).
+        if (std::string(slot.name) == "pipeline_schedule" && !pipelined(raw) && known_names.empty()) continue;
         const std::string origin = where_value != nullptr ? where_value->source.describe() : "default";
         throw sdk::ConfigError(fmt::format("{}: [{}] {} = \"{}\": no {} '{}' in the loaded plugins. Known: {}.{}",
                                            origin, slot.section, slot.selector, name, slot.name, name,

@@ -16,6 +16,7 @@ std::vector<std::string> capability_names(uint32_t flags) {
       {KFORGE_CAP_EMBEDDING_PREFIX, "embedding_prefix"},
       {KFORGE_CAP_EXPERT_PARALLEL, "expert_parallel"},
       {KFORGE_CAP_TENSOR_PARALLEL, "tensor_parallel"},
+      {KFORGE_CAP_PIPELINE, "pipeline"},
   };
   std::vector<std::string> out;
   for (uint32_t bit = 1; bit != 0; bit <<= 1) {

@@ -97,6 +97,10 @@ std::unique_ptr<sdk::Scheduler> Components::scheduler() const {
 
 std::unique_ptr<sdk::Loss> Components::loss() const { return build_selected<sdk::LossFactory>(sdk::kind::loss); }
 
+std::unique_ptr<sdk::PipelineSchedule> Components::pipeline_schedule() const {
+  return build_selected<sdk::PipelineScheduleFactory>(sdk::kind::pipeline_schedule);
+}
+
 std::unique_ptr<sdk::Dataset> Components::dataset(const std::string& path, const std::string& file_pattern) const {
   return build_selected<sdk::DatasetFactory>(sdk::kind::dataset,
                                              sdk::DatasetSpec{path, file_pattern, job_.train.seq_len + 1});

@@ -37,6 +37,8 @@ class Components final : public sdk::ComponentSource {
   void check_optimizer_values() const;
   std::unique_ptr<sdk::Scheduler> scheduler() const;
   std::unique_ptr<sdk::Loss> loss() const;
+  /// The [distributed] pp_schedule (pipeline parallelism).
+  std::unique_ptr<sdk::PipelineSchedule> pipeline_schedule() const;
   /// The configured dataset plugin over `path` (train or eval data).
   std::unique_ptr<sdk::Dataset> dataset(const std::string& path, const std::string& file_pattern) const;
   std::vector<std::unique_ptr<sdk::Hook>> hooks() const;

@@ -58,7 +58,7 @@ constexpr kforge_component_info kComponents[] = {
         "layers (num_experts > 0, router plugin moe_router), RMSNorm/LayerNorm",
         kforge::sdk::core_keys(kTransformerCoreKeys), kforge::sdk::hook_points(kTransformerHookPoints),
         kforge::sdk::capabilities(KFORGE_CAP_LLAMA_LAYOUT | KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX |
-                                  KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL)),
+                                  KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL | KFORGE_CAP_PIPELINE)),
 };
 
 void register_all(kforge::sdk::Registrar& r) { r.add_model("transformer", make_transformer); }

@@ -47,6 +47,8 @@ class Transformer : public sdk::Model {
   at::Tensor forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens,
                               const at::Tensor& prefix_padding = {}) override;
   std::vector<sdk::ModelBlock> blocks() const override;
+  /// token_embedding.embedding.weight (pipeline parallelism: the first stage's).
+  std::vector<std::string> embedding_params() const override { return {"token_embedding.embedding.weight"}; }
   double flops_per_token(int64_t seq_len) const override { return config_.flops_per_token(seq_len); }
   int64_t num_params_estimate() const override { return config_.num_params(); }
   int64_t max_seq_len() const override { return config_.max_seq_len; }

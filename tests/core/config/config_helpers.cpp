@@ -35,6 +35,9 @@ config::Catalog base_catalog(const config::Catalog& extra) {
   catalog.push_back({"video_dataset", "webvid", "1.0.0", "libkforge_video.so", {}});
   catalog.push_back({"frame_sampler", "uniform", "1.0.0", "libkforge_video.so", {}});
   catalog.push_back({"time_embedding", "sinusoidal", "1.0.0", "libkforge_video.so", {}});
+  for (const char* schedule : {"gpipe", "1f1b", "interleaved_1f1b"}) {
+    catalog.push_back({"pipeline_schedule", schedule, "1.0.0", "libkforge_schedules.so", {}});
+  }
   catalog.insert(catalog.end(), extra.begin(), extra.end());
   return catalog;
 }

@@ -104,8 +104,8 @@ TEST(PluginRefusal, UnparsableConfigKeyDefaultNamesTheKeyAndTheValue) {
 TEST(PluginRefusal, UndefinedCapabilityFlagNamesTheFlagAndTheDefinedOnes) {
   const auto f = refused_file("bad_capability");
   expect_has(f.error, {fixture_file("bad_capability", "libkforge_bad_capability.so") + ": ",
-                       "optimizer 'bad_traits_optimizer' declares capability flags 0x80, which plugin ABI " +
-                           std::to_string(kHost.abi_version) + " does not define (it defines 0x7f)",
+                       "optimizer 'bad_traits_optimizer' declares capability flags 0x100, which plugin ABI " +
+                           std::to_string(kHost.abi_version) + " does not define (it defines 0xff)",
                        "Declare only KFORGE_CAP_* flags"});
 }
 
@@ -119,10 +119,12 @@ TEST(PluginRefusal, UnknownCoreKeyNamesTheKeyTheSectionAndTheClosestKey) {
 
 TEST(PluginRefusal, UnknownKindNamesTheKindAndEveryKindOfTheTable) {
   const auto f = refused_file("bad_kind");
-  expect_has(f.error, {fixture_file("bad_kind", "libkforge_bad_kind.so") +
-                       ": component 'bad_traits_optimizer' has unknown kind 'optimiser'. Allowed kinds: model, "
-                       "router, optimizer, scheduler, loss, dataset, hook, metric_backend, vision_encoder, adapter, "
-                       "modality_strategy, image_text_dataset, video_dataset, frame_sampler, time_embedding."});
+  expect_has(
+      f.error,
+      {fixture_file("bad_kind", "libkforge_bad_kind.so") +
+       ": component 'bad_traits_optimizer' has unknown kind 'optimiser'. Allowed kinds: model, "
+       "router, optimizer, scheduler, loss, dataset, hook, metric_backend, vision_encoder, adapter, "
+       "modality_strategy, image_text_dataset, video_dataset, frame_sampler, time_embedding, pipeline_schedule."});
 }
 
 TEST(PluginRefusal, EnabledByOnAKindThatSelectsOneNamesTheSelector) {

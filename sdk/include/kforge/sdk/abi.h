@@ -9,7 +9,7 @@
 
 /* Bump on any change to these structs, to the component interfaces or to their meaning, and record
  * the headers' new fingerprint (tests/sdk's abi fingerprint test says how). */
-#define KFORGE_PLUGIN_ABI_VERSION 17u
+#define KFORGE_PLUGIN_ABI_VERSION 18u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 
@@ -59,10 +59,15 @@ typedef struct kforge_config_key {
  * BuildContext::tensor_parallel, returns its vocabulary slice of the logits and overrides Model::tensor_shards. Or a
  * loss that reads such vocabulary-split logits when BuildContext::tensor_parallel is set (tp > 1 needs that too). */
 #define KFORGE_CAP_TENSOR_PARALLEL (1u << 6)
+/* A model that can run as pipeline stages ([distributed] pp > 1 needs it): forward() runs every block through
+ * run_block() in order, between blocks carries one activation tensor [batch, seq, ...] and nothing else, lets a
+ * block runner end it by throwing (sdk/model.h), and it overrides Model::embedding_params. */
+#define KFORGE_CAP_PIPELINE (1u << 7)
 /* Every flag this ABI defines; the host refuses a component declaring others. */
-#define KFORGE_CAP_ALL                                                                       \
-  (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT | \
-   KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX | KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL)
+#define KFORGE_CAP_ALL                                                                                                \
+  (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT |                          \
+   KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX | KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL | \
+   KFORGE_CAP_PIPELINE)
 
 /* Static description of one component (listed without running plugin code). */
 typedef struct kforge_component_info {

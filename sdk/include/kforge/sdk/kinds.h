@@ -1,4 +1,4 @@
-// The fifteen component kinds in one table: what each is called, where a config selects it and whose keys it reads.
+// The sixteen component kinds in one table: what each is called, where a config selects it and whose keys it reads.
 #pragma once
 
 #include <string_view>
@@ -23,7 +23,8 @@
   X(image_text_dataset, ImageTextDataset, "vlm", "dataset", false)  \
   X(video_dataset, VideoDataset, "video", "dataset_type", false)    \
   X(frame_sampler, FrameSampler, "video", "sampling_policy", false) \
-  X(time_embedding, TimeEmbedding, "time_embedding", "type", false)
+  X(time_embedding, TimeEmbedding, "time_embedding", "type", false) \
+  X(pipeline_schedule, PipelineSchedule, "distributed", "pp_schedule", false)
 
 namespace kforge::sdk {
 

@@ -52,6 +52,10 @@ class Model : public torch::nn::Module {
   virtual torch::Tensor forward(const torch::Tensor& tokens) = 0;
   /// Blocks in forward order. Parameters in no block (embedding, final norm, head) form the root.
   virtual std::vector<ModelBlock> blocks() const = 0;
+  /// The root parameters forward() uses before the first block (e.g. the token embedding); the others are used after
+  /// the last. Pipeline parallelism (models declaring KFORGE_CAP_PIPELINE) trains them on the first stage, the others
+  /// on the last.
+  virtual std::vector<std::string> embedding_params() const { return {}; }
   /// Training FLOPs per token (forward + backward) at this sequence length, for MFU.
   virtual double flops_per_token(int64_t seq_len) const = 0;
   /// Parameter count by the config formula (KempnerForge's num_params_estimate).
@@ -147,7 +151,9 @@ class Model : public torch::nn::Module {
 
  protected:
   /// forward() must run each of blocks() through this, in order, with only that block's
-  /// parameters used inside `block`.
+  /// parameters used inside `block`. Under pipeline parallelism (KFORGE_CAP_PIPELINE) the host's runner may return
+  /// another tensor than the block's output (a previous stage's) and may throw to end forward() after a block: the
+  /// model must then hold no state half-changed.
   torch::Tensor run_block(size_t index, const torch::Tensor& input, const BlockFn& block) {
     return block_runner_ ? block_runner_(index, input, block) : block(input);
   }

@@ -21,6 +21,7 @@
 #include "kforge/sdk/metric_backend.h"
 #include "kforge/sdk/model.h"
 #include "kforge/sdk/optimizer.h"
+#include "kforge/sdk/pipeline_schedule.h"
 #include "kforge/sdk/router.h"
 #include "kforge/sdk/scheduler.h"
 #include "kforge/sdk/tensor_parallel.h"
@@ -78,11 +79,12 @@ using VideoDatasetFactory =
 using FrameSamplerFactory = std::function<std::unique_ptr<FrameSampler>(const BuildContext&)>;
 using TimeEmbeddingFactory =
     std::function<std::shared_ptr<TimeEmbedding>(const BuildContext&, const TimeEmbeddingSpec& spec)>;
+using PipelineScheduleFactory = std::function<std::unique_ptr<PipelineSchedule>(const BuildContext&)>;
 
 /// One add_<kind>(name, factory) per row of KFORGE_COMPONENT_KINDS: add_model, add_router,
 /// add_optimizer, add_scheduler, add_loss, add_dataset, add_hook, add_metric_backend, add_vision_encoder,
 /// add_adapter, add_modality_strategy, add_image_text_dataset, add_video_dataset, add_frame_sampler,
-/// add_time_embedding. Each throws
+/// add_time_embedding, add_pipeline_schedule. Each throws
 /// kforge::sdk::Error if the name is already taken or was not declared in the plugin's component
 /// metadata.
 class Registrar {
