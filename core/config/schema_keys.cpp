@@ -33,6 +33,12 @@ KeySpec float_list_key(const char* name, const std::vector<double>& def, const c
   return {name, KeyType::FloatList, Value::make_list(std::move(items)), false, {}, doc};
 }
 
+KeySpec int_list_key(const char* name, const std::vector<int64_t>& def, const char* doc) {
+  std::vector<Value> items;
+  for (int64_t i : def) items.push_back(Value::integer(i));
+  return {name, KeyType::IntList, Value::make_list(std::move(items)), false, {}, doc};
+}
+
 KeySpec string_list_key(const char* name, const std::vector<std::string>& def, const char* doc) {
   return {name, KeyType::StringList, string_list_value(def), false, {}, doc};
 }

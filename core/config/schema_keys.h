@@ -17,6 +17,7 @@ KeySpec int_key(const char* name, int64_t def, const char* doc);
 KeySpec float_key(const char* name, double def, const char* doc);
 KeySpec string_key(const char* name, const char* def, const char* doc, std::vector<std::string> choices = {});
 KeySpec float_list_key(const char* name, const std::vector<double>& def, const char* doc);
+KeySpec int_list_key(const char* name, const std::vector<int64_t>& def, const char* doc);
 KeySpec string_list_key(const char* name, const std::vector<std::string>& def, const char* doc);
 
 /// A nullable scalar key without a default ("None" on the command line).

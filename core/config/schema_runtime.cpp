@@ -22,7 +22,11 @@ std::vector<SectionSpec> runtime_sections() {
        {int_key("dp_shard", -1, "FSDP degree (-1: the rest of the world size)"),
         int_key("dp_replicate", 1, "replicated data-parallel degree (HSDP)"),
         int_key("tp", 1, "tensor-parallel degree"), int_key("pp", 1, "pipeline-parallel degree"),
-        string_key("pp_schedule", "1f1b", "pipeline schedule", {"1f1b", "gpipe", "interleaved_1f1b"}),
+        string_key("pp_schedule", "1f1b",
+                   "pipeline schedule plugin (pp > 1): \"gpipe\", \"1f1b\", \"interleaved_1f1b\" or a plugin's"),
+        int_list_key("pp_layer_split", {},
+                     "blocks per pipeline stage (pp x the schedule's chunks entries, in order; empty: even, earlier "
+                     "stages take the remainder)"),
         int_key("cp", 1, "context-parallel degree"), int_key("ep", 1, "expert-parallel degree"),
         bounded(int_key("nccl_timeout_sec", 1800, "collective timeout in seconds (NCCL and Gloo)"), kMaxTimeoutSec),
         string_key("backend", "cpu:gloo,cuda:nccl", "process-group backends")},

@@ -217,6 +217,27 @@ at::Tensor Group::all_to_all(const at::Tensor& input, const std::vector<int64_t>
   return input.device() == device_ ? out : out.to(input.device());
 }
 
+PendingCollective Group::send(const at::Tensor& tensor, int to, int tag) const {
+  PendingCollective pending;
+  pending.group_ = this;
+  pending.collective_ = "send";
+  run("send", [&] {
+    pending.input_ = as_movable(staged(tensor).contiguous());
+    std::vector<at::Tensor> tensors{pending.input_};
+    pending.work_ = pg_->send(tensors, to, tag);
+  });
+  return pending;
+}
+
+void Group::recv(at::Tensor& tensor, int from, int tag) const {
+  run("recv", [&] {
+    at::Tensor into = staged(tensor);
+    std::vector<at::Tensor> tensors{as_movable(into)};
+    pg_->recv(tensors, from, tag)->wait();
+    if (!into.is_same(tensor)) tensor.copy_(into);
+  });
+}
+
 void Group::barrier() const {
   if (size_ == 1) return;
   run("barrier", [&] { pg_->barrier()->wait(); });

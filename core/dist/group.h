@@ -79,6 +79,12 @@ class Group {
   /// member order. recv[j] must be member j's send[this rank] (the caller exchanges the counts first).
   at::Tensor all_to_all(const at::Tensor& input, const std::vector<int64_t>& send,
                         const std::vector<int64_t>& recv) const;
+  /// Sends `tensor` to member `to` under `tag` (point to point) and returns at once: `tensor` must stay untouched until
+  /// the returned transfer is waited for.
+  PendingCollective send(const at::Tensor& tensor, int to, int tag) const;
+  /// Receives member `from`'s send under `tag` into `tensor` (contiguous, the sender's shape and dtype); waits at most
+  /// the group's timeout, and fails at once when the sender's process is gone.
+  void recv(at::Tensor& tensor, int from, int tag) const;
   void barrier() const;
   /// Every member's `value`, in group-rank order (two all_gathers: lengths, then padded bytes).
   /// Unlike a gather through the store, it fails at once when a member's process dies.

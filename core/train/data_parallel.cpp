@@ -66,12 +66,13 @@ void Trainer::sync_gradients() {
 }
 
 double Trainer::clip_gradients(double max_norm) {
-  if (experts_ || tensors_) {
+  if (experts_ || tensors_ || pipeline_) {
     std::vector<const GroupSharding*> shardings;
     for (const auto* s : {experts_.get(), tensors_.get()}) {
       if (s != nullptr) shardings.push_back(s);
     }
-    return clip_sharded(parameters(), runtime_->mesh().group("dp_shard"), shardings, max_norm);
+    return clip_sharded(parameters(), runtime_->mesh().group("dp_shard"), shardings, max_norm,
+                        pipeline_ ? &runtime_->mesh().group("pp") : nullptr);
   }
   return fsdp_ ? fsdp_->clip_gradients(max_norm) : clip_grad_norm(params_, max_norm);
 }

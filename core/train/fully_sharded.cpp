@@ -105,7 +105,7 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
     if (index + 1 >= units_.size()) {
       throw sdk::Error(fmt::format("FSDP: the model ran block {}, but blocks() lists {}", index, units_.size() - 1));
     }
-    ++blocks_run_;
+    blocks_run_.insert(index);
     gather(index);
     // The next block's gather overlaps this one's forward (a recomputation in the backward prefetches nothing).
     if (!in_backward_ && index + 2 < units_.size()) start_gather(index + 1);
@@ -220,12 +220,13 @@ at::Tensor FullyShardedModel::forward(const at::Tensor& tokens) {
     for (size_t i = 0; i < units_.size(); ++i) gather(i);
   }
   at::Tensor out = model_.forward(tokens);
-  if (!runner_checked_) {
-    if (blocks_run_ != units_.size() - 1) {
-      throw sdk::Error(fmt::format("FSDP ([distributed] dp_shard > 1): the model ran {} of its {} blocks through "
-                                   "run_block(); a model plugin must run every block of blocks() through it (see "
-                                   "kforge/sdk/model.h), or train with dp_shard = 1",
-                                   blocks_run_, units_.size() - 1));
+  if (!runner_checked_ && ++forwards_ == forwards_to_check_) {
+    if (blocks_run_.size() != units_.size() - 1) {
+      throw sdk::Error(
+          fmt::format("FSDP ([distributed] dp_shard > 1): the model ran {} of its {} blocks through "
+                      "run_block(); a model plugin must run every block of blocks() through it (see "
+                      "kforge/sdk/model.h), or train with dp_shard = 1",
+                      blocks_run_.size(), units_.size() - 1));
     }
     runner_checked_ = true;
   }

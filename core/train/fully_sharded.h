@@ -45,6 +45,9 @@ class FullyShardedModel final : public BlockBackwardHooks {
   /// one rank.
   const std::vector<sdk::NamedParameter>& whole() const { return whole_; }
 
+  /// A forward runs only some of the blocks (pipeline parallelism's chunks): the first `forwards` forwards together
+  /// must run every block through run_block() (by default each forward must).
+  void check_blocks_over(int64_t forwards) { forwards_to_check_ = forwards; }
   /// model.forward(tokens) with the root gathered (kept for the backward when it needs gradients).
   at::Tensor forward(const at::Tensor& tokens);
   /// After the last micro-batch's backward: reduces what is left (the root), frees every gathered
@@ -119,7 +122,8 @@ class FullyShardedModel final : public BlockBackwardHooks {
   const dist::Group& shard_;
   const dist::Group& replicate_;
   std::vector<Unit> units_;  ///< blocks in forward order, then the root
-  size_t blocks_run_ = 0;    ///< by the block runner, during the first forward
+  std::set<size_t> blocks_run_;  ///< by the block runner, during the first forwards_to_check_ forwards
+  int64_t forwards_to_check_ = 1, forwards_ = 0;
   bool in_backward_ = false;  ///< a block's backward ran since the last forward(): prefetch towards block 0
   bool runner_checked_ = false;
   std::vector<sdk::NamedParameter> shards_;

@@ -143,7 +143,7 @@ GroupSharding tensor_sharding(const sdk::Model& model, const dist::Group& tp) {
 }
 
 double clip_sharded(const std::vector<sdk::NamedParameter>& params, const dist::Group& shard,
-                    const std::vector<const GroupSharding*>& shardings, double max_norm) {
+                    const std::vector<const GroupSharding*>& shardings, double max_norm, const dist::Group* stages) {
   at::NoGradGuard no_grad;
   const at::Device device = params.empty() ? at::Device(at::kCPU) : params.front().tensor.device();
   // [0]: parameters every rank of each group holds; [1 + i]: those shardings[i] splits.
@@ -163,6 +163,11 @@ double clip_sharded(const std::vector<sdk::NamedParameter>& params, const dist::
     at::Tensor split = squares.narrow(0, static_cast<int64_t>(i) + 1, 1).clone();
     shardings[i]->group().all_reduce(split);
     total += split.item<double>();
+  }
+  if (stages != nullptr) {
+    at::Tensor sum = at::tensor({total}, at::kDouble);
+    stages->all_reduce(sum);
+    total = sum.item<double>();
   }
   return scale_to_norm(params, std::sqrt(total), max_norm);
 }

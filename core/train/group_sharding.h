@@ -60,9 +60,10 @@ GroupSharding expert_sharding(const sdk::Model& model, const dist::Group& ep);
 GroupSharding tensor_sharding(const sdk::Model& model, const dist::Group& tp);
 
 /// clip_grad_norm over `params` (this rank's, or its FSDP shards over `shard`): one global norm in which parameters
-/// no sharding holds count once and those a sharding holds count once per rank of its group; returns it before
-/// clipping.
+/// no sharding holds count once and those a sharding holds count once per rank of its group, summed over `stages`
+/// (pipeline parallelism: each holds other parameters) when given; returns it before clipping.
 double clip_sharded(const std::vector<sdk::NamedParameter>& params, const dist::Group& shard,
-                    const std::vector<const GroupSharding*>& shardings, double max_norm);
+                    const std::vector<const GroupSharding*>& shardings, double max_norm,
+                    const dist::Group* stages = nullptr);
 
 }  // namespace kforge::train

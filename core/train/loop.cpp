@@ -131,9 +131,16 @@ TrainingResult Trainer::train() {
       if (expert_group_) tracker_->log(step_, {{"ep/exchange_seconds", expert_group_->take_seconds()}});
       // Tensor parallelism: the seconds this step's all-reduces over the tp group took.
       if (tensor_group_) tracker_->log(step_, {{"tp/exchange_seconds", tensor_group_->take_seconds()}});
+      // Pipeline parallelism: the share of the steps since the last log the stages spent waiting for each other.
+      if (pipeline_) {
+        at::Tensor idle = at::tensor({pipeline_->take_idle_fraction()}, at::kDouble);
+        runtime_->mesh().group("pp").all_reduce(idle);
+        tracker_->log(step_, {{"pp/bubble", idle.item<double>() / runtime_->mesh().shape().size("pp")}});
+      }
     } else {
       if (expert_group_) expert_group_->take_seconds();
       if (tensor_group_) tensor_group_->take_seconds();
+      if (pipeline_) pipeline_->take_idle_fraction();
     }
     if (leader()) status.update(step_, result.loss);
     const sdk::StepEvent event{step_, result.loss, result.grad_norm, lr, tokens_seen_, model_.get()};

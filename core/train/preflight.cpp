@@ -12,6 +12,7 @@
 #include "kforge/sdk/error.h"
 #include "train/image_text_feed.h"
 #include "train/packing.h"
+#include "train/pipeline_order.h"
 #include "train/precision.h"
 
 namespace kforge::train {
@@ -153,6 +154,33 @@ void check_tensor_parallel(const config::JobConfig& job, const plugins::Componen
   }
 }
 
+void check_pipeline_parallel(const config::JobConfig& job, const plugins::Components& components) {
+  const int64_t pp = job.distributed.pp;
+  if (pp <= 1) return;
+  const config::Value* section = job.tree.find("distributed");
+  const config::Value* value = section != nullptr ? section->find("pp") : nullptr;
+  const std::string where =
+      fmt::format("{}: [distributed] pp = {}", value != nullptr ? value->source.describe() : "config", pp);
+  if ((components.model_capabilities() & KFORGE_CAP_PIPELINE) == 0) {
+    throw sdk::ConfigError(fmt::format(
+        "{}: model '{}' does not declare the pipeline capability (it cannot run as stages); set pp = 1 or use a model "
+        "that does (kforge list-plugins shows capabilities)",
+        where, job.view("model").get_string("model_type")));
+  }
+  if (job.eval.enabled) {
+    throw sdk::ConfigError(fmt::format(
+        "{} with [eval] enabled = true: evaluation does not run through pipeline stages yet; evaluate the checkpoints "
+        "with `kforge eval` (any layout resumes them), or set pp = 1",
+        where));
+  }
+  // The schedule orders this many micro-batches on every rank (it refuses too few, naming the keys) without deadlock.
+  const std::unique_ptr<sdk::PipelineSchedule> schedule = components.pipeline_schedule();
+  std::vector<std::vector<sdk::PipelinePass>> orders;
+  const int micro_batches = static_cast<int>(job.train.grad_accum_steps);
+  for (int r = 0; r < pp; ++r) orders.push_back(schedule->order(static_cast<int>(pp), r, micro_batches));
+  check_pipeline_orders(orders, schedule->chunks(), micro_batches, job.view("distributed").get_string("pp_schedule"));
+}
+
 }  // namespace
 
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size,
@@ -161,6 +189,7 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   out.warnings = config::check_support(job.tree);
   check_expert_parallel(job, components);  // before the world size, so a one-process dry run checks it too
   check_tensor_parallel(job, components);
+  check_pipeline_parallel(job, components);
   config::check_world(job.tree, world_size);
   autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
   // Refuses [train] device = "cuda" where this process has no GPU of its own (or kforge is a CPU build).

@@ -24,6 +24,7 @@
 #include "train/group_sharding.h"
 #include "train/image_text_feed.h"
 #include "train/mixture_feed.h"
+#include "train/pipeline.h"
 #include "train/replicated_model.h"
 #include "train/step.h"
 
@@ -77,6 +78,8 @@ class Trainer {
   const dist::Runtime& runtime() const { return *runtime_; }
   /// Tensor parallelism: the group over whose ranks the model's logits are split by vocabulary; else null.
   const dist::Group* vocab_group() const { return tensor_group_ ? &runtime_->mesh().group("tp") : nullptr; }
+  /// Pipeline parallelism ([distributed] pp > 1): this rank's stages' step; else null.
+  Pipeline* pipeline() { return pipeline_.get(); }
   /// Where the model, optimizer state and batches live ([train] device).
   const c10::Device& device() const { return device_; }
 
@@ -92,6 +95,8 @@ class Trainer {
 
  private:
   void join_process_groups();
+  /// [distributed] pp > 1: replaces model_ (the whole model) by this rank's StageModel and builds the pipeline.
+  void split_into_stages();
   /// dp_shard > 1: replaces the parameters the optimizer sees by this rank's FSDP shards; a vision encoder
   /// (`encoder_params`) that freeze_ keeps frozen all run is held whole, not sharded. Otherwise, on several ranks,
   /// sets up the overlapped gradient all-reduce.
@@ -143,6 +148,8 @@ class Trainer {
   std::unique_ptr<ReplicatedModel> replicated_;  ///< dp_shard = 1 on several ranks
   std::unique_ptr<GroupSharding> experts_;       ///< [distributed] ep > 1
   std::unique_ptr<GroupSharding> tensors_;       ///< [distributed] tp > 1
+  StageModel* stage_ = nullptr;                  ///< [distributed] pp > 1: model_, this rank's part of the model
+  std::unique_ptr<Pipeline> pipeline_;           ///< [distributed] pp > 1
   std::unique_ptr<ActivationCheckpointing> checkpointing_;  ///< [train] activation_checkpointing != "none"
   std::unique_ptr<sdk::Optimizer> optimizer_;
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule

@@ -107,7 +107,11 @@ checkpoint::Snapshot Trainer::snapshot() const {
   }
   if (experts_) experts_->trim(s);  // expert parallelism: ep rank r > 0 writes its experts only
   if (tensors_) tensors_->trim(s);  // tensor parallelism: tp rank r > 0 writes its slices only
-  if (leader()) {  // tensors every rank holds whole
+  if (stage_) stage_->trim(s);      // pipeline parallelism: each stage writes its own parameters' state
+  // Tensors every rank of a stage holds whole: from its first rank (rank 0 without pipeline parallelism).
+  bool stage_leader = true;
+  for (const char* dim : {"dp_replicate", "dp_shard", "ep", "tp"}) stage_leader = stage_leader && !mesh.coordinate(dim);
+  if (stage_ ? stage_leader : leader()) {
     for (const auto& item : model_->named_buffers(true)) s.model.emplace(item.key(), item.value().detach());
     if (fsdp_) {
       for (const auto& p : fsdp_->whole()) s.model.emplace(p.name, p.tensor.detach());
@@ -145,8 +149,9 @@ checkpoint::Snapshot Trainer::snapshot() const {
 }
 
 void Trainer::restore(const checkpoint::Snapshot& whole) {
-  std::optional<checkpoint::Snapshot> localised;  // expert and tensor parallelism: this rank's slices only
-  if (experts_) localised = experts_->localise(whole);
+  std::optional<checkpoint::Snapshot> localised;  // pipeline, expert and tensor parallelism: this rank's part only
+  if (stage_) localised = stage_->localise(whole);
+  if (experts_) localised = experts_->localise(localised ? *localised : whole);
   if (tensors_) localised = tensors_->localise(localised ? *localised : whole);
   const checkpoint::Snapshot& s = localised ? *localised : whole;
   check_freeze_meta(s.train_state.value("freeze", nlohmann::json()),
