@@ -80,4 +80,14 @@ void expect_close(const std::map<int64_t, double>& a, const std::map<int64_t, do
 
 nlohmann::json read_json(const fs::path& path) { return nlohmann::json::parse(std::ifstream(path)); }
 
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+void expect_parity(const TrainFixture& parallel, const TrainFixture& one, int64_t from, int64_t to) {
+  expect_close(metric(parallel, "train/loss"), metric(one, "train/loss"), from, to);
+  expect_close(metric(parallel, "train/grad_norm"), metric(one, "train/grad_norm"), from, to);
+}
+
 }  // namespace kforge::test

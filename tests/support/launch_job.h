@@ -37,4 +37,9 @@ std::map<int64_t, double> metric(const TrainFixture& fx, const std::string& key)
 void expect_close(const std::map<int64_t, double>& a, const std::map<int64_t, double>& b, int64_t from, int64_t to);
 nlohmann::json read_json(const std::filesystem::path& path);
 
+/// `args` followed by `more`.
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more);
+/// A parallel run's losses and gradient norms equal one rank's (expect_close) at every step in [from, to].
+void expect_parity(const TrainFixture& parallel, const TrainFixture& one, int64_t from, int64_t to);
+
 }  // namespace kforge::test

@@ -186,7 +186,7 @@ const BadValue kOthers[] = {
     cli("cp", "--distributed.cp=0", "[distributed] cp = 0", "must be >= 1"),
     cli("ep", "--distributed.ep=0", "[distributed] ep = 0", "must be >= 1"),
     cli("pp_schedule", "--distributed.pp_schedule=zb", "[distributed] pp_schedule = \"zb\"",
-        "allowed values are 1f1b, gpipe, interleaved_1f1b"),
+        "no pipeline_schedule 'zb' in the loaded plugins"),
     cli("checkpoint_interval", "--checkpoint.interval=0", "[checkpoint] interval = 0", "must be > 0"),
     cli("window_start", "--checkpoint.dyn_ckpt_window.start=-1", "[checkpoint.dyn_ckpt_window] start = -1",
         "must be >= 0"),

@@ -92,24 +92,23 @@ const Case kRefused[] = {
      "[data]\nhf_dataset_image_field = \"img\"\n",
      {},
      {"[data] hf_dataset_image_field = \"img\"", "Hugging Face image-text datasets"}},
-    {"pipeline_parallel", "[distributed]\npp = 4\n", {}, {"[distributed] pp = 4"}},
-    {"pipeline_schedule", "[distributed]\npp_schedule = \"gpipe\"\n", {}, {"[distributed] pp_schedule = \"gpipe\""}},
     {"context_parallel", "", {"--distributed.cp=2"}, {"[distributed] cp = 2"}},
 };
 INSTANTIATE_TEST_SUITE_P(KempnerForgeKeys, Refused, ::testing::ValuesIn(kRefused),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Refused, EveryRefusedKeyIsListedInOneMessage) {
-  const std::string message = refusal("[distributed]\ncp = 2\n[data]\nhf_streaming = true\n", {"--distributed.pp=2"});
-  expect_has(message, {"[distributed] cp = 2", "hf_streaming", "[distributed] pp = 2"});
+  const std::string message = refusal("[distributed]\ncp = 2\n[data]\nhf_streaming = true\n");
+  expect_has(message, {"[distributed] cp = 2", "hf_streaming"});
 }
 
 TEST(Refused, DefaultsAndExplicitInertValuesPass) {
   EXPECT_EQ(refusal(""), "");
   // Expert parallelism is honoured (issue 22).
   EXPECT_EQ(refusal("[model]\nnum_experts = 4\n[distributed]\nep = 2\n"), "");
-  // So is tensor parallelism (issue 17).
+  // So is tensor parallelism (issue 17), and pipeline parallelism (issue 18).
   EXPECT_EQ(refusal("[distributed]\ntp = 2\n"), "");
+  EXPECT_EQ(refusal("[distributed]\npp = 4\npp_schedule = \"gpipe\"\npp_layer_split = [1, 1, 1, 1]\n"), "");
   // A joint-decoder vision-language run: its sections are honoured.
   EXPECT_EQ(refusal("[vision_encoder]\ntype = \"random\"\n[adapter]\ntype = \"linear\"\n[vlm]\nmax_text_len = 16\n"
                     "[data]\nhf_image_size = 32\nnum_workers = 2\n"),

@@ -85,11 +85,6 @@ std::vector<std::string> moe_args(const std::string& router, bool packed, int64_
           fmt::format("--model.moe_shared_experts={}", packed ? 1 : 0)};
 }
 
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
 // bf16 autocast: the MoE layer sums its experts' bf16 outputs (it threw on a float32 sum before, on one rank too), and
 // expert-parallel training runs its exchanges in bfloat16; both learn.
 TEST(ExpertParallel, TrainsUnderBf16AutocastOnOneRankAndAtEpTwo) {
@@ -103,11 +98,6 @@ TEST(ExpertParallel, TrainsUnderBf16AutocastOnOneRankAndAtEpTwo) {
     ASSERT_TRUE(loss.count(1) && loss.count(8));
     EXPECT_LT(loss.at(8), loss.at(1));
   }
-}
-
-void expect_parity(const TrainFixture& parallel, const TrainFixture& one, int64_t from, int64_t to) {
-  expect_close(metric(parallel, "train/loss"), metric(one, "train/loss"), from, to);
-  expect_close(metric(parallel, "train/grad_norm"), metric(one, "train/grad_norm"), from, to);
 }
 
 TEST(ExpertParallel, TwoRanksMatchOneRankWithEitherRouterPackedOrPerExpert) {

@@ -44,11 +44,6 @@ const std::vector<std::string> kMuon = {
     "--checkpoint.interval=4", "--eval.enabled=false",          "--scheduler.name=constant",
 };
 
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
 TEST(MuonFsdp, TwoShardsMatchOneRankInLossesWeightsAndMomentum) {
   TrainFixture one, two;
   launch(one, 1, with(kMuon, {"--train.batch_size=8"}));

@@ -76,7 +76,11 @@ const Case kCases[] = {
      "--distributed.tp=2", "[distributed] tp = 2 in a vision-language run ([vlm]): kforge splits text models only"},
     {"tensor_parallel_whole_matrix_optimizer", "", "--distributed.tp=2 --optimizer.name=muon",
      "[distributed] tp = 2: optimizer 'muon' updates whole weight matrices"},
-    {"pipeline_parallel", "", "--distributed.pp=2", "[distributed] pp = 2: not implemented"},
+    {"pipeline_too_few_micro_batches", "", "--distributed.pp=2",
+     "[train] grad_accum_steps = 1 (the micro-batches of a step) with [distributed] pp = 2: pp_schedule \"1f1b\" needs "
+     "at least pp micro-batches"},
+    {"pipeline_evaluation", "", "--distributed.pp=2 --train.grad_accum_steps=2 --eval.enabled=true",
+     "[distributed] pp = 2 with [eval] enabled = true: evaluation does not run through pipeline stages yet"},
     {"expert_parallel_vision_language", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",
      "--distributed.ep=2 --model.num_experts=4",
      "[distributed] ep = 2 in a vision-language run ([vlm]): kforge shards the experts of text models only"},

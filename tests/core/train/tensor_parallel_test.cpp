@@ -8,12 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/train/scaled_preset.h"
 #include "core/train/train_fixture.h"
 #include "dist/tensor_group.h"
 #include "losses/vocab_parallel_cross_entropy.h"
 #include "support/launch_job.h"
 #include "support/max_abs_diff.h"
-#include "support/read_file.h"
 #include "support/same_checkpoint.h"
 #include "support/two_ranks.h"
 
@@ -127,16 +127,6 @@ TEST(VocabParallelCrossEntropy, EqualsTheWholeLogitsCrossEntropyValuesAndGradien
   }
 }
 
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
-void expect_parity(const TrainFixture& parallel, const TrainFixture& one, int64_t from, int64_t to) {
-  expect_close(metric(parallel, "train/loss"), metric(one, "train/loss"), from, to);
-  expect_close(metric(parallel, "train/grad_norm"), metric(one, "train/grad_norm"), from, to);
-}
-
 // 20 steps at tp = 2 against one rank, with activation checkpointing off and on: the split model trains the same. The
 // fixture's model is dense with untied embeddings, so it runs with sequence parallelism (the tied and MoE variants
 // below without).
@@ -229,34 +219,7 @@ TEST(TensorParallel, CheckpointHoldsLogicalTensorsAndResumesOnOtherLayouts) {
 // profiled window), and its loss falls.
 TEST(TensorParallel, ClusterPresetsScaledToFourRanksTrain) {
   for (const std::string preset : {"7b_12gpu_tp4", "13b_24gpu_validation", "70b_32gpu_tp4"}) {
-    SCOPED_TRACE(preset);
-    TrainFixture fx;
-    fx.toml = read_file(std::string(KFORGE_SOURCE_DIR) + "/configs/train/" + preset + ".toml");
-    const std::vector<std::string> small = {"--model.dim=64",
-                                            "--model.n_layers=2",
-                                            "--model.n_heads=4",
-                                            "--model.n_kv_heads=2",
-                                            "--model.ffn_hidden_dim=128",
-                                            "--model.vocab_size=64",
-                                            "--model.max_seq_len=32",
-                                            "--train.seq_len=16",
-                                            "--train.batch_size=2",
-                                            "--train.max_steps=6",
-                                            "--scheduler.warmup_steps=1",
-                                            "--optimizer.lr=1e-2",
-                                            "--train.device=cpu",
-                                            "--distributed.tp=2",
-                                            "--distributed.dp_shard=2",
-                                            "--data.dataset_path=" + fx.data_dir.string(),
-                                            "--eval.dataset_path=" + (fx.data_dir / "eval").string(),
-                                            "--checkpoint.dir=" + fx.checkpoint_dir.string(),
-                                            "--metrics.log_interval=1",
-                                            "'--metrics.backends=[\"jsonl\"]'",
-                                            "--profiling.trace_dir=" + (fx.root / "traces").string()};
-    launch(fx, 4, small);
-    const auto loss = metric(fx, "train/loss");
-    ASSERT_TRUE(loss.count(1) && loss.count(6));
-    EXPECT_LT(loss.at(6), loss.at(1));
+    expect_scaled_preset_trains(preset, 4, {"--distributed.tp=2", "--distributed.dp_shard=2"}, 2);
   }
 }
 

@@ -63,11 +63,6 @@ num_workers = 1
             fx.output_toml();
 }
 
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
 std::vector<std::string> vlm_args(std::vector<std::string> more) {
   std::vector<std::string> args = {"--scheduler.name=constant"};
   args.insert(args.end(), more.begin(), more.end());

@@ -1,0 +1,253 @@
+// Pipeline parallelism ([distributed] pp): the built-in schedules' orders (well-formed, deadlock-free, their bubble
+// against the theory), the split of blocks over stages, and real jobs through `kforge launch` on 127.0.0.1 against one
+// rank: each schedule, pp x dp_shard, pp x tp, checkpoints that resume on other layouts, a killed stage, the
+// refusals, and KempnerForge's pipeline presets scaled to four ranks.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <csignal>
+
+#include "core/train/scaled_preset.h"
+#include "core/train/train_fixture.h"
+#include "kforge/sdk/error.h"
+#include "schedules/gpipe.h"
+#include "schedules/interleaved_one_f_one_b.h"
+#include "schedules/one_f_one_b.h"
+#include "support/launch_job.h"
+#include "support/same_checkpoint.h"
+#include "train/pipeline_order.h"
+#include "train/stage_split.h"
+
+namespace kforge::test {
+namespace {
+
+using builtin::schedules::GPipe;
+using builtin::schedules::InterleavedOneFOneB;
+using builtin::schedules::OneFOneB;
+
+std::vector<std::vector<sdk::PipelinePass>> orders_of(const sdk::PipelineSchedule& schedule, int ranks, int micro) {
+  std::vector<std::vector<sdk::PipelinePass>> out;
+  for (int r = 0; r < ranks; ++r) out.push_back(schedule.order(ranks, r, micro));
+  return out;
+}
+
+// The most micro-batches whose activations a rank holds at once (forwards run, backwards not yet).
+int most_in_flight(const std::vector<sdk::PipelinePass>& order) {
+  int now = 0, most = 0;
+  for (const sdk::PipelinePass& p : order) most = std::max(most, now += p.forward ? 1 : -1);
+  return most;
+}
+
+// GPipe and 1F1B leave the bubble (p - 1) / (m + p - 1) whatever the backward costs; 1F1B holds at most p - r
+// micro-batches on rank r where GPipe holds all m.
+TEST(PipelineSchedules, GpipeAndOneFOneBLeaveTheTheoreticalBubble) {
+  for (const int ranks : {2, 4}) {
+    for (const int micro : {4, 8}) {
+      SCOPED_TRACE(fmt::format("pp = {}, {} micro-batches", ranks, micro));
+      const double theory = (ranks - 1.0) / (micro + ranks - 1.0);
+      EXPECT_NEAR(train::check_pipeline_orders(orders_of(GPipe(), ranks, micro), 1, micro, "gpipe"), theory, 1e-12);
+      const auto one_f_one_b = orders_of(OneFOneB(), ranks, micro);
+      EXPECT_NEAR(train::check_pipeline_orders(one_f_one_b, 1, micro, "1f1b"), theory, 1e-12);
+      for (int r = 0; r < ranks; ++r) {
+        EXPECT_EQ(most_in_flight(one_f_one_b[static_cast<size_t>(r)]), std::min(ranks - r, micro)) << "rank " << r;
+        EXPECT_EQ(most_in_flight(GPipe().order(ranks, r, micro)), micro) << "rank " << r;
+      }
+    }
+  }
+}
+
+// Interleaving v chunks per rank shrinks the bubble towards (p - 1) / (v m + p - 1), below 1F1B's.
+TEST(PipelineSchedules, InterleavedOneFOneBShrinksTheBubbleByItsChunks) {
+  for (const int ranks : {2, 4}) {
+    for (const int chunks : {2, 3}) {
+      const int micro = 2 * ranks;
+      SCOPED_TRACE(fmt::format("pp = {}, {} chunks, {} micro-batches", ranks, chunks, micro));
+      const double bubble = train::check_pipeline_orders(orders_of(InterleavedOneFOneB(chunks), ranks, micro), chunks,
+                                                         micro, "interleaved_1f1b");
+      const double one_f_one_b = (ranks - 1.0) / (micro + ranks - 1.0);
+      EXPECT_LT(bubble, one_f_one_b);
+      EXPECT_GE(bubble, (ranks - 1.0) / (chunks * micro + ranks - 1.0) - 1e-12);
+    }
+  }
+}
+
+// Too few micro-batches for the schedule are refused naming the keys; a malformed or deadlocking order names the rank
+// and the pass.
+TEST(PipelineSchedules, RefuseTooFewMicroBatchesAndOrdersThatCannotRun) {
+  try {
+    OneFOneB().order(4, 0, 2);
+    ADD_FAILURE() << "1f1b ordered 2 micro-batches over 4 stages";
+  } catch (const sdk::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("[train] grad_accum_steps = 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(InterleavedOneFOneB(2).order(2, 0, 3), sdk::ConfigError);  // not a multiple of pp
+  EXPECT_NO_THROW(GPipe().order(4, 0, 1));                                // GPipe runs any count
+  using P = sdk::PipelinePass;
+  // Rank 0 waits for micro-batch 0's gradient before sending micro-batch 1's input; rank 1 wants micro-batch 1 first.
+  const std::vector<std::vector<P>> deadlock = {{{true, 0, 0}, {false, 0, 0}, {true, 0, 1}, {false, 0, 1}},
+                                                {{true, 0, 1}, {false, 0, 1}, {true, 0, 0}, {false, 0, 0}}};
+  try {
+    train::check_pipeline_orders(deadlock, 1, 2, "mine");
+    ADD_FAILURE() << "the deadlock went unseen";
+  } catch (const sdk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("waits forever"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pp_schedule"), std::string::npos) << e.what();
+  }
+  const std::vector<std::vector<P>> backward_first = {{{false, 0, 0}, {true, 0, 0}}};
+  EXPECT_THROW(train::check_pipeline_orders(backward_first, 1, 1, "mine"), sdk::Error);
+  const std::vector<std::vector<P>> missing = {{{true, 0, 0}, {false, 0, 0}}};
+  EXPECT_THROW(train::check_pipeline_orders(missing, 1, 2, "mine"), sdk::Error);
+}
+
+// Even splits give earlier stages the remainder; a given split must cover every block with positive counts.
+TEST(StageSplit, EvenSplitsGiveEarlierStagesTheRemainderAndGivenSplitsAreChecked) {
+  EXPECT_EQ(train::split_stages(7, 3, {}).first, (std::vector<int64_t>{0, 3, 5, 7}));
+  EXPECT_EQ(train::split_stages(8, 4, {}).first, (std::vector<int64_t>{0, 2, 4, 6, 8}));
+  EXPECT_EQ(train::split_stages(6, 2, {1, 5}).first, (std::vector<int64_t>{0, 1, 6}));
+  EXPECT_EQ(train::split_stages(7, 3, {}).describe(), "0-2 | 3-4 | 5-6");
+  EXPECT_THROW(train::split_stages(2, 4, {}), sdk::ConfigError);
+  EXPECT_THROW(train::split_stages(6, 2, {2, 3}), sdk::ConfigError);
+  EXPECT_THROW(train::split_stages(6, 2, {0, 6}), sdk::ConfigError);
+  EXPECT_THROW(train::split_stages(6, 3, {3, 3}), sdk::ConfigError);
+}
+
+// Four blocks and four micro-batches per step: enough for two stages of two chunks each.
+const std::vector<std::string> kPipelined = {"--model.n_layers=4", "--train.grad_accum_steps=4"};
+
+// 20 steps at pp = 2 against one rank with the same micro-batches, with each schedule (interleaved 1F1B over two
+// chunks per rank, so four virtual stages of one block), and 1F1B with its blocks recomputed in the backward.
+TEST(PipelineParallel, TwoStagesMatchOneRankWithEverySchedule) {
+  const auto args = with(kPipelined, {"--train.max_steps=20"});
+  TrainFixture one;
+  launch(one, 1, args);
+  const std::vector<std::vector<std::string>> variants = {
+      {"--distributed.pp_schedule=gpipe"},
+      {"--distributed.pp_schedule=1f1b"},
+      {"--distributed.pp_schedule=interleaved_1f1b", "--distributed.virtual_stages=2"},
+      {"--distributed.pp_schedule=1f1b", "'--train.activation_checkpointing=\"full\"'"}};
+  for (const auto& variant : variants) {
+    SCOPED_TRACE(fmt::format("{}", fmt::join(variant, " ")));
+    TrainFixture two;
+    std::string output;
+    ASSERT_EQ(launch(two, 2, with(with(args, {"--distributed.pp=2"}), variant), &output), 0) << output;
+    EXPECT_NE(output.find("[distributed] pp = 2"), std::string::npos) << output;
+    expect_parity(two, one, 1, 20);
+    const auto bubble = metric(two, "pp/bubble");
+    ASSERT_TRUE(bubble.count(20));
+    EXPECT_GE(bubble.at(20), 0.0);
+    EXPECT_LT(bubble.at(20), 1.0);
+  }
+}
+
+// Four ranks: pp = 2 x dp_shard = 2 (FSDP inside each stage) and pp = 2 x tp = 2 (each stage's layers split), against
+// one rank with the same global batch.
+TEST(PipelineParallel, StagesTimesFsdpAndTimesTensorParallelOnFourRanksMatchOneRank) {
+  const auto args = with(kPipelined, {"--train.max_steps=20"});
+  TrainFixture one_wide, one;
+  launch(one_wide, 1, with(args, {"--train.batch_size=8"}));
+  launch(one, 1, args);
+  TrainFixture fsdp, tensor;
+  launch(fsdp, 4, with(args, {"--distributed.pp=2", "--distributed.dp_shard=2"}));
+  expect_parity(fsdp, one_wide, 1, 20);
+  launch(tensor, 4, with(args, {"--distributed.pp=2", "--distributed.tp=2", "--distributed.dp_shard=1"}));
+  expect_parity(tensor, one, 1, 20);
+}
+
+// Written at pp = 2: the one-rank run's logical tensors; resumed at pp = 1, at pp = 2 x dp_shard = 2 and at pp = 4
+// (one block per stage), the runs continue the one-rank run's losses; resumed at pp = 2 again, exactly the
+// uninterrupted pp = 2 run's.
+TEST(PipelineParallel, CheckpointResumesOnOtherStageCountsAndExactlyOnTheSame) {
+  const auto args = with(kPipelined, {"--scheduler.name=constant"});  // the 10-step run is the 20-step run's first half
+  TrainFixture one, two, straight;
+  launch(one, 1, with(args, {"--train.max_steps=20"}));
+  launch(two, 2, with(args, {"--train.max_steps=10", "--distributed.pp=2"}));
+  launch(straight, 2, with(args, {"--train.max_steps=20", "--distributed.pp=2"}));
+  expect_same_logical_tensors(one.checkpoint_dir / "step_10", two.checkpoint_dir / "step_10", 1e-4);
+  const std::string load = "--checkpoint.load_path=" + (two.checkpoint_dir / "step_10").string();
+  struct Layout {
+    int ranks;
+    std::vector<std::string> args;
+  };
+  for (const Layout& layout :
+       {Layout{1, {}}, Layout{4, {"--distributed.pp=2", "--distributed.dp_shard=2", "--train.batch_size=2"}},
+        Layout{4, {"--distributed.pp=4", "--distributed.dp_shard=1"}}, Layout{2, {"--distributed.pp=2"}}}) {
+    SCOPED_TRACE(fmt::format("resumed on {} ranks: {}", layout.ranks, fmt::join(layout.args, " ")));
+    TrainFixture resumed;
+    std::string output;
+    ASSERT_EQ(launch(resumed, layout.ranks, with(with(args, {"--train.max_steps=20", load}), layout.args), &output), 0)
+        << output;
+    EXPECT_NE(output.find("resumed from step 10"), std::string::npos) << output;
+    if (layout.args.size() == 1) {  // the same layout: bit-exact
+      const auto loss = metric(resumed, "train/loss"), uninterrupted = metric(straight, "train/loss");
+      for (int64_t step = 11; step <= 20; ++step) {
+        ASSERT_TRUE(loss.count(step) && uninterrupted.count(step)) << "step " << step;
+        EXPECT_EQ(loss.at(step), uninterrupted.at(step)) << "step " << step;
+      }
+    } else {
+      expect_parity(resumed, one, 11, 20);
+    }
+  }
+}
+
+// A stage killed mid-run ends the whole job at once: the launcher names the rank, which rank 0's log maps to its
+// stage.
+TEST(PipelineParallel, AKilledStageEndsTheJobNamingIt) {
+  TrainFixture fx;
+  std::string output;
+  const int status = launch_and_kill_after_checkpoint(
+      fx, 2,
+      with(kPipelined, {"--distributed.pp=2", "--train.max_steps=2000", "--checkpoint.interval=5",
+                        "--distributed.nccl_timeout_sec=60"}),
+      1, output);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL) << output;
+  EXPECT_NE(output.find("the job failed: rank 1 exited with code 137"), std::string::npos) << output;
+  EXPECT_NE(output.find("pipeline stage 0 on rank 0, stage 1 on rank 1"), std::string::npos) << output;
+}
+
+// A stage that hangs (stopped mid-run) ends the job once the other stage's wait passes nccl_timeout_sec: the waiting
+// rank fails naming itself, and the launcher ends the rest.
+TEST(PipelineParallel, AHungStageEndsTheJobAfterTheTimeout) {
+  TrainFixture fx;
+  std::string output;
+  const int status = signal_after_checkpoint(
+      launch_command(fx, 2,
+                     with(kPipelined, {"--distributed.pp=2", "--train.max_steps=2000", "--checkpoint.interval=5",
+                                       "--distributed.nccl_timeout_sec=10"})),
+      "kforge launch: rank 1 is pid %d", SIGSTOP, output);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_NE(WEXITSTATUS(status), 0) << output;
+  EXPECT_NE(output.find("failed on rank 0"), std::string::npos) << output;
+  EXPECT_NE(output.find("nccl_timeout_sec = 10 s"), std::string::npos) << output;
+}
+
+// What pipeline parallelism cannot do is refused before training, naming the key.
+TEST(PipelineParallel, RefusesTooFewMicroBatchesEvaluationTiedEmbeddingsAndMoE) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--train.grad_accum_steps=1"}, "[train] grad_accum_steps = 1"},
+      {{"--eval.enabled=true"}, "[eval] enabled = true"},
+      {{"--model.tie_embeddings=true"}, "Tied embeddings are not supported with pipeline parallelism"},
+      {{"--model.num_experts=4"}, "MoE + Pipeline Parallelism is not supported"},
+      {{"--model.n_layers=1"}, "only 1 blocks"}};
+  for (const auto& [extra, message] : cases) {
+    SCOPED_TRACE(message);
+    TrainFixture fx;
+    std::string output;
+    EXPECT_NE(launch(fx, 2, with(with({"--distributed.pp=2", "--train.grad_accum_steps=2"}, extra), {}), &output), 0);
+    EXPECT_NE(output.find(message), std::string::npos) << output;
+  }
+}
+
+// KempnerForge's pipeline presets with their layout scaled to four ranks and a small shape: each trains here as
+// written otherwise, and its loss falls.
+TEST(PipelineParallel, ClusterPresetsScaledToFourRanksTrain) {
+  expect_scaled_preset_trains("13b_32gpu_tp4_pp2", 4,
+                              {"--distributed.pp=2", "--distributed.tp=2", "--distributed.dp_shard=1"}, 4);
+  expect_scaled_preset_trains("29b_32gpu_tp4_pp2", 4,
+                              {"--distributed.pp=2", "--distributed.tp=1", "--distributed.dp_shard=2"}, 4);
+  expect_scaled_preset_trains("70b_32gpu_tp4_pp4", 4,
+                              {"--distributed.pp=4", "--distributed.tp=1", "--distributed.dp_shard=1"}, 4);
+}
+
+}  // namespace
+}  // namespace kforge::test
