@@ -63,13 +63,7 @@ elif [[ $MOE == 1 ]]; then
 fi
 
 # Mean of a metric over the steps after the first two, from a run's metrics.jsonl.
-mean_of() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
-import json, sys
-values = [r[sys.argv[2]] for r in map(json.loads, open(sys.argv[1])) if r.get("step", 0) > 2 and sys.argv[2] in r]
-print(f"{sum(values) / len(values):.3f}" if values else "nan")
-PY
-}
+mean_of() { /usr/bin/python3 benchmarks/metric_mean.py "$1" "$2" 3; }
 
 declare -A total
 for ((round = 1; round <= ROUNDS; round++)); do
