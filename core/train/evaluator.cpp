@@ -48,11 +48,13 @@ sdk::MetricList mean_loss(sdk::Model& model, int64_t steps, const dist::Group& g
 
 sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
                          int64_t steps, int64_t vocab_size, const dist::Group& group,
-                         const std::function<at::Tensor(const at::Tensor&)>& forward, int64_t eos_id) {
+                         const std::function<at::Tensor(const at::Tensor&)>& forward, int64_t eos_id,
+                         const std::function<double(const data::Batch&)>& batch_loss) {
   data::BatchSampler sampler(data.size(), batch_size, /*seed=*/0, group.rank(), group.size(), /*shuffle=*/false);
   return mean_loss(model, steps, group, [&] {
     const data::Batch batch = data::on_device(data::make_batch(data, sampler.next_batch(), vocab_size, eos_id),
                                               dist::parameter_device(model));
+    if (batch_loss) return BatchLoss{batch_loss(batch), trained_tokens(batch.labels)};
     model.set_documents(batch.doc_ids);
     const at::Tensor logits = forward ? forward(batch.input_ids) : model.forward(batch.input_ids);
     return BatchLoss{loss.compute(logits, batch.labels).item<double>(), trained_tokens(batch.labels)};

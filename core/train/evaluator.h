@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "data/batch.h"
 #include "dist/group.h"
 #include "kforge/sdk/dataset.h"
 #include "kforge/sdk/hook.h"
@@ -20,10 +21,12 @@ namespace kforge::train {
 /// rank-strided share of the windows and the loss is the token mean over all members' batches (token_weights).
 /// `forward` replaces model.forward (the trainer's, which gathers FSDP shards) when given. A token id at or past
 /// `vocab_size` is refused naming where it is (data::make_batch). With `eos_id` >= 0 ([data] pack_sequences)
-/// the windows are split into documents there, and the model is given them (sdk::Model::set_documents).
+/// the windows are split into documents there, and the model is given them (sdk::Model::set_documents). `batch_loss`
+/// replaces the forward and the loss when given (pipeline parallelism: the last stage's loss, on every stage).
 sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset& data, int64_t batch_size,
                          int64_t steps, int64_t vocab_size, const dist::Group& group = dist::Group(),
-                         const std::function<at::Tensor(const at::Tensor&)>& forward = nullptr, int64_t eos_id = -1);
+                         const std::function<at::Tensor(const at::Tensor&)>& forward = nullptr, int64_t eos_id = -1,
+                         const std::function<double(const data::Batch&)>& batch_loss = nullptr);
 
 /// evaluate() for a vision-language model over `steps` batches of image-text data from its start (rewound first),
 /// each batch's images set on the model before `forward` (the trainer's).

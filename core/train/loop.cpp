@@ -155,10 +155,14 @@ TrainingResult Trainer::train() {
     if ((eval_data_ || eval_images_) && step_ % job_.eval.interval == 0) {
       optimizer_->use_eval_weights();
       const auto forward_fn = [this](const at::Tensor& tokens) { return forward(tokens); };
+      // Pipeline parallelism: each batch's forward runs through the stages, and the last stage's loss is shared.
+      std::function<double(const data::Batch&)> pipeline_loss;
+      if (pipeline_) pipeline_loss = [this](const data::Batch& batch) { return pipeline_->evaluate(*this, batch); };
       const sdk::MetricList metrics =
-          eval_images_ ? evaluate_images(*vlm_, *loss_, *eval_images_, job_.eval.steps, runtime_->dp(), forward_fn)
-                       : evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps,
-                                  job_.view("model").get_int("vocab_size"), runtime_->dp(), forward_fn, eos_id_);
+          eval_images_
+              ? evaluate_images(*vlm_, *loss_, *eval_images_, job_.eval.steps, runtime_->dp(), forward_fn)
+              : evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps,
+                         job_.view("model").get_int("vocab_size"), runtime_->dp(), forward_fn, eos_id_, pipeline_loss);
       optimizer_->use_train_weights();
       tracker_->log(step_, metrics);
       for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);

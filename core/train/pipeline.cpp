@@ -112,6 +112,26 @@ StepResult Pipeline::run(Trainer& trainer, const std::vector<data::Batch>& micro
   return result;
 }
 
+double Pipeline::evaluate(Trainer& trainer, const data::Batch& batch) {
+  const int ranks = group_.size(), stages = ranks * chunks_;
+  double loss = 0;
+  for (int chunk = 0; chunk < chunks_; ++chunk) {  // in virtual stage order on every rank: never waits on itself
+    const int v = chunk * ranks + group_.rank();
+    stage_.set_pass(chunk, v > 0 ? link_.receive_input(v, 0, batch.input_ids.sizes()) : at::Tensor());
+    trainer.model().set_documents(batch.doc_ids);
+    const at::Tensor out = trainer.forward(batch.input_ids);
+    if (v + 1 == stages) {
+      loss = trainer.loss().compute(out, batch.labels).item<double>();
+    } else {
+      link_.send_output(v, 0, out, batch.input_ids.sizes());
+    }
+  }
+  link_.finish();
+  at::Tensor shared = at::tensor({loss}, at::kDouble);
+  group_.broadcast(shared, ranks - 1);
+  return shared.item<double>();
+}
+
 double Pipeline::take_idle_fraction() {
   const double waited = link_.take_wait_seconds();
   const double fraction = busy_seconds_ > 0 ? waited / busy_seconds_ : 0.0;

@@ -33,6 +33,9 @@ class Pipeline {
   /// One step's passes on `trainer`'s model and loss, then the data-parallel gradient sync and the clipping over every
   /// stage: the standard step's result (loss and row losses from the last stage, on every rank).
   StepResult run(Trainer& trainer, const std::vector<data::Batch>& micro_batches);
+  /// `batch`'s forward through every stage, as the trainer's forward (no autocast; gradients as the caller's mode):
+  /// the last stage's loss, on every rank (evaluation).
+  double evaluate(Trainer& trainer, const data::Batch& batch);
   /// The fraction of the steps since the last call this rank spent waiting for other stages.
   double take_idle_fraction();
 

@@ -167,12 +167,6 @@ void check_pipeline_parallel(const config::JobConfig& job, const plugins::Compon
         "that does (kforge list-plugins shows capabilities)",
         where, job.view("model").get_string("model_type")));
   }
-  if (job.eval.enabled) {
-    throw sdk::ConfigError(fmt::format(
-        "{} with [eval] enabled = true: evaluation does not run through pipeline stages yet; evaluate the checkpoints "
-        "with `kforge eval` (any layout resumes them), or set pp = 1",
-        where));
-  }
   // The schedule orders this many micro-batches on every rank (it refuses too few, naming the keys) without deadlock.
   const std::unique_ptr<sdk::PipelineSchedule> schedule = components.pipeline_schedule();
   std::vector<std::vector<sdk::PipelinePass>> orders;

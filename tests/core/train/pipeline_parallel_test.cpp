@@ -115,9 +115,10 @@ TEST(StageSplit, EvenSplitsGiveEarlierStagesTheRemainderAndGivenSplitsAreChecked
 const std::vector<std::string> kPipelined = {"--model.n_layers=4", "--train.grad_accum_steps=4"};
 
 // 20 steps at pp = 2 against one rank with the same micro-batches, with each schedule (interleaved 1F1B over two
-// chunks per rank, so four virtual stages of one block), and 1F1B with its blocks recomputed in the backward.
+// chunks per rank, so four virtual stages of one block), and 1F1B with its blocks recomputed in the backward; the
+// evaluations every 5 steps run through the stages too.
 TEST(PipelineParallel, TwoStagesMatchOneRankWithEverySchedule) {
-  const auto args = with(kPipelined, {"--train.max_steps=20"});
+  const auto args = with(kPipelined, {"--train.max_steps=20", "--eval.enabled=true"});
   TrainFixture one;
   launch(one, 1, args);
   const std::vector<std::vector<std::string>> variants = {
@@ -132,6 +133,9 @@ TEST(PipelineParallel, TwoStagesMatchOneRankWithEverySchedule) {
     ASSERT_EQ(launch(two, 2, with(with(args, {"--distributed.pp=2"}), variant), &output), 0) << output;
     EXPECT_NE(output.find("[distributed] pp = 2"), std::string::npos) << output;
     expect_parity(two, one, 1, 20);
+    for (const int64_t step : {5, 10, 15, 20}) {
+      expect_close(metric(two, "eval/loss"), metric(one, "eval/loss"), step, step);
+    }
     const auto bubble = metric(two, "pp/bubble");
     ASSERT_TRUE(bubble.count(20));
     EXPECT_GE(bubble.at(20), 0.0);
@@ -155,7 +159,7 @@ TEST(PipelineParallel, StagesTimesFsdpAndTimesTensorParallelOnFourRanksMatchOneR
 
 // Written at pp = 2: the one-rank run's logical tensors; resumed at pp = 1, at pp = 2 x dp_shard = 2 and at pp = 4
 // (one block per stage), the runs continue the one-rank run's losses; resumed at pp = 2 again, exactly the
-// uninterrupted pp = 2 run's.
+// uninterrupted pp = 2 run's. And the one-rank run's checkpoint resumes at pp = 2.
 TEST(PipelineParallel, CheckpointResumesOnOtherStageCountsAndExactlyOnTheSame) {
   const auto args = with(kPipelined, {"--scheduler.name=constant"});  // the 10-step run is the 20-step run's first half
   TrainFixture one, two, straight;
@@ -187,6 +191,11 @@ TEST(PipelineParallel, CheckpointResumesOnOtherStageCountsAndExactlyOnTheSame) {
       expect_parity(resumed, one, 11, 20);
     }
   }
+  TrainFixture split;
+  launch(split, 2,
+         with(args, {"--train.max_steps=20", "--distributed.pp=2",
+                     "--checkpoint.load_path=" + (one.checkpoint_dir / "step_10").string()}));
+  expect_parity(split, one, 11, 20);
 }
 
 // A stage killed mid-run ends the whole job at once: the launcher names the rank, which rank 0's log maps to its
@@ -222,10 +231,9 @@ TEST(PipelineParallel, AHungStageEndsTheJobAfterTheTimeout) {
 }
 
 // What pipeline parallelism cannot do is refused before training, naming the key.
-TEST(PipelineParallel, RefusesTooFewMicroBatchesEvaluationTiedEmbeddingsAndMoE) {
+TEST(PipelineParallel, RefusesTooFewMicroBatchesTiedEmbeddingsMoEAndMoreStagesThanBlocks) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--train.grad_accum_steps=1"}, "[train] grad_accum_steps = 1"},
-      {{"--eval.enabled=true"}, "[eval] enabled = true"},
       {{"--model.tie_embeddings=true"}, "Tied embeddings are not supported with pipeline parallelism"},
       {{"--model.num_experts=4"}, "MoE + Pipeline Parallelism is not supported"},
       {{"--model.n_layers=1"}, "only 1 blocks"}};

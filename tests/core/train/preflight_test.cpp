@@ -79,8 +79,6 @@ const Case kCases[] = {
     {"pipeline_too_few_micro_batches", "", "--distributed.pp=2",
      "[train] grad_accum_steps = 1 (the micro-batches of a step) with [distributed] pp = 2: pp_schedule \"1f1b\" needs "
      "at least pp micro-batches"},
-    {"pipeline_evaluation", "", "--distributed.pp=2 --train.grad_accum_steps=2 --eval.enabled=true",
-     "[distributed] pp = 2 with [eval] enabled = true: evaluation does not run through pipeline stages yet"},
     {"expert_parallel_vision_language", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",
      "--distributed.ep=2 --model.num_experts=4",
      "[distributed] ep = 2 in a vision-language run ([vlm]): kforge shards the experts of text models only"},
