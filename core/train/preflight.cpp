@@ -100,13 +100,18 @@ void warn_inert_time_embedding_keys(const config::JobConfig& job, std::vector<st
   }
 }
 
+// Where [distributed] `key` was set ("<file>:<line>", or "config" for the default).
+std::string distributed_origin(const config::JobConfig& job, const char* key) {
+  const config::Value* section = job.tree.find("distributed");
+  const config::Value* value = section != nullptr ? section->find(key) : nullptr;
+  return value != nullptr ? value->source.describe() : "config";
+}
+
 // [distributed] ep > 1 needs a model that shards its experts, and a text run.
 void check_expert_parallel(const config::JobConfig& job, const plugins::Components& components) {
   const int64_t ep = job.distributed.ep;
   if (ep <= 1) return;
-  const config::Value* section = job.tree.find("distributed");
-  const config::Value* value = section != nullptr ? section->find("ep") : nullptr;
-  const std::string where = value != nullptr ? value->source.describe() : "config";
+  const std::string where = distributed_origin(job, "ep");
   if (job.tree.find("vlm") != nullptr) {
     throw sdk::ConfigError(fmt::format(
         "{}: [distributed] ep = {} in a vision-language run ([vlm]): kforge shards the experts of text models only; "
@@ -126,10 +131,7 @@ void check_expert_parallel(const config::JobConfig& job, const plugins::Componen
 void check_tensor_parallel(const config::JobConfig& job, const plugins::Components& components) {
   const int64_t tp = job.distributed.tp;
   if (tp <= 1) return;
-  const config::Value* section = job.tree.find("distributed");
-  const config::Value* value = section != nullptr ? section->find("tp") : nullptr;
-  const std::string where =
-      fmt::format("{}: [distributed] tp = {}", value != nullptr ? value->source.describe() : "config", tp);
+  const std::string where = fmt::format("{}: [distributed] tp = {}", distributed_origin(job, "tp"), tp);
   if (job.tree.find("vlm") != nullptr) {
     throw sdk::ConfigError(
         fmt::format("{} in a vision-language run ([vlm]): kforge splits text models only so far; set tp = 1", where));
@@ -157,10 +159,7 @@ void check_tensor_parallel(const config::JobConfig& job, const plugins::Componen
 void check_pipeline_parallel(const config::JobConfig& job, const plugins::Components& components) {
   const int64_t pp = job.distributed.pp;
   if (pp <= 1) return;
-  const config::Value* section = job.tree.find("distributed");
-  const config::Value* value = section != nullptr ? section->find("pp") : nullptr;
-  const std::string where =
-      fmt::format("{}: [distributed] pp = {}", value != nullptr ? value->source.describe() : "config", pp);
+  const std::string where = fmt::format("{}: [distributed] pp = {}", distributed_origin(job, "pp"), pp);
   if ((components.model_capabilities() & KFORGE_CAP_PIPELINE) == 0) {
     throw sdk::ConfigError(fmt::format(
         "{}: model '{}' does not declare the pipeline capability (it cannot run as stages); set pp = 1 or use a model "
