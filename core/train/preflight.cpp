@@ -107,6 +107,19 @@ std::string distributed_origin(const config::JobConfig& job, const char* key) {
   return value != nullptr ? value->source.describe() : "config";
 }
 
+// The pipeline keys set with pp = 1, which has one stage: one warning each.
+void warn_inert_pipeline_keys(const config::JobConfig& job, std::vector<std::string>& warnings) {
+  const config::Value* section = job.tree.find("distributed");
+  if (section == nullptr || job.distributed.pp > 1) return;
+  for (const char* key : {"pp_schedule", "pp_layer_split", "virtual_stages"}) {
+    const config::Value* v = section->find(key);
+    if (v == nullptr || v->source.origin.empty()) continue;
+    warnings.push_back(
+        fmt::format("{}: [distributed] {} = {}: has no effect with pp = 1 (one pipeline stage; set pp > 1 to use it)",
+                    v->source.describe(), key, v->to_toml_brief()));
+  }
+}
+
 // [distributed] ep > 1 needs a model that shards its experts, and a text run.
 void check_expert_parallel(const config::JobConfig& job, const plugins::Components& components) {
   const int64_t ep = job.distributed.ep;
@@ -192,6 +205,7 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   components.check_optimizer_values();
   config::check_mixture(job.tree);
   warn_inert_time_embedding_keys(job, out.warnings);
+  warn_inert_pipeline_keys(job, out.warnings);
   if (job.tree.find("vlm") != nullptr) {
     check_vision_language_data(job);
     return out;

@@ -19,11 +19,17 @@ StageLink::StageLink(const dist::Group& pp, int stages) : group_(pp), stages_(st
 void StageLink::send_output(int stage, int micro, const at::Tensor& output, at::IntArrayRef tokens) {
   const auto key = std::make_tuple(stage, tokens.vec());
   const int to = rank_of(stage + 1);
+  if (output.dim() > kMaxDims) {
+    throw sdk::Error(
+        fmt::format("pipeline parallelism: virtual stage {}'s output has {} dimensions; at most {} cross "
+                    "stages",
+                    stage, output.dim(), kMaxDims));
+  }
   if (announced_.insert(key).second) {  // [dims, dtype, sizes...]
     at::Tensor header = at::zeros({kMaxDims + 2}, at::kLong);
     header[0] = output.dim();
     header[1] = static_cast<int64_t>(output.scalar_type());
-    for (int64_t d = 0; d < output.dim() && d < kMaxDims; ++d) header[d + 2] = output.size(d);
+    for (int64_t d = 0; d < output.dim(); ++d) header[d + 2] = output.size(d);
     sends_.push_back(group_.send(header, to, tag(stage, 0, kShape)));  // once per shape: any micro-batch's
   }
   sends_.push_back(group_.send(output.detach().contiguous(), to, tag(stage, micro, kOutput)));

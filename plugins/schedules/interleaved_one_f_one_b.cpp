@@ -11,9 +11,10 @@
 namespace kforge::builtin::schedules {
 
 InterleavedOneFOneB::InterleavedOneFOneB(int virtual_stages) : virtual_stages_(virtual_stages) {
-  if (virtual_stages < 1) {
+  if (virtual_stages < 1 || virtual_stages > kMaxVirtualStages) {
     throw sdk::ConfigError("[distributed] virtual_stages = " + std::to_string(virtual_stages) +
-                           ": interleaved_1f1b needs at least one model chunk per rank");
+                           ": interleaved_1f1b needs between 1 and " + std::to_string(kMaxVirtualStages) +
+                           " model chunks per rank (each chunk holds at least one block)");
   }
 }
 

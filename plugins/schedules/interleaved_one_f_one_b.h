@@ -8,7 +8,9 @@ namespace kforge::builtin::schedules {
 
 class InterleavedOneFOneB final : public sdk::PipelineSchedule {
  public:
-  /// `virtual_stages` >= 1 chunks per rank ([distributed] virtual_stages).
+  /// More chunks per rank than any model has blocks.
+  static constexpr int kMaxVirtualStages = 1024;
+  /// 1 <= `virtual_stages` <= kMaxVirtualStages chunks per rank ([distributed] virtual_stages).
   explicit InterleavedOneFOneB(int virtual_stages);
   int chunks() const override { return virtual_stages_; }
   /// Micro-batches go through the chunks in groups of `ranks` (so their count must be a multiple of ranks): the k-th

@@ -81,6 +81,8 @@ TEST(PipelineSchedules, RefuseTooFewMicroBatchesAndOrdersThatCannotRun) {
     EXPECT_NE(std::string(e.what()).find("[train] grad_accum_steps = 2"), std::string::npos) << e.what();
   }
   EXPECT_THROW(InterleavedOneFOneB(2).order(2, 0, 3), sdk::ConfigError);  // not a multiple of pp
+  EXPECT_THROW(InterleavedOneFOneB(0), sdk::ConfigError);
+  EXPECT_THROW(InterleavedOneFOneB(InterleavedOneFOneB::kMaxVirtualStages + 1), sdk::ConfigError);
   EXPECT_NO_THROW(GPipe().order(4, 0, 1));                                // GPipe runs any count
   using P = sdk::PipelinePass;
   // Rank 0 waits for micro-batch 0's gradient before sending micro-batch 1's input; rank 1 wants micro-batch 1 first.

@@ -108,7 +108,8 @@ TEST_P(NoEffectKeys, RunAndDryRunGoOnWithOneWarningPerKey) {
   for (const char* key : {"[train] compile_model = true: has no effect in this kforge",
                           "[data] num_workers = 8: has no effect in a text run",
                           "[metrics] enable_wandb = true: has no effect in this kforge",
-                          "[time_embedding] num_bands = 8: has no effect with type = \"none\""}) {
+                          "[time_embedding] num_bands = 8: has no effect with type = \"none\"",
+                          "[distributed] pp_layer_split = [1, 1]: has no effect with pp = 1"}) {
     for (const Outcome* o : {&dry, &run}) {
       const size_t first = o->output.find(key);
       EXPECT_NE(first, std::string::npos) << key << " in:\n" << o->output;
@@ -120,7 +121,8 @@ TEST_P(NoEffectKeys, RunAndDryRunGoOnWithOneWarningPerKey) {
 INSTANTIATE_TEST_SUITE_P(Warnings, NoEffectKeys,
                          ::testing::Values(Case{"speed_and_service_keys", "",
                                                 "--train.compile_model=true --data.num_workers=8 "
-                                                "--metrics.enable_wandb=true --time_embedding.num_bands=8",
+                                                "--metrics.enable_wandb=true --time_embedding.num_bands=8 "
+                                                "'--distributed.pp_layer_split=[1,1]'",
                                                 ""}),
                          [](const auto& info) { return std::string(info.param.name); });
 
