@@ -2,8 +2,10 @@
 #include "dist/runtime.h"
 
 #include <fmt/format.h>
+
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "dist/await_listener.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 
@@ -21,13 +23,21 @@ Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config, 
   options.timeout = timeout_;
   log::get().info("rendezvous: waiting for {} ranks at {}:{} (timeout {} s, distributed.nccl_timeout_sec)",
                   info_.world_size, info_.master_addr, info_.master_port, config.timeout_sec);
+  const auto failed = [&](const std::string& why) {
+    return sdk::Error(fmt::format(
+        "rank {}: rendezvous at {}:{} ({} of {} ranks) failed: {}. Check MASTER_ADDR/MASTER_PORT (the port must be "
+        "free on rank 0's host) and that every rank was started",
+        info_.rank, info_.master_addr, info_.master_port, info_.rank, info_.world_size, why));
+  };
+  // A client that finds the store not yet listening would sleep a second before its next try.
+  if (!options.isServer && !await_listener(info_.master_addr, info_.master_port, timeout_)) {
+    throw failed(fmt::format("nothing accepted a connection there within {} s (distributed.nccl_timeout_sec)",
+                             config.timeout_sec));
+  }
   try {
     store_ = c10::make_intrusive<c10d::TCPStore>(info_.master_addr, options);
   } catch (const std::exception& e) {
-    throw sdk::Error(fmt::format(
-        "rank {}: rendezvous at {}:{} ({} of {} ranks) failed: {}. Check MASTER_ADDR/MASTER_PORT (the port must be "
-        "free on rank 0's host) and that every rank was started",
-        info_.rank, info_.master_addr, info_.master_port, info_.rank, info_.world_size, e.what()));
+    throw failed(e.what());
   }
   const bool loopback = info_.single_node();
   world_ =
