@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "cli/command_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/parse_options.h"
 #include "env/cpu_env.h"
 
 namespace kforge::cli {

@@ -4,9 +4,9 @@
 #include <cxxopts.hpp>
 #include <iostream>
 
+#include "cli/command_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/parse_options.h"
 #include "generate/checkpoint_session.h"
 #include "interop/hf_export.h"
 #include "interop/hf_import.h"

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/parse_options.h"
 #include "data/npz_writer.h"
 #include "data/tokenizer.h"
 #include "generate/checkpoint_session.h"

@@ -8,9 +8,9 @@
 #include <map>
 #include <optional>
 
+#include "cli/command_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/parse_options.h"
 #include "data/tokenizer.h"
 #include "generate/checkpoint_session.h"
 #include "generate/generate.h"

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/command_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/parse_options.h"
 #include "config/schema.h"
 #include "kforge/sdk/kinds.h"
 #include "listing/listing_cache.h"

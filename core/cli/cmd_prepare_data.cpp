@@ -7,9 +7,9 @@
 #include <functional>
 #include <iostream>
 
+#include "cli/command_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/parse_options.h"
 #include "data/prepare.h"
 #include "data/webdataset_writer.h"
 #include "kforge/sdk/error.h"

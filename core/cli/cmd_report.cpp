@@ -6,9 +6,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/command_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/parse_options.h"
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/version.h"
 #include "report/report_page.h"

@@ -4,9 +4,9 @@
 #include <cxxopts.hpp>
 #include <iostream>
 
+#include "cli/command_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "cli/parse_options.h"
 #include "cli/run_training.h"
 #include "config/job_config.h"
 #include "dist/rank_info.h"

@@ -9,7 +9,6 @@ int cmd_prepare_data(int argc, char** argv);
 int cmd_check_env(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
-int cmd_launch(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_extract(int argc, char** argv);

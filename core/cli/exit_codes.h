@@ -1,11 +1,13 @@
-// Process exit codes of the kforge CLI.
+// The CLI's exit codes (cmdline/exit_codes.h, which the LibTorch-free launcher shares) by their kforge::cli names.
 #pragma once
+
+#include "cmdline/exit_codes.h"
 
 namespace kforge::cli {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;       ///< training failed (error, too many NaN losses)
-inline constexpr int kExitUsage = 2;         ///< bad command line, config or plugin set: nothing ran
-inline constexpr int kExitPreempted = 75;    ///< stopped by SIGTERM/SIGUSR1 after a checkpoint: rerun to resume
+using cmdline::kExitFailure;
+using cmdline::kExitOk;
+using cmdline::kExitPreempted;
+using cmdline::kExitUsage;
 
 }  // namespace kforge::cli

@@ -62,7 +62,6 @@ int dispatch(const std::string& command, int argc, char** argv) {
   using namespace kforge::cli;
   if (command == "run") return cmd_run(argc, argv);   // installs its shutdown handlers before it unblocks them
   kforge::resilience::block_shutdown_signals(false);  // blocked by kforge launch or the front-end across exec
-  if (command == "launch") return cmd_launch(argc, argv);
   if (command == "list-plugins") return cmd_list_plugins(argc, argv);
   if (command == "prepare-data") return cmd_prepare_data(argc, argv);
   if (command == "check-env") return cmd_check_env(argc, argv);

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "config/did_you_mean.h"
+#include "cmdline/did_you_mean.h"
 #include "config/overrides.h"
 #include "config/toml_reader.h"
 #include "kforge/sdk/error.h"
@@ -90,7 +90,8 @@ Value coerce_scalar(const Value& v, const KeySpec& spec, const std::string& wher
       if (v.type == Value::Type::String) {
         if (!spec.choices.empty() &&
             std::find(spec.choices.begin(), spec.choices.end(), v.s) == spec.choices.end()) {
-          fail(v, where, fmt::format("allowed values are {}.{}", join(spec.choices), did_you_mean(v.s, spec.choices)));
+          fail(v, where,
+               fmt::format("allowed values are {}.{}", join(spec.choices), cmdline::did_you_mean(v.s, spec.choices)));
         }
         return v;
       }
@@ -215,7 +216,7 @@ std::string unknown_key_message(const std::string& key, const SectionSpec& spec,
                        key, path, where, homes.front()->name, key, valid);
   }
   return fmt::format("unknown key '{}' in [{}]. Valid keys: {}.{}", key, path, valid,
-                     did_you_mean(key, spec.key_names()));
+                     cmdline::did_you_mean(key, spec.key_names()));
 }
 
 Value resolve_table(const Value* raw, const SectionSpec& spec, const std::string& path, const Catalog& catalog) {
@@ -426,7 +427,7 @@ std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catal
         throw sdk::ConfigError(fmt::format("{}: [{}] {} = \"{}\": no {} '{}' in the loaded plugins. Known: {}.{}",
                                            origin, slot.section, slot.selector, name, slot.name, name,
                                            known.empty() ? "(none; check --plugin-dir)" : known,
-                                           did_you_mean(name, known_names)));
+                                           cmdline::did_you_mean(name, known_names)));
       }
       for (const KeySpec& key : found->keys) {
         if (const KeySpec* clash = section->find(key.name)) {
@@ -447,7 +448,7 @@ Value resolve(const Value& raw, const std::vector<SectionSpec>& schema, const Ca
   for (const auto& [key, value] : raw.table) {
     if (std::find(names.begin(), names.end(), key) == names.end()) {
       throw sdk::ConfigError(fmt::format("{}: unknown section [{}]. Valid sections: {}.{}", value.source.describe(),
-                                         key, join(names), did_you_mean(key, names)));
+                                         key, join(names), cmdline::did_you_mean(key, names)));
     }
     if (!value.is_table()) {
       throw sdk::ConfigError(fmt::format("{}: '{}' must be a table ([{}] section), not a {}", value.source.describe(),

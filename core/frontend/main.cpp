@@ -1,16 +1,19 @@
 // kforge: the front-end, which never loads LibTorch. It prints a repeated `list-plugins` from the
-// listing cache and hands every other command line, unchanged, to kforge-host by execv.
+// listing cache, runs `kforge launch` itself (a launcher needs no LibTorch, and its workers start at
+// once), and hands every other command line, unchanged, to kforge-host by execv.
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "cli/exit_codes.h"
+#include "cmdline/exit_codes.h"
+#include "launch/launch.h"
 #include "listing/listing_cache.h"
 
 namespace {
@@ -30,7 +33,15 @@ bool print_cached_listing(int argc, char** argv, const std::filesystem::path& ho
 }  // namespace
 
 int main(int argc, char** argv) {
-  using kforge::cli::kExitOk, kforge::cli::kExitUsage;
+  using kforge::cmdline::kExitOk, kforge::cmdline::kExitUsage;
+  if (argc >= 2 && std::strcmp(argv[1], "launch") == 0) {
+    try {
+      return kforge::launch::run_launch(argc - 1, argv + 1);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kforge: error: %s\n", e.what());
+      return kExitUsage;
+    }
+  }
   const std::filesystem::path exe = kforge::listing::current_executable();
   if (exe.empty()) {
     std::fprintf(stderr, "kforge: cannot read /proc/self/exe to find kforge-host next to this executable.\n");

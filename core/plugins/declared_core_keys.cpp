@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "config/did_you_mean.h"
+#include "cmdline/did_you_mean.h"
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/kinds.h"
 
@@ -35,7 +35,7 @@ std::vector<config::KeySpec> declared_core_keys(const ComponentMeta& c) {
     const config::KeySpec* key = section.find(name);
     if (key == nullptr) {
       throw sdk::Error(fmt::format("{} '{}' declares core key '{}', which [{}] does not have.{}", c.kind, c.name, name,
-                                   kind->section, config::did_you_mean(name, section.key_names())));
+                                   kind->section, cmdline::did_you_mean(name, section.key_names())));
     }
     out.push_back(*key);
   }

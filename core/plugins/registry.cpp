@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "config/did_you_mean.h"
+#include "cmdline/did_you_mean.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::plugins {
@@ -84,9 +84,8 @@ const Entry& Registry::get(const std::string& kind, const std::string& name, con
     known += fmt::format("{}{} ({} {})", known.empty() ? "" : ", ", e->meta.name,
                          e->plugin->path.filename().string(), e->plugin->version);
   }
-  throw sdk::ConfigError(fmt::format("{} = \"{}\": no {} '{}' in the loaded plugins. Known: {}.{}", where,
-                                     name, kind, name, known.empty() ? "(none)" : known,
-                                     config::did_you_mean(name, names)));
+  throw sdk::ConfigError(fmt::format("{} = \"{}\": no {} '{}' in the loaded plugins. Known: {}.{}", where, name, kind,
+                                     name, known.empty() ? "(none)" : known, cmdline::did_you_mean(name, names)));
 }
 
 }  // namespace kforge::plugins

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "config/did_you_mean.h"
+#include "cmdline/did_you_mean.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 
@@ -79,12 +79,13 @@ std::string top_level_prefixes(const std::vector<sdk::NamedParameter>& params) {
     candidates.push_back(alias);
     alias_list += (alias_list.empty() ? "" : ", ") + alias;
   }
-  throw sdk::ConfigError(fmt::format(
-      "{}: {} = \"{}\": matches no parameter. It is an fnmatch pattern over full parameter names "
-      "(e.g. \"{}\"); the names start with {}{}.{} Fix the pattern or remove the spec.",
-      spec.source, spec.key, spec.module, params.empty() ? "" : params.front().name,
-      params.empty() ? "(the model has no parameters)" : top_level_prefixes(params),
-      alias_list.empty() ? "" : "; the module aliases are " + alias_list, config::did_you_mean(spec.module, candidates)));
+  throw sdk::ConfigError(
+      fmt::format("{}: {} = \"{}\": matches no parameter. It is an fnmatch pattern over full parameter names "
+                  "(e.g. \"{}\"); the names start with {}{}.{} Fix the pattern or remove the spec.",
+                  spec.source, spec.key, spec.module, params.empty() ? "" : params.front().name,
+                  params.empty() ? "(the model has no parameters)" : top_level_prefixes(params),
+                  alias_list.empty() ? "" : "; the module aliases are " + alias_list,
+                  cmdline::did_you_mean(spec.module, candidates)));
 }
 
 // An alias's patterns, or the module itself as the one pattern.

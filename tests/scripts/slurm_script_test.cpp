@@ -13,7 +13,7 @@
 
 #include "checkpoint/checkpoint_manager.h"
 #include "core/train/train_fixture.h"
-#include "dist/free_port.h"
+#include "launch/free_port.h"
 #include "support/launch_job.h"
 #include "support/read_file.h"
 #include "support/test_host.h"
@@ -65,7 +65,7 @@ std::string sbatch_command(const TrainFixture& fx, const SlurmStandIns& slurm,
   for (const auto& o : overrides) args += " " + o;
   return "echo batch shell: pid $$; exec " +
          slurm.command("single_node.sbatch", 2,
-                       fmt::format("KFORGE_BIN={} MASTER_PORT={}", KFORGE_BIN, dist::free_local_port()), args);
+                       fmt::format("KFORGE_BIN={} MASTER_PORT={}", KFORGE_BIN, launch::free_local_port()), args);
 }
 
 TEST(SlurmScript, TwoTasksMeetThroughSlurmVariablesAndTrain) {

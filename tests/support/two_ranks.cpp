@@ -2,12 +2,12 @@
 
 #include <thread>
 
-#include "dist/free_port.h"
+#include "launch/free_port.h"
 
 namespace kforge::test {
 
 std::vector<std::string> on_two_ranks(const std::function<void(const dist::Runtime&)>& body) {
-  const int port = dist::free_local_port();
+  const int port = launch::free_local_port();
   std::vector<std::string> errors(2);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < 2; ++rank) {

@@ -1,5 +1,5 @@
 // `kforge launch` when things go wrong: every rank's exit status is reported, workers die with a
-// SIGKILLed launcher, and no worker holds another worker's output pipe.
+// SIGKILLed launcher, and no worker holds another worker's output pipe; the launcher holds no LibTorch.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 
 #include "core/train/train_fixture.h"
 #include "support/launch_job.h"
+#include "support/read_file.h"
 
 namespace kforge::test {
 namespace {
@@ -113,7 +114,7 @@ TEST(LaunchDurability, EveryRanksExitStatusIsReported) {
       << output;
 }
 
-TEST(LaunchDurability, WorkersDieWithAKilledLauncherAndHoldNoOtherWorkersPipe) {
+TEST(LaunchDurability, TheLauncherHoldsNoLibTorchAndItsWorkersDieWithItAndHoldNoOtherWorkersPipe) {
   TrainFixture fx;
   // Long enough that a worker left running is still training when the bound below expires.
   LiveCommand launcher(launch_command(fx, 2, {"--train.max_steps=1000000", "--checkpoint.interval=1000000"}));
@@ -130,6 +131,12 @@ TEST(LaunchDurability, WorkersDieWithAKilledLauncherAndHoldNoOtherWorkersPipe) {
     EXPECT_NE(fd_target(rank1, entry.path().filename().string()), rank0_pipe)
         << "rank 1 holds rank 0's output pipe as fd " << entry.path().filename().string();
   }
+
+  // The launcher is the front-end process (sh exec'd it): only its workers map LibTorch.
+  EXPECT_NE(read_file(fmt::format("/proc/{}/maps", rank0)).find("libtorch_cpu"), std::string::npos);
+  const std::string launcher_maps = read_file(fmt::format("/proc/{}/maps", launcher.pid()));
+  EXPECT_NE(launcher_maps.find(fs::canonical(KFORGE_BIN).string() + "\n"), std::string::npos) << launcher_maps;
+  EXPECT_EQ(launcher_maps.find("libtorch"), std::string::npos) << "the launcher mapped LibTorch";
 
   launcher.kill();
   const bool rank0_gone = exits_within(rank0, 30), rank1_gone = exits_within(rank1, 30);

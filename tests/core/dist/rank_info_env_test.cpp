@@ -10,9 +10,9 @@
 #include <fstream>
 #include <string>
 
-#include "dist/free_port.h"
 #include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
+#include "launch/free_port.h"
 
 namespace kforge::test {
 namespace {
@@ -82,7 +82,7 @@ TEST(FreeLocalPort, IsOutsideTheEphemeralRangeAndBindable) {
   int low = 32768, high = 60999;
   std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low >> high;
   for (int i = 0; i < 20; ++i) {
-    const int port = dist::free_local_port();
+    const int port = launch::free_local_port();
     EXPECT_TRUE(port < low || port > high) << port << " is in the ephemeral range " << low << ".." << high;
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     ASSERT_GE(fd, 0);

@@ -1,9 +1,10 @@
-#include "config/did_you_mean.h"
+// "Did you mean" suggestions for misspelt names (see did_you_mean.h).
+#include "cmdline/did_you_mean.h"
 
 #include <algorithm>
 #include <numeric>
 
-namespace kforge::config {
+namespace kforge::cmdline {
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -34,4 +35,4 @@ std::string did_you_mean(std::string_view name, const std::vector<std::string>& 
   return best != nullptr ? " Did you mean '" + *best + "'?" : "";
 }
 
-}  // namespace kforge::config
+}  // namespace kforge::cmdline

@@ -1,13 +1,13 @@
 // "Did you mean": the edit distance, and the one suggestion it yields (the closest candidate within
 // max(2, a third of the name's length) edits, the first of equally close ones), or none.
-#include "config/did_you_mean.h"
+#include "cmdline/did_you_mean.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace kforge::config {
+namespace kforge::cmdline {
 namespace {
 
 TEST(EditDistance, CountsInsertionsDeletionsAndSubstitutions) {
@@ -44,4 +44,4 @@ TEST(DidYouMean, AllowsTwoEditsForShortNamesAndAThirdOfTheLengthForLongOnes) {
 TEST(DidYouMean, SaysNothingWithoutCandidates) { EXPECT_EQ(did_you_mean("anything", {}), ""); }
 
 }  // namespace
-}  // namespace kforge::config
+}  // namespace kforge::cmdline

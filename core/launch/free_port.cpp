@@ -1,4 +1,5 @@
-#include "dist/free_port.h"
+// A free TCP port for a local launch's rendezvous (see free_port.h).
+#include "launch/free_port.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,7 +10,7 @@
 #include <random>
 #include <vector>
 
-namespace kforge::dist {
+namespace kforge::launch {
 namespace {
 
 // Binds a probe socket to `address`:`port` (0: the kernel picks) and closes it: the port bound, or
@@ -59,4 +60,4 @@ int free_local_port() {
   return ephemeral_port();
 }
 
-}  // namespace kforge::dist
+}  // namespace kforge::launch

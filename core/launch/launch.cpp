@@ -1,6 +1,9 @@
 // kforge launch: spawns and supervises the local workers of a multi-process job, like torchrun:
 // rendezvous variables per worker, signals forwarded, one failure stops the rest, every rank's exit
-// status reported; workers die with the launcher and hold no other worker's descriptors.
+// status reported; workers die with the launcher and hold no other worker's descriptors. It runs in the
+// LibTorch-free front-end, so the launcher starts its workers at once.
+#include "launch/launch.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -22,15 +25,19 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
-#include "cli/exit_codes.h"
-#include "cli/parse_options.h"
-#include "dist/free_port.h"
+#include "cmdline/exit_codes.h"
+#include "cmdline/parse_options.h"
+#include "launch/free_port.h"
 #include "resilience/shutdown.h"
 
 extern char** environ;
 
-namespace kforge::cli {
+namespace kforge::launch {
+
+using cmdline::kExitFailure;
+using cmdline::kExitOk;
+using cmdline::kExitUsage;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -274,9 +281,10 @@ int supervise(std::vector<Worker>& workers, double grace_sec) {
     std::cerr << fmt::format("  rank {} (pid {}): {}\n", w.rank, w.pid, describe_exit(w.status));
   }
   if (failed) {
-    std::cerr << fmt::format("kforge launch: the job failed: rank {} exited with code {}. Its last lines (all of them "
-                             "in {}):\n",
-                             failed->rank, failed->code, failed->log_path.string());
+    std::cerr << fmt::format(
+        "kforge launch: the job failed: rank {} exited with code {}. Its last lines (all of them "
+        "in {}):\n",
+        failed->rank, failed->code, failed->log_path.string());
     for (const auto& line : failed->tail) std::cerr << "  " << line << "\n";
     return failed->code;
   }
@@ -309,7 +317,7 @@ std::string and_torchrun_spelling(const std::string& name) {
 
 }  // namespace
 
-int cmd_launch(int argc, char** argv) {
+int run_launch(int argc, char** argv) {
   auto [own, worker_args] = split_worker_command(argc, argv);
   cxxopts::Options options("kforge launch",
                            "Start N local worker processes of one job and supervise them (like torchrun):\n"
@@ -333,7 +341,7 @@ int cmd_launch(int argc, char** argv) {
                              cxxopts::value<std::string>())(
       option("grace-sec"), "seconds between SIGTERM and SIGKILL when stopping workers",
       cxxopts::value<double>()->default_value("30"))("h,help", "this help");
-  const ParsedOptions parsed = parse_options(options, static_cast<int>(own.size()), own.data());
+  const cmdline::ParsedOptions parsed = cmdline::parse_options(options, static_cast<int>(own.size()), own.data());
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
   Layout layout;
@@ -343,13 +351,15 @@ int cmd_launch(int argc, char** argv) {
   std::string problem;
   if (!args.count("nproc-per-node") || args["nproc-per-node"].as<int>() < 1)
     problem = "--nproc-per-node N (>= 1) is required";
-  else if (worker_args.empty()) problem = "missing the worker command (e.g. run cfg.toml) after the options";
+  else if (worker_args.empty())
+    problem = "missing the worker command (e.g. run cfg.toml) after the options";
   else if (layout.nnodes < 1 || layout.node_rank < 0 || layout.node_rank >= layout.nnodes)
     problem = fmt::format("--node-rank {} is not in [0, --nnodes {})", layout.node_rank, layout.nnodes);
-  else if (layout.nnodes > 1 && !args.count("master-port")) problem = "--master-port is required with --nnodes > 1";
-  if (!problem.empty()) return usage_error(options, problem);
+  else if (layout.nnodes > 1 && !args.count("master-port"))
+    problem = "--master-port is required with --nnodes > 1";
+  if (!problem.empty()) return cmdline::usage_error(options, problem);
   layout.nproc = args["nproc-per-node"].as<int>();
-  layout.port = args.count("master-port") ? args["master-port"].as<int>() : dist::free_local_port();
+  layout.port = args.count("master-port") ? args["master-port"].as<int>() : free_local_port();
   const fs::path log_dir = args.count("log-dir")
                                ? fs::path(args["log-dir"].as<std::string>())
                                : fs::temp_directory_path() / fmt::format("kforge-launch-{}", ::getpid());
@@ -383,4 +393,4 @@ int cmd_launch(int argc, char** argv) {
   return supervise(workers, args["grace-sec"].as<double>());
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::launch

@@ -1,6 +1,6 @@
-// The options helper of every subcommand: "did you mean" for an unknown option, the option named for
-// a value that does not parse, overrides set aside, --plugin-dir, and the usage error with the help.
-#include "cli/parse_options.h"
+// Parsing a subcommand's options (see parse_options.h): "did you mean" for an unknown option, the option named for a
+// value that does not parse, and the usage error with the help.
+#include "cmdline/parse_options.h"
 
 #include <fmt/format.h>
 
@@ -8,13 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "cli/exit_codes.h"
-#include "config/did_you_mean.h"
-#include "config/overrides.h"
+#include "cmdline/did_you_mean.h"
+#include "cmdline/exit_codes.h"
 
-namespace kforge::cli {
+namespace kforge::cmdline {
 namespace {
-
 // Every option's spelling as typed: "--name" for each long name, "-n" for a short one.
 std::vector<std::string> spellings(const cxxopts::Options& options) {
   std::vector<std::string> out;
@@ -33,7 +31,7 @@ std::string unmatched_message(const std::vector<std::string>& unmatched, const c
   for (const std::string& arg : unmatched) {
     if (arg.size() < 2 || arg[0] != '-') continue;
     const std::string name = arg.substr(0, arg.find('='));
-    return fmt::format("unknown option '{}'.{}", name, config::did_you_mean(name, spellings(options)));
+    return fmt::format("unknown option '{}'.{}", name, did_you_mean(name, spellings(options)));
   }
   return fmt::format("unexpected argument '{}'.", unmatched.front());
 }
@@ -76,32 +74,9 @@ ParsedOptions parse_options(cxxopts::Options& options, int argc, char** argv, co
   return {std::nullopt, kExitUsage};
 }
 
-ParsedOptions parse_options_and_overrides(cxxopts::Options& options, int argc, char** argv) {
-  config::SplitArguments split = config::split_overrides(argc, argv);
-  ParsedOptions parsed = parse_options(options, static_cast<int>(split.rest.size()), split.rest.data());
-  parsed.overrides = std::move(split.overrides);
-  return parsed;
-}
-
-void add_plugin_dir_option(cxxopts::Options& options) {
-  options.add_options()("plugin-dir", "extra plugin directory (repeatable)", cxxopts::value<std::vector<std::string>>());
-}
-
-void add_allow_unsafe_plugin_dir_option(cxxopts::Options& options) {
-  options.add_options()("allow-unsafe-plugin-dir",
-                        "load plugins from directories or files that other users can write to, or that another user "
-                        "owns (refused by default: a plugin runs with your rights)");
-}
-
-std::vector<std::string> plugin_dirs_given(const cxxopts::ParseResult& args) {
-  return args.count("plugin-dir") ? args["plugin-dir"].as<std::vector<std::string>>() : std::vector<std::string>{};
-}
-
-bool unsafe_plugins_allowed(const cxxopts::ParseResult& args) { return args.count("allow-unsafe-plugin-dir") > 0; }
-
 int usage_error(const cxxopts::Options& options, const std::string& problem) {
   std::cerr << options.program() << ": " << problem << "\n\n" << options.help();
   return kExitUsage;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::cmdline
