@@ -18,7 +18,8 @@ std::unique_ptr<plugins::PluginHost> load_builtin_plugins(const std::vector<std:
 config::JobConfig job_from_toml(const std::string& toml, const plugins::Registry& registry,
                                 const std::vector<std::string>& overrides = {});
 
-/// A fresh empty directory under the system temp dir, unique per call.
+/// A fresh empty directory under the system temp dir, unique per call; removed at the end of the test binary when
+/// every test passed, kept otherwise.
 std::filesystem::path temp_dir(const std::string& label);
 
 /// Runs a shell command, returning its exit status; stdout+stderr go to *output when given.
