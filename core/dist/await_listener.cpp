@@ -38,20 +38,21 @@ bool await_listener(const std::string& host, int port, std::chrono::milliseconds
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
   const auto deadline = Clock::now() + timeout;
   bool accepted = false;
   while (!accepted) {
-    for (const addrinfo* ai = found; ai != nullptr && !accepted; ai = ai->ai_next) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      accepted = connects(*ai, std::clamp(left, std::chrono::milliseconds(1), std::chrono::milliseconds(1000)));
+    addrinfo* found = nullptr;  // resolved on every try: a name may not resolve yet when a job starts
+    if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) == 0) {
+      for (const addrinfo* ai = found; ai != nullptr && !accepted; ai = ai->ai_next) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        accepted = connects(*ai, std::clamp(left, std::chrono::milliseconds(1), std::chrono::milliseconds(1000)));
+      }
+      ::freeaddrinfo(found);
     }
     const auto now = Clock::now();
     if (accepted || now >= deadline) break;
     std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(10), deadline - now));
   }
-  ::freeaddrinfo(found);
   return accepted;
 }
 

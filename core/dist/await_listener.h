@@ -9,7 +9,7 @@
 namespace kforge::dist {
 
 /// Tries a TCP connection to `host`:`port` every 10 ms until one is accepted (it is closed at once) or `timeout`
-/// has passed. True once one was accepted; false at the timeout or when `host` does not resolve.
+/// has passed, resolving `host` again on each try. True once one was accepted; false at the timeout.
 bool await_listener(const std::string& host, int port, std::chrono::milliseconds timeout);
 
 }  // namespace kforge::dist

@@ -31,8 +31,10 @@ Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config, 
   };
   // A client that finds the store not yet listening would sleep a second before its next try.
   if (!options.isServer && !await_listener(info_.master_addr, info_.master_port, timeout_)) {
-    throw failed(fmt::format("nothing accepted a connection there within {} s (distributed.nccl_timeout_sec)",
-                             config.timeout_sec));
+    throw failed(
+        fmt::format("nothing accepted a connection there within {} s (distributed.nccl_timeout_sec; is MASTER_ADDR a "
+                    "name this host resolves?)",
+                    config.timeout_sec));
   }
   try {
     store_ = c10::make_intrusive<c10d::TCPStore>(info_.master_addr, options);
