@@ -19,6 +19,8 @@
 namespace kforge::dist {
 namespace {
 
+thread_local double collective_seconds = 0;  ///< see take_collective_seconds
+
 c10d::ReduceOp to_c10d(Reduce op) {
   switch (op) {
     case Reduce::Max: return c10d::ReduceOp::MAX;
@@ -73,10 +75,18 @@ at::Tensor Group::staged(const at::Tensor& tensor) const {
   return tensor.device() == device_ ? tensor : tensor.to(device_);
 }
 
+double take_collective_seconds() {
+  const double s = collective_seconds;
+  collective_seconds = 0;
+  return s;
+}
+
 template <class Fn>
 void Group::run(const char* collective, Fn&& fn) const {
+  const auto start = std::chrono::steady_clock::now();
   try {
     fn();
+    collective_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   } catch (const std::exception& e) {
     throw sdk::Error(fmt::format(
         "{} on process group '{}' failed on rank {} (rank {} of {} in the group): {}. Another rank probably died, "

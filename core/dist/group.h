@@ -25,6 +25,11 @@ using Backend = c10d::ProcessGroup;
 
 class Group;
 
+/// The seconds the calling thread has spent inside collectives (any group, blocking calls and waits on started ones)
+/// since its last call; restarts the count. The training loop reads it per step: the time the step was held up by
+/// communication, including waiting for a slower rank.
+double take_collective_seconds();
+
 /// A collective started without waiting; wait() finishes it, with the blocking call's errors.
 class PendingCollective {
  public:

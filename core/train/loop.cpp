@@ -9,8 +9,10 @@
 #include "checkpoint/fault_points.h"
 #include "data/batch.h"
 #include "dist/device.h"
+#include "dist/group.h"
 #include "log/log.h"
 #include "metrics/memory.h"
+#include "metrics/process_age.h"
 #include "metrics/status_line.h"
 #include "profiling/step_profiler.h"
 #include "profiling/user_scope.h"
@@ -82,8 +84,12 @@ TrainingResult Trainer::train() {
   log.info("training from step {} to {} ({} tokens per step)", step_, train.max_steps, tokens_per_step);
   const auto& prof = job_.profiling;
   profiling::StepProfiler profiler(prof.enable, prof.start_step, prof.end_step, prof.trace_dir, runtime_->rank());
+  const double startup_sec = metrics::process_age_seconds();
+  log.info("start-up took {:.2f} s (process start to step {})", startup_sec, step_ + 1);
+  bool startup_logged = false;  // logged as time/startup_sec with this process's first finished step
   while (step_ < train.max_steps) {
     profiler.before_step(step_);
+    dist::take_collective_seconds();  // the collectives before this step (checks, saves, eval) are not its own
     tracker_->start_step();
     const std::vector<data::Batch> batches = next_micro_batches();
     model_->set_step(step_, train.max_steps);
@@ -121,7 +127,12 @@ TrainingResult Trainer::train() {
     consecutive_nans_ = 0;
     dist::synchronize(device_);  // the clock below times the step's device work too (the optimizer's is queued)
     tracker_->end_step({step_, result.loss, result.grad_norm, lr, tokens_per_step});
+    const double collective_sec = dist::take_collective_seconds();
+    if (!startup_logged) tracker_->log(step_, {{"time/startup_sec", startup_sec}});
+    startup_logged = true;
     if (tracker_->is_log_step(step_)) {
+      // The seconds this rank's step spent in collectives (waiting for them, or for a slower rank).
+      if (runtime_->world_size() > 1) tracker_->log(step_, {{"dist/collective_seconds", collective_sec}});
       if (const sdk::MetricList model_metrics = model_->step_metrics(); !model_metrics.empty()) {
         tracker_->log(step_, model_metrics);
       }

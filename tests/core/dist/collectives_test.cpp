@@ -1,9 +1,12 @@
 // c10d collectives and the start-up agreement check, between two ranks run as threads of this
 // process (each with its own TCPStore client and Gloo process groups on 127.0.0.1).
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include <ATen/ATen.h>
+#include <chrono>
+#include <thread>
 
+#include "dist/group.h"
 #include "dist/setup_check.h"
 #include "support/two_ranks.h"
 
@@ -63,6 +66,30 @@ TEST(Collectives, AllGathersInFlightFinishWithTheirOwnResultsAroundABlockingAllR
     EXPECT_TRUE(at::equal(out[1], at::tensor({10.0, 10.0, 20.0, 20.0}, at::kDouble).view({2, 2})));
     EXPECT_TRUE(at::equal(out[2], at::tensor({1.0})));
   }
+}
+
+// dist/collective_seconds: a rank that reaches an all-reduce first counts the time it waits there for the other; each
+// thread counts only its own collectives, and taking the count restarts it.
+TEST(Collectives, EachThreadCountsTheSecondsItWaitedInCollectives) {
+  constexpr double kLate = 1.0;  // rank 1 reaches the second all-reduce this much after the first
+  std::vector<double> counted(2), again(2);
+  dist::take_collective_seconds();
+  const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
+    const int r = rt.rank();
+    at::Tensor x = at::ones({1});
+    rt.world().all_reduce(x);
+    dist::take_collective_seconds();  // the set-up and the first all-reduce
+    if (r == 1) std::this_thread::sleep_for(std::chrono::duration<double>(kLate));  // rank 0 waits; nothing to sync
+    rt.world().all_reduce(x);
+    counted[static_cast<size_t>(r)] = dist::take_collective_seconds();
+    again[static_cast<size_t>(r)] = dist::take_collective_seconds();
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  EXPECT_GT(counted[0], kLate / 2);  // rank 0 left the first all-reduce with rank 1, then waited about kLate
+  EXPECT_LT(counted[1], counted[0]);
+  EXPECT_GT(counted[1], 0.0);
+  EXPECT_EQ(again, (std::vector<double>{0.0, 0.0}));
+  EXPECT_EQ(dist::take_collective_seconds(), 0.0) << "the ranks' threads counted into the test's thread";
 }
 
 TEST(Collectives, GatherOfStringsIsInRankOrder) {

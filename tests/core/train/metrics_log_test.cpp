@@ -1,5 +1,6 @@
 // metrics.jsonl over a crash and a resume holds every step exactly once, the MFU a run logs
-// against the derived CPU peak is a fraction in (0, 1], and the run log (runs.jsonl) has one start
+// against the derived CPU peak is a fraction in (0, 1], each process logs its start-up time once (and a
+// multi-rank one its seconds in collectives every step), and the run log (runs.jsonl) has one start
 // and one end line per process, with where it started and how it ended; with [metrics] per_rank every
 // rank logs its own metrics.
 #include <gtest/gtest.h>
@@ -65,6 +66,30 @@ TEST(MetricsLog, MfuAgainstTheDerivedPeakIsAFraction) {
     EXPECT_GT(mfu, 0.0) << "step " << step;
     EXPECT_LE(mfu, 1.0) << "step " << step;
   }
+}
+
+// step -> the value of `key` on the lines of a metrics.jsonl that have it.
+std::map<int64_t, double> values_of(const std::filesystem::path& file, const std::string& key) {
+  std::map<int64_t, double> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains(key)) out[j.at("step").get<int64_t>()] = j.at(key).get<double>();
+  }
+  return out;
+}
+
+TEST(MetricsLog, EachProcessLogsItsStartUpOnceWithItsFirstStepAndOneRankNoCollectives) {
+  TrainFixture fx;  // checkpoints every 5 steps
+  fx.run({"--train.max_steps=5"}, {});
+  fx.run({"--train.max_steps=8"}, {});  // resumes from step 5's checkpoint: its first step is 6
+  const auto startup = values_of(fx.checkpoint_dir / "metrics.jsonl", "time/startup_sec");
+  ASSERT_EQ(startup.size(), 2u);
+  EXPECT_TRUE(startup.count(1) && startup.count(6));
+  // In-process runs: the test binary's age at each run's first step, so the resumed run's is the larger.
+  EXPECT_GT(startup.at(1), 0.0);
+  EXPECT_GT(startup.at(6), startup.at(1));
+  EXPECT_TRUE(values_of(fx.checkpoint_dir / "metrics.jsonl", "dist/collective_seconds").empty());
 }
 
 std::vector<nlohmann::json> run_log(const TrainFixture& fx) {
@@ -146,6 +171,16 @@ TEST(PerRankMetrics, EveryRankLogsItsOwnLinesOnlyWhenAsked) {
     EXPECT_EQ(line.at("train/loss"), rank0.at(step).at("train/loss")) << "step " << step;  // the agreed loss
     EXPECT_GT(line.at("memory/peak_rss_gb").get<double>(), 0.0) << "step " << step;        // its own memory
     EXPECT_GT(line.at("train/mfu").get<double>(), 0.0) << "step " << step;
+  }
+  // Each rank times its own start-up (process start to step 1) and every step's collectives.
+  for (const auto& file :
+       {per_rank.checkpoint_dir / "metrics.jsonl", per_rank.checkpoint_dir / "rank_1" / "metrics.jsonl"}) {
+    const auto startup = values_of(file, "time/startup_sec");
+    ASSERT_EQ(startup.size(), 1u) << file;
+    EXPECT_GT(startup.at(1), 0.0) << file;
+    const auto waited = values_of(file, "dist/collective_seconds");
+    ASSERT_EQ(waited.size(), 4u) << file;
+    for (const auto& [step, seconds] : waited) EXPECT_GT(seconds, 0.0) << file << " step " << step;
   }
   // The run log stays rank 0's.
   EXPECT_FALSE(std::filesystem::exists(per_rank.checkpoint_dir / "rank_1" / "runs.jsonl"));
