@@ -7,15 +7,19 @@ pre-norm blocks (RMSNorm -> attention with RoPE rotate-half and GQA, explicit ca
 1.13 has no SDPA -> residual; RMSNorm -> SwiGLU MLP with KempnerForge's hidden size -> residual),
 final RMSNorm, untied output head; init std 0.02 (residual projections std/sqrt(2L)); AdamW with
 the config's lr/betas/weight decay, linear warm-up + cosine schedule, grad-norm clipping, CE.
+--activation-checkpointing full recomputes each block in the backward (torch.utils.checkpoint, non-reentrant: what
+KempnerForge's "full" wraps every block in).
 
     /usr/bin/python3 benchmarks/peer_trainer.py CONFIG.toml --data FILE.npy --steps N \
-        --threads T --out RESULT.json [--profile]
+        --threads T --out RESULT.json [--activation-checkpointing none|full] [--profile]
 
-Writes one JSON object: per-step times, tokens per step, FLOP/token (6N + 12*L*D*S), peak RSS.
+Writes one JSON object: per-step times, tokens per step, FLOP/token (6N + 12*L*D*S), peak RSS, and the start-up time
+(process creation to the first step, from /proc as kforge's time/startup_sec).
 """
 import argparse
 import json
 import math
+import os
 import resource
 import sys
 import time
@@ -25,6 +29,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 
 class Cfg:
@@ -124,9 +129,10 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, recompute_blocks):
         super().__init__()
         self.c = c
+        self.recompute_blocks = recompute_blocks
         self.token_embedding = nn.Embedding(c.vocab_size, c.dim)
         self.layers = nn.ModuleList(Block(c) for _ in range(c.n_layers))
         self.norm = RMSNorm(c.dim, c.norm_eps)
@@ -148,7 +154,10 @@ class Transformer(nn.Module):
         mask = torch.ones(s, s, dtype=torch.bool).triu(1)
         x = self.token_embedding(tokens)
         for layer in self.layers:
-            x = layer(x, cos, sin, mask)
+            if self.recompute_blocks:
+                x = torch.utils.checkpoint.checkpoint(layer, x, cos, sin, mask, use_reentrant=False)
+            else:
+                x = layer(x, cos, sin, mask)
         return self.output_head(self.norm(x))
 
 
@@ -159,6 +168,15 @@ def lr_at(step, base, warmup, total, min_ratio):  # step is 1-based, like kforge
     return base * (min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
+def process_age_seconds():
+    """Seconds since this process was created: /proc/uptime minus field 22 of /proc/self/stat (kforge's method)."""
+    with open("/proc/uptime") as f:
+        uptime = float(f.read().split()[0])
+    with open("/proc/self/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()  # fields from 3 on
+    return uptime - int(fields[22 - 3]) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("config")
@@ -167,6 +185,8 @@ def main():
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--profile", action="store_true", help="print an autograd-profiler table of one step")
+    ap.add_argument("--activation-checkpointing", choices=["none", "full"], default="none",
+                    help="full: recompute every block in the backward")
     args = ap.parse_args()
 
     with open(args.config, "rb") as f:
@@ -176,7 +196,7 @@ def main():
     torch.manual_seed(train.get("seed", 42))
     c = Cfg(cfg["model"])
     batch, seq = train["batch_size"], train["seq_len"]
-    model = Transformer(c)
+    model = Transformer(c, args.activation_checkpointing == "full")
     n_params = sum(p.numel() for p in model.parameters())
     # Like kforge's adamw: weight decay on matrices except the embedding (29 of 39 tensors on debug).
     def decays(name, p):
@@ -217,6 +237,7 @@ def main():
         return loss.item(), norm.item()
 
     times, losses = [], []
+    startup = process_age_seconds()
     for i in range(args.steps):
         t0 = time.perf_counter()
         loss, norm = step(i)
@@ -233,7 +254,7 @@ def main():
     result = {
         "trainer": "pytorch-eager", "torch": torch.__version__, "threads": torch.get_num_threads(),
         "params": n_params, "tokens_per_step": batch * seq, "flops_per_token": c.flops_per_token(seq),
-        "step_times": times, "losses": losses,
+        "step_times": times, "losses": losses, "startup_sec": startup,
         "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024.0 * 1024.0),
     }
     with open(args.out, "w") as f:

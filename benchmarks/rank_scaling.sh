@@ -2,8 +2,10 @@
 # Rank scaling on one host: the small shape's global batch (4 x 512 tokens, fp32) on 1 rank x 2 threads, on
 # 2 ranks x 1 thread as plain data parallelism, and on 2 ranks x 1 thread as FSDP (dp_shard = 2), alternated for
 # --rounds rounds so drift hits all alike. Prints each run's mean step time (kforge's train/step_time_sec, steps
-# after the first two) and each layout's tokens/s against the one-rank run (issue target: >= 0.9). Gloo on
-# 127.0.0.1 is the transport. Reports, never asserts.
+# after the first two) and each layout's tokens/s against the one-rank run (issue target: >= 0.9), and for a
+# multi-rank run the share of rank 0's step spent inside collectives (kforge's dist/collective_seconds: the
+# all-reduces, gathers and reduce-scatters it waited for, a slower rank included). Gloo on 127.0.0.1 is the transport.
+# Reports, never asserts.
 # --moe: the small shape with 8 experts (top 2) on 1 rank x 2 threads, and expert-parallel on 2 ranks (ep = 2) and on
 # 4 ranks (ep = 4, over-subscribing a 2-core host) x 1 thread, every rank on the whole batch; also prints the share of
 # the step the token exchanges take (kforge's ep/exchange_seconds).
@@ -27,7 +29,7 @@ while [[ $# -gt 0 ]]; do
     --kforge) KFORGE="$2"; shift 2 ;;
     --moe) MOE=1; shift ;;
     --tp) TP=1; shift ;;
-    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -65,7 +67,7 @@ fi
 # Mean of a metric over the steps after the first two, from a run's metrics.jsonl.
 mean_of() { /usr/bin/python3 benchmarks/metric_mean.py "$1" "$2" 3; }
 
-declare -A total
+declare -A total waited
 for ((round = 1; round <= ROUNDS; round++)); do
   for spec in "${layouts[@]}"; do
     IFS='|' read -r name ranks threads batch overrides <<<"$spec"
@@ -80,16 +82,22 @@ for ((round = 1; round <= ROUNDS; round++)); do
     metrics=$(find "$dir/run" -name metrics.jsonl | head -1)
     step=$(mean_of "$metrics" train/step_time_sec)
     exchange=$(mean_of "$metrics" "$exchange_metric")
+    collective=$(mean_of "$metrics" dist/collective_seconds)
     printf "round %d  %-28s %8s s/step" "$round" "$name" "$step"
+    [[ $collective != nan ]] && printf "  (collectives %s s, %.0f%%)" "$collective" "$(echo "100 * $collective / $step" | bc -l)"
     [[ $exchange != nan ]] && printf "  (exchanges %s s, %.0f%%)" "$exchange" "$(echo "100 * $exchange / $step" | bc -l)"
     echo
     total[$name]=$(echo "${total[$name]:-0} + $step" | bc -l)
+    [[ $collective != nan ]] && waited[$name]=$(echo "${waited[$name]:-0} + $collective" | bc -l)
   done
 done
 one=${total["1 rank x 2 threads"]}
 echo
-printf "%-28s %10s %14s\n" "layout" "s/step" "tok/s vs 1 rank"
+printf "%-28s %10s %16s %12s\n" "layout" "s/step" "tok/s vs 1 rank" "collectives"
 for spec in "${layouts[@]}"; do
   IFS='|' read -r name _ <<<"$spec"
-  printf "%-28s %10.3f %14.2f\n" "$name" "$(echo "${total[$name]} / $ROUNDS" | bc -l)" "$(echo "$one / ${total[$name]}" | bc -l)"
+  share=-
+  [[ -n ${waited[$name]:-} ]] && share=$(printf "%.0f%%" "$(echo "100 * ${waited[$name]} / ${total[$name]}" | bc -l)")
+  printf "%-28s %10.3f %16.2f %12s\n" "$name" "$(echo "${total[$name]} / $ROUNDS" | bc -l)" \
+    "$(echo "$one / ${total[$name]}" | bc -l)" "$share"
 done

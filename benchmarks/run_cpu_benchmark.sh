@@ -3,16 +3,19 @@
 # malloc as it comes (plain) and with the malloc tunables that stop its per-step page faults (tuned: a fair peer).
 #
 #   bash benchmarks/run_cpu_benchmark.sh [--steps N] [--threads T] [--batch B] [--shapes "debug small"]
-#                                        [--precision fp32|bf16] [--kforge PATH] [--profile]
+#                                        [--precision fp32|bf16] [--activation-checkpointing none|full]
+#                                        [--peers "plain tuned"] [--kforge PATH] [--profile]
 #
 # For each shape (benchmarks/configs/bench_<shape>.toml) it writes random uint16 tokens, runs
 # `kforge run` and benchmarks/peer_trainer.py (Debian's python3-torch 1.13: the same LibTorch and
 # BLAS) with the same model, batch, seq, threads, precision (fp32, or bf16 autocast with fp32
-# weights in both), AdamW, clipping and CE, the peer once plain and once with GLIBC_TUNABLES=$PEER_TUNABLES,
-# drops the first 2
-# warm-up steps and prints tokens/s, step time median and p10-p90, achieved GFLOP/s (6N + 12*L*D*S
+# weights in both), activation checkpointing (none, or full: every block recomputed), AdamW, clipping and CE,
+# the peer once plain and once with GLIBC_TUNABLES=$PEER_TUNABLES (--peers tuned: only the fair one), drops the
+# first 2 warm-up steps and prints tokens/s, step time median and p10-p90, achieved GFLOP/s (6N + 12*L*D*S
 # per token), MFU against the fp32 FMA peak measured here (benchmarks/fma_peak.cpp) and the share
-# of the fp32 GEMM rate measured here, peak RSS and kforge/peer ratios against both peers. It names the CPU and
+# of the fp32 GEMM rate measured here, peak RSS, start-up time (process creation to the first step) and
+# kforge/peer ratios against both peers. Shapes: debug, small, gpt2small (GPT-2 small class, seq 1024: about
+# 30 s a step on 2 cores, so pass --steps 4 or 5 and --shapes gpt2small). It names the CPU and
 # the widest vector ISA it has (AVX2 / AVX-512 / AVX-512-BF16 / AMX): results hold for that family only.
 # Nothing here is a test: it reports, it does not pass or fail. 3-8 minutes on 2 cores (idle vs shared).
 set -euo pipefail
@@ -25,6 +28,8 @@ SHAPES="debug small"
 KFORGE=""
 PROFILE=0
 PRECISION=fp32
+AC=none
+PEERS="plain tuned"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) STEPS="$2"; shift 2 ;;
@@ -34,11 +39,18 @@ while [[ $# -gt 0 ]]; do
     --kforge) KFORGE="$2"; shift 2 ;;
     --profile) PROFILE=1; shift ;;
     --precision) PRECISION="$2"; shift 2 ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    --activation-checkpointing) AC="$2"; shift 2 ;;
+    --peers) PEERS="$2"; shift 2 ;;
+    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 if (( STEPS < 4 )); then echo "--steps must be >= 4 (2 warm-up steps are dropped)" >&2; exit 2; fi
+[[ "$AC" == none || "$AC" == full ]] || { echo "--activation-checkpointing must be none or full, not '$AC'" >&2; exit 2; }
+for peer in $PEERS; do
+  [[ "$peer" == plain || "$peer" == tuned ]] || { echo "--peers takes plain and/or tuned, not '$peer'" >&2; exit 2; }
+done
+[[ -n "$PEERS" ]] || { echo "--peers needs plain, tuned or both" >&2; exit 2; }
 
 PY=/usr/bin/python3   # Debian's python3-torch, not a pyenv python on PATH
 "$PY" -c 'import torch, numpy' 2>/dev/null || { echo "need Debian's python3-torch and python3-numpy at $PY" >&2; exit 2; }
@@ -117,19 +129,20 @@ for shape in $SHAPES; do
   echo "== [$shape] kforge: $STEPS steps, batch $BATCH x seq $seq" >&2
   "$KFORGE" run "$cfg" --train.max_steps="$STEPS" --train.batch_size="$BATCH" --train.num_threads="$THREADS" \
     --data.dataset_path="$data" --checkpoint.dir="$WORK/ckpt_${shape}" --metrics.run_dir="$WORK/kforge_${shape}" \
-    --metrics.log_interval=1 --metrics.backends='["jsonl"]' --train.mixed_precision="$PRECISION" > "$WORK/kforge_${shape}.log" 2>&1 \
+    --metrics.log_interval=1 --metrics.backends='["jsonl"]' --train.mixed_precision="$PRECISION" \
+    --train.activation_checkpointing="\"$AC\"" > "$WORK/kforge_${shape}.log" 2>&1 \
     || { echo "kforge failed on $shape; see $WORK/kforge_${shape}.log" >&2; tail -20 "$WORK/kforge_${shape}.log" >&2; exit 1; }
 
   peer_cfg="$WORK/peer_${shape}.toml"
   sed -e "s/^batch_size = .*/batch_size = $BATCH/" -e "s/^mixed_precision = .*/mixed_precision = \"$PRECISION\"/" \
     "$cfg" > "$peer_cfg"
   prof=(); (( PROFILE )) && prof=(--profile)
-  for peer in plain tuned; do
+  for peer in $PEERS; do
     echo "== [$shape] $peer peer (PyTorch eager $("$PY" -c 'import torch; print(torch.__version__)')): $STEPS steps" >&2
     tunables=(); [[ "$peer" == tuned ]] && tunables=(env GLIBC_TUNABLES="$PEER_TUNABLES")
     out="$WORK/peer_${peer}_${shape}"
     "${tunables[@]}" "$PY" benchmarks/peer_trainer.py "$peer_cfg" --data "$data/tokens.npy" --steps "$STEPS" \
-      --threads "$THREADS" --out "$out.json" "${prof[@]}" > "$out.profile.txt" 2> "$out.log" \
+      --threads "$THREADS" --out "$out.json" --activation-checkpointing "$AC" "${prof[@]}" > "$out.profile.txt" 2> "$out.log" \
       || { echo "$peer peer failed on $shape; see $out.log" >&2; tail -20 "$out.log" >&2; exit 1; }
   done
 done
@@ -137,9 +150,10 @@ done
 echo "== load average after: $(cut -d" " -f1-3 /proc/loadavg)"
 measure_peak "$WORK/peak_after.json"
 echo "== measured fp32 GEMM peak (after): $("$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["peak_gflops"])' "$WORK/peak_after.json") GFLOP/s"
-"$PY" - "$WORK" "$BATCH" "$PRECISION" $SHAPES <<'EOF'
+"$PY" - "$WORK" "$BATCH" "$PRECISION" "$AC" "$PEERS" $SHAPES <<'EOF'
 import json, statistics, sys
-work, batch, precision, shapes = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+work, batch, precision, ac, peer_names, shapes = (sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4],
+                                                  sys.argv[5].split(), sys.argv[6:])
 peak = max(json.load(open(f"{work}/peak_{w}.json"))["peak_gflops"] for w in ("before", "after"))
 fma_peak = json.load(open(f"{work}/fma_peak.json"))["fma_peak_gflops"]
 WARMUP = 2
@@ -148,45 +162,55 @@ def pct(xs, q):
     xs = sorted(xs); k = (len(xs) - 1) * q; f = int(k); c = min(f + 1, len(xs) - 1)
     return xs[f] + (xs[c] - xs[f]) * (k - f)
 
-def summarize(times, tokens, fpt, rss):
+def summarize(times, tokens, fpt, rss, startup):
     t = times[WARMUP:]
     med = statistics.median(t)
     tok_s = tokens * len(t) / sum(t)
     return {"tok_s": tok_s, "med": med, "p10": pct(t, 0.1), "p90": pct(t, 0.9),
             "gflops": fpt * tok_s / 1e9, "mfu": 100 * fpt * tok_s / 1e9 / fma_peak,
-            "of_gemm": 100 * fpt * tok_s / 1e9 / peak, "rss": rss, "n": len(t)}
+            "of_gemm": 100 * fpt * tok_s / 1e9 / peak, "rss": rss, "startup": startup, "first": times[0],
+            "n": len(t)}
 
 rows = []
 for shape in shapes:
-    recs = [json.loads(l) for l in open(f"{work}/kforge_{shape}/metrics.jsonl")]
-    recs = [r for r in recs if "train/step_time_sec" in r]
+    lines = [json.loads(l) for l in open(f"{work}/kforge_{shape}/metrics.jsonl")]
+    startup = next(r["time/startup_sec"] for r in lines if "time/startup_sec" in r)
+    recs = [r for r in lines if "train/step_time_sec" in r]
     recs.sort(key=lambda r: r["step"])
-    peers = {name: json.load(open(f"{work}/peer_{name}_{shape}.json")) for name in ("plain", "tuned")}
-    fpt, tokens = peers["plain"]["flops_per_token"], peers["plain"]["tokens_per_step"]
+    peers = {name: json.load(open(f"{work}/peer_{name}_{shape}.json")) for name in peer_names}
+    first = peers[peer_names[0]]
+    fpt, tokens = first["flops_per_token"], first["tokens_per_step"]
     k = summarize([r["train/step_time_sec"] for r in recs], tokens, fpt,
-                  max(r["memory/peak_rss_gb"] for r in recs))
+                  max(r["memory/peak_rss_gb"] for r in recs), startup)
     k["loss"] = recs[-1]["train/loss"]
     runs = {"kforge": k}
     for name, peer in peers.items():
-        runs[f"pytorch-eager {name}"] = summarize(peer["step_times"], tokens, fpt, peer["peak_rss_gb"])
+        runs[f"pytorch-eager {name}"] = summarize(peer["step_times"], tokens, fpt, peer["peak_rss_gb"],
+                                                  peer["startup_sec"])
         runs[f"pytorch-eager {name}"]["loss"] = peer["losses"][-1]
-    rows.append((shape, peers["plain"]["params"], fpt, runs))
+    rows.append((shape, first["params"], tokens // batch, fpt, runs))
 
-print(f"\n{precision}, batch {batch}, seq 512, {rows[0][3]['kforge']['n']} measured steps (first {WARMUP} dropped), "
-      f"MFU vs the measured fp32 FMA peak {fma_peak:.1f} GFLOP/s; 'of GEMM' vs the measured 1024^3 GEMM {peak:.1f}\n")
-hdr = ("| shape | params | trainer | tok/s | step median (s) | p10-p90 (s) | GFLOP/s | MFU | of GEMM | peak RSS (GB) | last loss |")
-print(hdr); print("|" + "---|" * 11)
-for shape, n, fpt, runs in rows:
+print(f"\n{precision}, activation checkpointing {ac}, batch {batch}, {rows[0][4]['kforge']['n']} measured steps "
+      f"(first {WARMUP} dropped), MFU vs the measured fp32 FMA peak {fma_peak:.1f} GFLOP/s; 'of GEMM' vs the measured "
+      f"1024^3 GEMM {peak:.1f}; start-up: process creation to the first step\n")
+hdr = ("| shape | params | seq | trainer | tok/s | step median (s) | p10-p90 (s) | GFLOP/s | MFU | of GEMM | peak RSS (GB) "
+       "| start-up (s) | first step (s) | last loss |")
+print(hdr); print("|" + "---|" * 14)
+for shape, n, seq, fpt, runs in rows:
     for name, r in runs.items():
-        print(f"| {shape} | {n/1e6:.1f}M | {name} | {r['tok_s']:.0f} | {r['med']:.3f} | {r['p10']:.3f}-{r['p90']:.3f} | "
-              f"{r['gflops']:.1f} | {r['mfu']:.1f}% | {r['of_gemm']:.1f}% | {r['rss']:.2f} | {r['loss']:.3f} |")
+        print(f"| {shape} | {n/1e6:.1f}M | {seq} | {name} | {r['tok_s']:.0f} | {r['med']:.3f} | {r['p10']:.3f}-{r['p90']:.3f} | "
+              f"{r['gflops']:.1f} | {r['mfu']:.1f}% | {r['of_gemm']:.1f}% | {r['rss']:.2f} | {r['startup']:.2f} | "
+              f"{r['first']:.2f} | {r['loss']:.3f} |")
 print()
-print("| shape | kforge/plain peer tok/s | kforge/tuned peer tok/s | kforge/tuned peer peak RSS |")
-print("|---|---|---|---|")
-for shape, n, fpt, runs in rows:
-    k, plain, tuned = runs["kforge"], runs["pytorch-eager plain"], runs["pytorch-eager tuned"]
-    print(f"| {shape} | {k['tok_s']/plain['tok_s']:.2f}x | {k['tok_s']/tuned['tok_s']:.2f}x | "
-          f"{k['rss']/tuned['rss']:.2f}x |")
+print("| shape | " + " | ".join(f"kforge/{p} peer tok/s | kforge/{p} peer peak RSS" for p in peer_names) + " |")
+print("|---|" + "---|---|" * len(peer_names))
+for shape, n, seq, fpt, runs in rows:
+    k = runs["kforge"]
+    cells = []
+    for p in peer_names:
+        peer = runs[f"pytorch-eager {p}"]
+        cells += [f"{k['tok_s'] / peer['tok_s']:.2f}x", f"{k['rss'] / peer['rss']:.2f}x"]
+    print(f"| {shape} | " + " | ".join(cells) + " |")
 EOF
 
 # kforge saves a final checkpoint; it is not needed for the numbers.
