@@ -38,7 +38,7 @@ void MetricsTracker::end_step(const StepStats& s) {
     ema_step_time_ = kAlpha * step_time + (1 - kAlpha) * ema_step_time_;
   }
   if (!is_log_step(s.step)) return;
-  log(s.step, {{"train/loss", s.loss},
+  sdk::MetricList line{{"train/loss", s.loss},
                {"train/grad_norm", s.grad_norm},
                {"train/lr", s.lr},
                {"train/tokens_per_sec", tokens_per_sec},
@@ -48,7 +48,9 @@ void MetricsTracker::end_step(const StepStats& s) {
                {"smoothed/loss", ema_loss_},
                {"smoothed/tokens_per_sec", ema_tokens_per_sec_},
                {"smoothed/mfu", ema_mfu_},
-               {"smoothed/step_time", ema_step_time_}});
+               {"smoothed/step_time", ema_step_time_}};
+  line.insert(line.end(), s.extra.begin(), s.extra.end());
+  log(s.step, line);
 }
 
 void MetricsTracker::log(int64_t step, const sdk::MetricList& metrics) {

@@ -16,6 +16,7 @@ struct StepStats {
   int64_t step = 0;
   double loss = 0, grad_norm = 0, lr = 0;
   int64_t tokens = 0;  ///< tokens processed by this step (all ranks)
+  sdk::MetricList extra;  ///< more of this step's metrics, logged in its line when it is a log step
 };
 
 class MetricsTracker {
@@ -27,7 +28,8 @@ class MetricsTracker {
                  double flops_per_token, double peak_tflops);
 
   void start_step();
-  /// Records a finished step; logs (train/*, smoothed/*, memory) when step % log_interval == 0 or step == 1.
+  /// Records a finished step; logs (train/*, smoothed/*, memory, then stats.extra) in one line when
+  /// step % log_interval == 0 or step == 1.
   void end_step(const StepStats& stats);
   /// Whether end_step logs at this step.
   bool is_log_step(int64_t step) const { return step % log_interval_ == 0 || step == 1; }

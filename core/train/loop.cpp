@@ -86,7 +86,7 @@ TrainingResult Trainer::train() {
   profiling::StepProfiler profiler(prof.enable, prof.start_step, prof.end_step, prof.trace_dir, runtime_->rank());
   const double startup_sec = metrics::process_age_seconds();
   log.info("start-up took {:.2f} s (process start to step {})", startup_sec, step_ + 1);
-  bool startup_logged = false;  // logged as time/startup_sec with this process's first finished step
+  bool startup_logged = false;  // logged as time/startup_sec in the first line this process logs
   while (step_ < train.max_steps) {
     profiler.before_step(step_);
     dist::take_collective_seconds();  // the collectives before this step (checks, saves, eval) are not its own
@@ -126,13 +126,16 @@ TrainingResult Trainer::train() {
     }
     consecutive_nans_ = 0;
     dist::synchronize(device_);  // the clock below times the step's device work too (the optimizer's is queued)
-    tracker_->end_step({step_, result.loss, result.grad_norm, lr, tokens_per_step});
+    sdk::MetricList step_extra;
+    // The seconds this rank's step spent in collectives (waiting for them, or for a slower rank).
     const double collective_sec = dist::take_collective_seconds();
-    if (!startup_logged) tracker_->log(step_, {{"time/startup_sec", startup_sec}});
-    startup_logged = true;
+    if (runtime_->world_size() > 1) step_extra.push_back({"dist/collective_seconds", collective_sec});
+    if (!startup_logged && tracker_->is_log_step(step_)) {
+      step_extra.push_back({"time/startup_sec", startup_sec});
+      startup_logged = true;
+    }
+    tracker_->end_step({step_, result.loss, result.grad_norm, lr, tokens_per_step, std::move(step_extra)});
     if (tracker_->is_log_step(step_)) {
-      // The seconds this rank's step spent in collectives (waiting for them, or for a slower rank).
-      if (runtime_->world_size() > 1) tracker_->log(step_, {{"dist/collective_seconds", collective_sec}});
       if (const sdk::MetricList model_metrics = model_->step_metrics(); !model_metrics.empty()) {
         tracker_->log(step_, model_metrics);
       }
