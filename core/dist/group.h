@@ -41,8 +41,11 @@ class PendingCollective {
   const Group* group_ = nullptr;
   const char* collective_ = "";
   c10::intrusive_ptr<c10d::Work> work_;
-  at::Tensor target_, staged_;  ///< the caller's tensor, and its copy on the group's device when they differ
-  at::Tensor input_;            ///< what the collective reads, kept alive until it finishes
+  /// The caller's tensor, and what the collective writes when they differ: its copy on the group's device, or
+  /// (sum_rows_) a reduce-scatter's rows received from every member, summed into target_ at the end.
+  at::Tensor target_, staged_;
+  at::Tensor input_;  ///< what the collective reads, kept alive until it finishes
+  bool sum_rows_ = false;
 };
 
 class Group {
@@ -77,9 +80,13 @@ class Group {
   /// must stay untouched until then. Every member starts its collectives in the same order.
   PendingCollective all_gather_into_async(at::Tensor& out, const at::Tensor& tensor) const;
   /// Sum over members of `tensor` (first dim divisible by size()), returning this rank's
-  /// 1/size() slice of dim 0. NCCL reduce-scatters natively; Gloo 1.13 has no reduce_scatter: built from
-  /// all_reduce + slice, reducing in place when `tensor` is contiguous (pass a buffer you no longer need).
-  at::Tensor reduce_scatter(at::Tensor tensor) const;
+  /// 1/size() slice of dim 0. NCCL reduce-scatters natively; Gloo 1.13 has no reduce_scatter: each member sends every
+  /// other its slice (one all-to-all, the traffic of a reduce-scatter, half an all-reduce's) and sums the slices it
+  /// receives in member order.
+  at::Tensor reduce_scatter(const at::Tensor& tensor) const;
+  /// reduce_scatter started without waiting: `out` (contiguous, shaped like one slice) holds this rank's sum once the
+  /// returned collective is waited for; `tensor` and `out` must stay untouched until then.
+  PendingCollective reduce_scatter_async(at::Tensor& out, const at::Tensor& tensor) const;
   /// Rows of `input` go, send[j] of them in order, to member j; returns the rows received, recv[j] from member j in
   /// member order. recv[j] must be member j's send[this rank] (the caller exchanges the counts first).
   at::Tensor all_to_all(const at::Tensor& input, const std::vector<int64_t>& send,

@@ -74,8 +74,7 @@ at::Tensor scattered_over(const Group& group, const at::Tensor& x, int64_t dim) 
                                  c10::str(x.sizes()), group.size()));
   }
   const bool narrow = x.scalar_type() == at::kBFloat16 && !x.is_cuda();
-  // A new tensor: Gloo's reduce-scatter sums in place.
-  const at::Tensor moved = (narrow ? x.to(at::kFloat) : x).transpose(0, dim).clone(at::MemoryFormat::Contiguous);
+  const at::Tensor moved = (narrow ? x.to(at::kFloat) : x).transpose(0, dim).contiguous();
   const at::Tensor part = group.reduce_scatter(moved).transpose(0, dim).contiguous();
   return narrow ? part.to(at::kBFloat16) : part;
 }

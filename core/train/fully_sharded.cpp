@@ -168,7 +168,8 @@ void FullyShardedModel::release(Unit& unit) {
   unit.is_gathered = false;
 }
 
-void FullyShardedModel::reduce(Unit& unit) {
+void FullyShardedModel::start_reduce(Unit& unit) {
+  finish_reduce();
   unit.needs_reduce = false;
   at::NoGradGuard no_grad;
   const int64_t size = shard_.size();
@@ -184,7 +185,19 @@ void FullyShardedModel::reduce(Unit& unit) {
     }
     p.param.mutable_grad() = at::Tensor();
   }
-  const at::Tensor mine = shard_.reduce_scatter(std::move(all))[0].div_(static_cast<double>(size));
+  unit.reduced = at::empty({unit.chunk_numel}, all.options());
+  unit.reducing = shard_.reduce_scatter_async(unit.reduced, all.view({-1}));
+  reducing_ = &unit;
+}
+
+void FullyShardedModel::finish_reduce() {
+  if (reducing_ == nullptr) return;
+  Unit& unit = *reducing_;
+  reducing_ = nullptr;
+  unit.reducing.wait();
+  at::NoGradGuard no_grad;
+  const at::Tensor mine = unit.reduced.div_(static_cast<double>(shard_.size()));
+  unit.reduced = at::Tensor();
   for (Param& p : unit.params) {
     if (!p.param.requires_grad()) continue;
     const at::Tensor slice = mine.narrow(0, p.chunk_offset, p.own_rows * p.row_numel).view_as(p.shard);
@@ -203,7 +216,7 @@ void FullyShardedModel::before_block_backward(size_t block) {
 }
 
 void FullyShardedModel::after_block_backward(size_t block) {
-  reduce(units_[block]);
+  start_reduce(units_[block]);
   release(units_[block]);
 }
 
@@ -250,9 +263,10 @@ void FullyShardedModel::finish_backward() {
   // The same units on every rank, in the same order: whether a unit needs reducing depends only
   // on the graph, never on which gradients this rank's batch reached.
   for (Unit& unit : units_) {
-    if (unit.needs_reduce) reduce(unit);
+    if (unit.needs_reduce) start_reduce(unit);
     release(unit);
   }
+  finish_reduce();
   for (Unit& unit : units_) {
     for (Param& p : unit.params) p.shard.requires_grad_(p.param.requires_grad());
   }

@@ -4,7 +4,8 @@
 // gathered: before its forward, again before its backward, freed after each. The gather of the next unit (the next
 // block in the forward, the previous one in the backward) is started before a block computes and finished when that
 // unit is needed, so it overlaps the computation; at most one is in flight. A block's gradients are reduce-scattered
-// to the shards as soon as its backward is done.
+// to the shards as soon as its backward is done, without waiting: that reduce-scatter finishes while the next block's
+// backward computes (at most one in flight, so at most one unit's gradients are held whole).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -103,6 +104,8 @@ class FullyShardedModel final : public BlockBackwardHooks {
     at::Tensor gathered;  ///< [size x chunk_numel], parameter-major; storage freed when released
     at::Tensor incoming;  ///< [size, chunk_numel]: every rank's chunk while a gather is in flight, else undefined
     dist::PendingCollective pending;  ///< that gather
+    at::Tensor reduced;  ///< [chunk_numel]: this rank's summed gradient rows while a reduce-scatter is in flight
+    dist::PendingCollective reducing;  ///< that reduce-scatter
     int64_t chunk_numel = 0;
     bool is_gathered = false;
     bool needs_reduce = false;  ///< ran forward with gradients; its gradients are not reduced yet
@@ -116,12 +119,17 @@ class FullyShardedModel final : public BlockBackwardHooks {
   /// place while it was gathered (e.g. a router's bias update in its forward) are first copied back into this rank's
   /// shards.
   void release(Unit& unit);
-  void reduce(Unit& unit);
+  /// Starts reduce-scattering the unit's gradients (the model's whole ones, then dropped) to the shards; first finishes
+  /// the one in flight.
+  void start_reduce(Unit& unit);
+  /// Finishes the reduce-scatter in flight, if any, adding the unit's averaged rows to its shards' gradients.
+  void finish_reduce();
 
   sdk::Model& model_;
   const dist::Group& shard_;
   const dist::Group& replicate_;
   std::vector<Unit> units_;  ///< blocks in forward order, then the root
+  Unit* reducing_ = nullptr;     ///< the unit whose reduce-scatter is in flight
   std::set<size_t> blocks_run_;  ///< by the block runner, during the first forwards_to_check_ forwards
   int64_t forwards_to_check_ = 1, forwards_ = 0;
   bool in_backward_ = false;  ///< a block's backward ran since the last forward(): prefetch towards block 0

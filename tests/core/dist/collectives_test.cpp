@@ -8,6 +8,7 @@
 
 #include "dist/group.h"
 #include "dist/setup_check.h"
+#include "kforge/sdk/error.h"
 #include "support/two_ranks.h"
 
 namespace kforge::test {
@@ -65,6 +66,37 @@ TEST(Collectives, AllGathersInFlightFinishWithTheirOwnResultsAroundABlockingAllR
     EXPECT_TRUE(at::equal(out[0], at::tensor({1.0, 1.0, 1.0, 2.0, 2.0, 2.0}, at::kDouble).view({2, 3})));
     EXPECT_TRUE(at::equal(out[1], at::tensor({10.0, 10.0, 20.0, 20.0}, at::kDouble).view({2, 2})));
     EXPECT_TRUE(at::equal(out[2], at::tensor({1.0})));
+  }
+}
+
+// FSDP's backward: a reduce-scatter left in flight while other collectives start and finish, then waited for; and
+// one of bf16 rows (moved as their bits, summed here).
+TEST(Collectives, ReduceScattersInFlightFinishWithTheirOwnSums) {
+  std::vector<std::vector<at::Tensor>> seen(2);
+  const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
+    const int r = rt.rank();
+    const at::Tensor grads = at::arange(6, at::kFloat).view({2, 3}) * (r + 1);  // the sum is arange * 3
+    at::Tensor mine = at::empty({1, 3}, at::kFloat);
+    dist::PendingCollective a = rt.world().reduce_scatter_async(mine, grads);
+    at::Tensor gathered = at::empty({2, 2}, at::kDouble);
+    dist::PendingCollective b = rt.world().all_gather_into_async(gathered, at::full({2}, 1.0 + r, at::kDouble));
+    at::Tensor sum = at::tensor({static_cast<double>(r)});
+    rt.world().all_reduce(sum);
+    b.wait();
+    a.wait();
+    const at::Tensor halves = rt.world().reduce_scatter(at::full({4}, 0.5 + r, at::kBFloat16));
+    seen[static_cast<size_t>(r)] = {mine, gathered, sum, halves};
+    at::Tensor wrong = at::empty({3}, at::kFloat);
+    EXPECT_THROW(rt.world().reduce_scatter_async(wrong, grads), sdk::Error);
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  for (int r = 0; r < 2; ++r) {
+    const auto& out = seen[static_cast<size_t>(r)];
+    EXPECT_TRUE(at::equal(out[0], at::arange(3 * r, 3 * r + 3, at::kFloat).view({1, 3}) * 3)) << out[0];
+    EXPECT_TRUE(at::equal(out[1], at::tensor({1.0, 1.0, 2.0, 2.0}, at::kDouble).view({2, 2})));
+    EXPECT_TRUE(at::equal(out[2], at::tensor({1.0})));
+    EXPECT_EQ(out[3].scalar_type(), at::kBFloat16);
+    EXPECT_TRUE(at::equal(out[3], at::full({2}, 2.0, at::kBFloat16))) << out[3];  // 0.5 + 1.5
   }
 }
 
