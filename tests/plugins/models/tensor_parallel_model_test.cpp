@@ -35,7 +35,7 @@ ModelConfig small_config(bool tied, bool qk_norm, const std::string& activation)
   return c;
 }
 
-struct Pass {
+struct ShardedPass {
   at::Tensor logits;
   std::map<std::string, at::Tensor> grads;  ///< parameter name -> gradient, as the rank holds it
   std::vector<sdk::TensorShard> shards;
@@ -43,7 +43,7 @@ struct Pass {
 
 // Forward of fixed tokens and the backward of a fixed linear function of the logits: the whole vocabulary's on one
 // process, this rank's columns of it under tensor parallelism.
-Pass run(const ModelConfig& c, const sdk::TensorParallel* tp) {
+ShardedPass run(const ModelConfig& c, const sdk::TensorParallel* tp) {
   static std::mutex draws;  // the rank threads share the global generator: one seeds and draws at a time
   std::unique_lock<std::mutex> lock(draws);
   at::manual_seed(7);
@@ -56,14 +56,14 @@ Pass run(const ModelConfig& c, const sdk::TensorParallel* tp) {
   const at::Tensor logits = model.forward(tokens);
   const int64_t width = logits.size(2), first = tp ? width * tp->rank() : 0;
   (logits * probe.narrow(2, first, width)).sum().backward();
-  Pass out{logits.detach(), {}, model.tensor_shards()};
+  ShardedPass out{logits.detach(), {}, model.tensor_shards()};
   for (const auto& item : model.named_parameters(true)) out.grads[item.key()] = item.value().grad();
   return out;
 }
 
 void expect_slices_of_whole(const ModelConfig& c) {
-  const Pass whole = run(c, nullptr);
-  std::vector<Pass> ranks(2);
+  const ShardedPass whole = run(c, nullptr);
+  std::vector<ShardedPass> ranks(2);
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     const dist::TensorGroup tp(rt.world());
     ranks[static_cast<size_t>(tp.rank())] = run(c, &tp);
@@ -72,7 +72,7 @@ void expect_slices_of_whole(const ModelConfig& c) {
   const double tolerance = 1e-10;  // float64: the same products, summed in another order
   for (int r = 0; r < 2; ++r) {
     SCOPED_TRACE(fmt::format("rank {}", r));
-    const Pass& p = ranks[static_cast<size_t>(r)];
+    const ShardedPass& p = ranks[static_cast<size_t>(r)];
     ASSERT_EQ(p.logits.size(2), c.vocab_size / 2);  // never the whole vocabulary
     EXPECT_LT(max_abs_diff(p.logits, whole.logits.narrow(2, r * c.vocab_size / 2, c.vocab_size / 2)), tolerance);
     std::map<std::string, sdk::TensorShard> sliced;
