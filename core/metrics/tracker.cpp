@@ -39,16 +39,16 @@ void MetricsTracker::end_step(const StepStats& s) {
   }
   if (!is_log_step(s.step)) return;
   sdk::MetricList line{{"train/loss", s.loss},
-               {"train/grad_norm", s.grad_norm},
-               {"train/lr", s.lr},
-               {"train/tokens_per_sec", tokens_per_sec},
-               {"train/mfu", mfu},
-               {"train/step_time_sec", step_time},
-               {"memory/peak_rss_gb", peak_rss_gib()},
-               {"smoothed/loss", ema_loss_},
-               {"smoothed/tokens_per_sec", ema_tokens_per_sec_},
-               {"smoothed/mfu", ema_mfu_},
-               {"smoothed/step_time", ema_step_time_}};
+                       {"train/grad_norm", s.grad_norm},
+                       {"train/lr", s.lr},
+                       {"train/tokens_per_sec", tokens_per_sec},
+                       {"train/mfu", mfu},
+                       {"train/step_time_sec", step_time},
+                       {"memory/peak_rss_gb", peak_rss_gib()},
+                       {"smoothed/loss", ema_loss_},
+                       {"smoothed/tokens_per_sec", ema_tokens_per_sec_},
+                       {"smoothed/mfu", ema_mfu_},
+                       {"smoothed/step_time", ema_step_time_}};
   line.insert(line.end(), s.extra.begin(), s.extra.end());
   log(s.step, line);
 }
