@@ -10,6 +10,7 @@
 #include "data/batch.h"
 #include "dist/device.h"
 #include "dist/group.h"
+#include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "metrics/memory.h"
 #include "metrics/process_age.h"
@@ -84,9 +85,14 @@ TrainingResult Trainer::train() {
   log.info("training from step {} to {} ({} tokens per step)", step_, train.max_steps, tokens_per_step);
   const auto& prof = job_.profiling;
   profiling::StepProfiler profiler(prof.enable, prof.start_step, prof.end_step, prof.trace_dir, runtime_->rank());
-  const double startup_sec = metrics::process_age_seconds();
-  log.info("start-up took {:.2f} s (process start to step {})", startup_sec, step_ + 1);
-  bool startup_logged = false;  // logged as time/startup_sec in the first line this process logs
+  // Logged as time/startup_sec in the first line this process logs; a /proc that cannot be read only loses the metric.
+  std::optional<double> startup_sec;
+  try {
+    startup_sec = metrics::process_age_seconds();
+    log.info("start-up took {:.2f} s (process start to step {})", *startup_sec, step_ + 1);
+  } catch (const sdk::Error& e) {
+    log.warn("no time/startup_sec metric: {}", e.what());
+  }
   while (step_ < train.max_steps) {
     profiler.before_step(step_);
     dist::take_collective_seconds();  // the collectives before this step (checks, saves, eval) are not its own
@@ -130,9 +136,9 @@ TrainingResult Trainer::train() {
     // The seconds this rank's step spent in collectives (waiting for them, or for a slower rank).
     const double collective_sec = dist::take_collective_seconds();
     if (runtime_->world_size() > 1) step_extra.push_back({"dist/collective_seconds", collective_sec});
-    if (!startup_logged && tracker_->is_log_step(step_)) {
-      step_extra.push_back({"time/startup_sec", startup_sec});
-      startup_logged = true;
+    if (startup_sec && tracker_->is_log_step(step_)) {
+      step_extra.push_back({"time/startup_sec", *startup_sec});
+      startup_sec.reset();
     }
     tracker_->end_step({step_, result.loss, result.grad_norm, lr, tokens_per_step, std::move(step_extra)});
     if (tracker_->is_log_step(step_)) {

@@ -62,8 +62,12 @@ int launch_and_kill_after_checkpoint(const TrainFixture& fx, int nproc, const st
 }
 
 std::map<int64_t, double> metric(const TrainFixture& fx, const std::string& key) {
+  return metric(fx.checkpoint_dir / "metrics.jsonl", key);
+}
+
+std::map<int64_t, double> metric(const std::filesystem::path& metrics_jsonl, const std::string& key) {
   std::map<int64_t, double> out;
-  std::ifstream in(fx.checkpoint_dir / "metrics.jsonl");
+  std::ifstream in(metrics_jsonl);
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line);
     if (j.contains(key) && j[key].is_number()) out[j["step"].get<int64_t>()] = j[key].get<double>();

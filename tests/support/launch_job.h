@@ -33,6 +33,8 @@ int launch_and_kill_after_checkpoint(const TrainFixture& fx, int nproc, const st
                                      int victim, std::string& output);
 /// step -> value of `key` in the run's metrics.jsonl (a resumed run appends; later lines win).
 std::map<int64_t, double> metric(const TrainFixture& fx, const std::string& key);
+/// The same for any metrics.jsonl (e.g. another rank's, under [metrics] per_rank).
+std::map<int64_t, double> metric(const std::filesystem::path& metrics_jsonl, const std::string& key);
 /// a and b agree within kParityTolerance (relative to max(1, |b|)) at every step in [from, to].
 void expect_close(const std::map<int64_t, double>& a, const std::map<int64_t, double>& b, int64_t from, int64_t to);
 nlohmann::json read_json(const std::filesystem::path& path);

@@ -68,28 +68,17 @@ TEST(MetricsLog, MfuAgainstTheDerivedPeakIsAFraction) {
   }
 }
 
-// step -> the value of `key` on the lines of a metrics.jsonl that have it.
-std::map<int64_t, double> values_of(const std::filesystem::path& file, const std::string& key) {
-  std::map<int64_t, double> out;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    const auto j = nlohmann::json::parse(line);
-    if (j.contains(key)) out[j.at("step").get<int64_t>()] = j.at(key).get<double>();
-  }
-  return out;
-}
-
 TEST(MetricsLog, EachProcessLogsItsStartUpOnceWithItsFirstStepAndOneRankNoCollectives) {
   TrainFixture fx;  // checkpoints every 5 steps
   fx.run({"--train.max_steps=5"}, {});
   fx.run({"--train.max_steps=8"}, {});  // resumes from step 5's checkpoint: its first step is 6
-  const auto startup = values_of(fx.checkpoint_dir / "metrics.jsonl", "time/startup_sec");
+  const auto startup = metric(fx, "time/startup_sec");
   ASSERT_EQ(startup.size(), 2u);
   EXPECT_TRUE(startup.count(1) && startup.count(6));
   // In-process runs: the test binary's age at each run's first step, so the resumed run's is the larger.
   EXPECT_GT(startup.at(1), 0.0);
   EXPECT_GT(startup.at(6), startup.at(1));
-  EXPECT_TRUE(values_of(fx.checkpoint_dir / "metrics.jsonl", "dist/collective_seconds").empty());
+  EXPECT_TRUE(metric(fx, "dist/collective_seconds").empty());
 }
 
 std::vector<nlohmann::json> run_log(const TrainFixture& fx) {
@@ -175,10 +164,10 @@ TEST(PerRankMetrics, EveryRankLogsItsOwnLinesOnlyWhenAsked) {
   // Each rank times its own start-up (process start to step 1) and every step's collectives.
   for (const auto& file :
        {per_rank.checkpoint_dir / "metrics.jsonl", per_rank.checkpoint_dir / "rank_1" / "metrics.jsonl"}) {
-    const auto startup = values_of(file, "time/startup_sec");
+    const auto startup = metric(file, "time/startup_sec");
     ASSERT_EQ(startup.size(), 1u) << file;
     EXPECT_GT(startup.at(1), 0.0) << file;
-    const auto waited = values_of(file, "dist/collective_seconds");
+    const auto waited = metric(file, "dist/collective_seconds");
     ASSERT_EQ(waited.size(), 4u) << file;
     for (const auto& [step, seconds] : waited) EXPECT_GT(seconds, 0.0) << file << " step " << step;
   }
