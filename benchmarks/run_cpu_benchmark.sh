@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CPU throughput benchmark: kforge against a PyTorch-eager trainer of the same model, run twice: with glibc
-# malloc as it comes (plain) and with the malloc tunables that stop its per-step page faults (tuned: a fair peer).
+# malloc as it comes (plain) and with the malloc tunables that stop its per-step page faults and give its heap huge
+# pages (tuned: a fair peer).
 #
 #   bash benchmarks/run_cpu_benchmark.sh [--steps N] [--threads T] [--batch B] [--shapes "debug small"]
 #                                        [--precision fp32|bf16] [--activation-checkpointing none|full]
@@ -84,8 +85,9 @@ cpu_isa() {
   else echo "no AVX2"
   fi
 }
-# The tuned peer's allocator: glibc keeps freed big blocks (no mmap per tensor, no trimming), as tcmalloc would.
-PEER_TUNABLES="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776"
+# The tuned peer's allocator: glibc keeps freed big blocks (no mmap per tensor, no trimming), as tcmalloc would,
+# and backs its heap with transparent huge pages, as the kforge front-end asks for kforge (launch/heap_huge_pages.h).
+PEER_TUNABLES="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776:glibc.malloc.hugetlb=1"
 
 echo "== machine: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p') (cpu family $(lscpu | sed -n 's/^CPU family:[[:space:]]*//p'), model $(lscpu | sed -n 's/^Model:[[:space:]]*//p')), $(nproc) cores usable, threads=$THREADS"
 echo "== ISA: $(cpu_isa)"

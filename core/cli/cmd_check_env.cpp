@@ -48,6 +48,10 @@ nlohmann::json to_json(const env::EnvReport& r) {
             {"inter_op", r.threads.inter_op},
             {"OMP_NUM_THREADS", r.threads.omp_num_threads},
             {"OPENBLAS_NUM_THREADS", r.threads.openblas_num_threads}}},
+          {"memory",
+           {{"transparent_huge_pages", r.memory.transparent_huge_pages},
+            {"GLIBC_TUNABLES", r.memory.glibc_tunables},
+            {"heap_huge_pages", r.memory.heap_huge_pages}}},
           {"fma_peak_gflops", r.fma_peak_gflops},
           {"fma_peak_derivation", r.fma_peak_derivation},
           {"gemm_fp32_gflops", r.gemm_gflops},
@@ -74,6 +78,10 @@ void print_text(const env::EnvReport& r) {
                            r.threads.intra_op, r.threads.inter_op,
                            r.threads.omp_num_threads.empty() ? "unset" : r.threads.omp_num_threads,
                            r.threads.openblas_num_threads.empty() ? "unset" : r.threads.openblas_num_threads);
+  std::cout << fmt::format("Memory      transparent huge pages: {}; for the heap: {} (GLIBC_TUNABLES={})\n",
+                           r.memory.transparent_huge_pages.empty() ? "unknown" : r.memory.transparent_huge_pages,
+                           yes_no(r.memory.heap_huge_pages),
+                           r.memory.glibc_tunables.empty() ? "unset" : r.memory.glibc_tunables);
   std::cout << fmt::format("FMA peak    {} (the MFU peak of fp32 runs)\n", r.fma_peak_derivation);
   if (r.gemm_gflops > 0) {
     std::cout << fmt::format("GEMM        fp32 1024^3: {:.1f} GFLOP/s on {} thread(s) ({:.1f} per thread, {:.0f}% of "

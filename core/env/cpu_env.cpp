@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "env/bf16_probe.h"
@@ -216,11 +217,28 @@ ThreadInfo detect_threads() {
   return t;
 }
 
+MemoryInfo detect_memory() {
+  MemoryInfo m;
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");  // e.g. "always [madvise] never"
+  std::string modes;
+  std::getline(in, modes);
+  const size_t open = modes.find('['), close = modes.find(']');
+  if (open != std::string::npos && close > open) m.transparent_huge_pages = modes.substr(open + 1, close - open - 1);
+  m.glibc_tunables = env_or_empty("GLIBC_TUNABLES");
+  constexpr std::string_view kHugetlb = "glibc.malloc.hugetlb=";
+  const size_t at = (":" + m.glibc_tunables).find(":" + std::string(kHugetlb));
+  const bool asked = at != std::string::npos && at + kHugetlb.size() < m.glibc_tunables.size() &&
+                     m.glibc_tunables[at + kHugetlb.size()] != '0';
+  m.heap_huge_pages = m.transparent_huge_pages == "always" || (m.transparent_huge_pages == "madvise" && asked);
+  return m;
+}
+
 EnvReport collect(bool measure_gemm) {
   EnvReport r;
   r.blas = detect_blas();
   r.cpu = detect_cpu();
   r.threads = detect_threads();
+  r.memory = detect_memory();
   const PeakFlops peak = peak_flops(r.cpu, cpu_clock(), r.threads.intra_op, /*bf16=*/false);
   r.fma_peak_gflops = peak.gflops, r.fma_peak_derivation = peak.derivation;
   if (measure_gemm) {
@@ -270,6 +288,13 @@ EnvReport collect(bool measure_gemm) {
         "LibTorch uses " + std::to_string(r.threads.intra_op) + " intra-op thread(s) of " + std::to_string(cores) +
         " usable CPUs (OMP_NUM_THREADS=" + (r.threads.omp_num_threads.empty() ? "unset" : r.threads.omp_num_threads) +
         "); kforge run uses [train] num_threads (0 = all cores)");
+  }
+  if (r.memory.transparent_huge_pages == "madvise" && !r.memory.heap_huge_pages) {
+    w.push_back("the kernel gives transparent huge pages only on request (madvise) and this process's heap does not "
+                "ask (GLIBC_TUNABLES='" + r.memory.glibc_tunables +
+                "'): every first touch of a large tensor faults in 4 KiB pages, which can make start-up and the "
+                "first step several times slower. `kforge` adds glibc.malloc.hugetlb=1 for the processes it starts; running kforge-host "
+                "directly, set GLIBC_TUNABLES=glibc.malloc.hugetlb=1 yourself");
   }
   // A modern x86 core with AVX2+FMA does 8-30 fp32 GFLOP/s in a 1024^3 GEMM; reference BLAS does ~1-3.
   if (measure_gemm && r.gemm_gflops > 0 && r.gemm_gflops / std::max(1, r.threads.intra_op) < 5.0) {

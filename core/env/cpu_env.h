@@ -41,10 +41,18 @@ struct ThreadInfo {
   std::string openblas_num_threads;  ///< OPENBLAS_NUM_THREADS ("" if unset)
 };
 
+/// How the malloc heap, where a step's large tensors live (cli/run_training.cpp), gets its pages.
+struct MemoryInfo {
+  std::string transparent_huge_pages;  ///< the kernel's THP mode: always, madvise or never ("" if unreadable)
+  std::string glibc_tunables;          ///< GLIBC_TUNABLES, read by glibc when this process started ("" if unset)
+  bool heap_huge_pages = false;        ///< THP "always", or "madvise" with glibc.malloc.hugetlb set non-zero
+};
+
 struct EnvReport {
   BlasInfo blas;
   CpuInfo cpu;
   ThreadInfo threads;
+  MemoryInfo memory;
   double fma_peak_gflops = 0;  ///< theoretical fp32 peak of the intra-op threads (env/fma_peak.h)
   std::string fma_peak_derivation;
   double gemm_gflops = 0;             ///< measured fp32 1024^3 GEMM, best of 5 (0: not measured)
@@ -56,6 +64,7 @@ struct EnvReport {
 BlasInfo detect_blas();
 CpuInfo detect_cpu();
 ThreadInfo detect_threads();
+MemoryInfo detect_memory();
 
 /// Everything above plus the FMA peak and the warnings; measure_gemm runs ~0.5 s of fp32 and bf16
 /// GEMMs on the current threads.

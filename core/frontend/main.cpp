@@ -1,6 +1,7 @@
 // kforge: the front-end, which never loads LibTorch. It prints a repeated `list-plugins` from the
 // listing cache, runs `kforge launch` itself (a launcher needs no LibTorch, and its workers start at
-// once), and hands every other command line, unchanged, to kforge-host by execv.
+// once), and hands every other command line, unchanged, to kforge-host by execv, with huge pages for
+// its heap (launch/heap_huge_pages.h).
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "cmdline/exit_codes.h"
+#include "launch/heap_huge_pages.h"
 #include "launch/launch.h"
 #include "listing/listing_cache.h"
 
@@ -34,6 +36,7 @@ bool print_cached_listing(int argc, char** argv, const std::filesystem::path& ho
 
 int main(int argc, char** argv) {
   using kforge::cmdline::kExitOk, kforge::cmdline::kExitUsage;
+  kforge::launch::ask_children_for_heap_huge_pages();  // for kforge-host and launch's workers
   if (argc >= 2 && std::strcmp(argv[1], "launch") == 0) {
     try {
       return kforge::launch::run_launch(argc - 1, argv + 1);

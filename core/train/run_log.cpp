@@ -29,6 +29,7 @@ nlohmann::json environment() {
   const env::CpuInfo cpu = env::detect_cpu();
   const env::BlasInfo blas = env::detect_blas();
   const env::ThreadInfo threads = env::detect_threads();
+  const env::MemoryInfo memory = env::detect_memory();
   nlohmann::json isa = nlohmann::json::array();
   for (const auto& [flag, name] :
        {std::pair{cpu.avx2, "avx2"}, std::pair{cpu.fma, "fma"}, std::pair{cpu.avx512f, "avx512f"},
@@ -42,7 +43,10 @@ nlohmann::json environment() {
           {"blas", blas.kind},
           {"blas_library", blas.gemm_provider},
           {"intra_op_threads", threads.intra_op},
-          {"inter_op_threads", threads.inter_op}};
+          {"inter_op_threads", threads.inter_op},
+          {"transparent_huge_pages", memory.transparent_huge_pages},
+          {"heap_huge_pages", memory.heap_huge_pages},
+          {"glibc_tunables", memory.glibc_tunables}};
 }
 
 }  // namespace
