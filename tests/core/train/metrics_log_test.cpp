@@ -109,6 +109,7 @@ TEST(RunLog, EachProcessLogsItsStartAndHowItEndedAFailureIncluded) {
     EXPECT_EQ(start.at("world_size"), 1);
     EXPECT_FALSE(start.at("environment").at("cpu").get<std::string>().empty()) << start.dump();
     EXPECT_GE(start.at("environment").at("intra_op_threads").get<int>(), 1) << start.dump();
+    EXPECT_TRUE(start.at("environment").at("heap_huge_pages").is_boolean()) << start.dump();
     EXPECT_FALSE(start.at("plugins").empty()) << start.dump();
   }
   EXPECT_LE(log[0].at("time").get<double>(), log[1].at("time").get<double>());

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "checkpoint/checkpoint_manager.h"
 #include "core/train/train_fixture.h"
@@ -23,21 +24,37 @@ namespace {
 
 const char* const kColours[] = {"red", "green", "blue", "black", "white", "yellow", "cyan", "magenta"};
 
-// `clips` clips of 0.5 to 2 s of one colour each (so 1 to 4 frames at 2 per second), captioned by their colour, in a
-// JSON Lines manifest; the fixture's tiny text model behind the random encoder (4 tokens a frame) and an MLP adapter,
-// [video] up to 4 frames of 16 x 16.
-void make_video(TrainFixture& fx, int clips) {
+constexpr int kClips = 16;
+
+// Clip i (i < kClips) shows kColours[i % 8] for 0.5 * (1 + i % 4) s (so 1 to 4 frames at 2 per second). Made once per
+// process by the ffmpeg CLI (about 0.3 s a clip); every fixture links the ones it uses into its own directory.
+std::string clip_name(int i) { return fmt::format("clip_{:02}.mkv", i); }
+
+const std::filesystem::path& clips() {
+  static const std::filesystem::path dir = [] {
+    const auto made = temp_dir("clips");
+    for (int i = 0; i < kClips; ++i) {
+      const std::string command = fmt::format(
+          "ffmpeg -loglevel error -y -f lavfi -i color=c={}:s=16x16:r=4:d={} -c:v ffv1 -pix_fmt yuv420p {} 2>&1",
+          kColours[i % 8], 0.5 * (1 + i % 4), (made / clip_name(i)).string());
+      if (std::system(command.c_str()) != 0) throw std::runtime_error(command + " failed (apt-get install ffmpeg)");
+    }
+    return made;
+  }();
+  return dir;
+}
+
+// The first `count` clips, captioned by their colour, in a JSON Lines manifest; the fixture's tiny text model behind
+// the random encoder (4 tokens a frame) and an MLP adapter, [video] up to 4 frames of 16 x 16.
+void make_video(TrainFixture& fx, int count) {
+  ASSERT_LE(count, kClips);
   const auto dir = fx.root / "clips";
   std::filesystem::create_directories(dir);
   std::ofstream manifest(dir / "manifest.jsonl");
-  for (int i = 0; i < clips; ++i) {
-    const std::string name = fmt::format("clip_{:02}.mkv", i);
-    const double seconds = 0.5 * (1 + i % 4);
-    const std::string command = fmt::format(
-        "ffmpeg -loglevel error -y -f lavfi -i color=c={}:s=16x16:r=4:d={} -c:v ffv1 -pix_fmt yuv420p {} 2>&1",
-        kColours[i % 8], seconds, (dir / name).string());
-    ASSERT_EQ(std::system(command.c_str()), 0) << command << " (apt-get install ffmpeg)";
-    manifest << fmt::format(R"({{"video": "{}", "text": "a {} clip", "prompt": "see"}})", name, kColours[i % 8])
+  for (int i = 0; i < count; ++i) {
+    std::filesystem::create_hard_link(clips() / clip_name(i), dir / clip_name(i));
+    manifest << fmt::format(R"({{"video": "{}", "text": "a {} clip", "prompt": "see"}})", clip_name(i),
+                            kColours[i % 8])
              << "\n";
   }
   const auto tokenizer = tiny_tokenizer(fx.root);
