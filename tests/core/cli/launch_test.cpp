@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint_manager.h"
 #include "core/train/train_fixture.h"
+#include "launch/heap_huge_pages.h"
 #include "support/launch_job.h"
 #include "support/max_abs_diff.h"
 #include "support/test_host.h"
@@ -58,6 +60,13 @@ TEST_F(TwoRanks, DataParallelMatchesOneRankWithTheSameGlobalBatch) {
   ASSERT_EQ(state["data"].size(), 2u);
   EXPECT_EQ(state["data"][0]["replica_checksum"], state["data"][1]["replica_checksum"]);
   EXPECT_EQ(state["data"][1]["rank"], 1);
+  // The launcher's workers start with the heap's huge pages the front-end asks for (launch/heap_huge_pages.h).
+  std::ifstream runs(two.checkpoint_dir / "runs.jsonl");
+  std::string start;
+  ASSERT_TRUE(std::getline(runs, start));
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  EXPECT_EQ(nlohmann::json::parse(start).at("environment").at("glibc_tunables"),
+            launch::with_heap_huge_pages(tunables ? tunables : ""));
 }
 
 TEST_F(TwoRanks, FsdpMatchesOneRankAndWritesRowSlicesOfParametersAndOptimizerState) {
