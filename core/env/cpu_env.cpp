@@ -290,12 +290,13 @@ EnvReport collect(bool measure_gemm) {
         "); kforge run uses [train] num_threads (0 = all cores)");
   }
   if (r.memory.transparent_huge_pages == "madvise" && !r.memory.heap_huge_pages) {
-    w.push_back("the kernel gives transparent huge pages only on request (madvise) and this process's heap does not "
-                "ask (GLIBC_TUNABLES='" +
-                r.memory.glibc_tunables +
-                "'): every first touch of a large tensor faults in 4 KiB pages, which can make start-up and the first "
-                "step several times slower. `kforge` adds glibc.malloc.hugetlb=1 for the processes it starts; when "
-                "running kforge-host directly, set GLIBC_TUNABLES=glibc.malloc.hugetlb=1 yourself");
+    w.push_back(
+        "the kernel gives transparent huge pages only on request (madvise) and this process's heap does not "
+        "ask (GLIBC_TUNABLES='" +
+        r.memory.glibc_tunables +
+        "'): every first touch of a large tensor faults in 4 KiB pages, which can make start-up and the first "
+        "step several times slower. `kforge` adds glibc.malloc.hugetlb=1 for the processes it starts; when "
+        "running kforge-host directly, set GLIBC_TUNABLES=glibc.malloc.hugetlb=1 yourself");
   }
   // A modern x86 core with AVX2+FMA does 8-30 fp32 GFLOP/s in a 1024^3 GEMM; reference BLAS does ~1-3.
   if (measure_gemm && r.gemm_gflops > 0 && r.gemm_gflops / std::max(1, r.threads.intra_op) < 5.0) {

@@ -53,8 +53,7 @@ void make_video(TrainFixture& fx, int count) {
   std::ofstream manifest(dir / "manifest.jsonl");
   for (int i = 0; i < count; ++i) {
     std::filesystem::create_hard_link(clips() / clip_name(i), dir / clip_name(i));
-    manifest << fmt::format(R"({{"video": "{}", "text": "a {} clip", "prompt": "see"}})", clip_name(i),
-                            kColours[i % 8])
+    manifest << fmt::format(R"({{"video": "{}", "text": "a {} clip", "prompt": "see"}})", clip_name(i), kColours[i % 8])
              << "\n";
   }
   const auto tokenizer = tiny_tokenizer(fx.root);
