@@ -28,9 +28,10 @@ void configure_rank_logging() {
 }  // namespace
 
 int run_from_cli(const config::JobConfig& job, const plugins::Registry& registry) {
-  // Keep large tensors' pages between steps: glibc would otherwise unmap and re-fault them.
+  // Keep large tensors' pages between steps: glibc would otherwise unmap and re-fault them (mmap'd tensors on free,
+  // the heap's top when more than the trim threshold is free there; -1 never trims).
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, -1);
   configure_rank_logging();
   auto& log = log::get();
   try {
