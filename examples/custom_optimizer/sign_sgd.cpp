@@ -1,7 +1,6 @@
 // sign_sgd: signSGD with optional momentum (Bernstein et al., 2018), as a kforge optimizer plugin.
 //   m = momentum * m + g;  p -= lr * sign(m)        (momentum = 0: p -= lr * sign(g))
-#include <torch/torch.h>
-
+#include <ATen/ATen.h>
 #include <kforge/sdk/sdk.h>
 
 namespace {
@@ -15,14 +14,14 @@ class SignSgd final : public kforge::sdk::Optimizer {
       : params_(std::move(params)), base_lr_(lr), lr_(lr), momentum_(momentum) {}
 
   void step() override {
-    torch::NoGradGuard no_grad;
+    at::NoGradGuard no_grad;
     for (NamedParameter& p : params_) {
       const at::Tensor& grad = p.tensor.grad();
       if (!grad.defined()) continue;
       at::Tensor direction = grad;
       if (momentum_ != 0.0) {
         auto [it, fresh] = buffers_.try_emplace(p.name);
-        if (fresh) it->second = torch::zeros_like(p.tensor);
+        if (fresh) it->second = at::zeros_like(p.tensor);
         it->second.mul_(momentum_).add_(grad);
         direction = it->second;
       }

@@ -5,7 +5,6 @@
 // plain causal attention.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
-#include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>

@@ -4,8 +4,8 @@
 #include "flash_attention.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <gtest/gtest.h>
-#include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
@@ -132,13 +132,13 @@ TEST(FlashAttention, AttentionModuleMatchesMathBackendWithAndWithoutKvCache) {
   config.n_heads = 4;
   config.n_kv_heads = 2;
   config.max_seq_len = 16;
-  torch::manual_seed(5);
+  at::manual_seed(5);
   config.sdpa_backend = "math";
   builtin::models::Attention math(config);
   config.sdpa_backend = "auto";
   builtin::models::Attention tiled(config);
   {
-    torch::NoGradGuard no_grad;
+    at::NoGradGuard no_grad;
     const auto src = math.parameters(), dst = tiled.parameters();
     for (size_t i = 0; i < src.size(); ++i) {
       src[i].normal_(0.0, 0.2);  // Linear's weights start uninitialised (the model's init_weights sets them)
@@ -151,7 +151,7 @@ TEST(FlashAttention, AttentionModuleMatchesMathBackendWithAndWithoutKvCache) {
   const at::Tensor full = math.forward(x, cos, sin);
   EXPECT_LE(max_abs_diff(tiled.forward(x, cos, sin), full), 1e-5);
 
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   builtin::models::KVCache cache(1, 2, config.max_seq_len);
   const at::Tensor prefill = tiled.forward(x.narrow(1, 0, 5), cos.narrow(0, 0, 5), sin.narrow(0, 0, 5), &cache, 0);
   cache.advance(5);
