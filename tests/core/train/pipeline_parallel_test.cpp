@@ -224,12 +224,12 @@ TEST(PipelineParallel, AHungStageEndsTheJobAfterTheTimeout) {
   const int status = signal_after_checkpoint(
       launch_command(fx, 2,
                      with(kPipelined, {"--distributed.pp=2", "--train.max_steps=2000", "--checkpoint.interval=5",
-                                       "--distributed.nccl_timeout_sec=10"})),
+                                       "--distributed.nccl_timeout_sec=5"})),
       "kforge launch: rank 1 is pid %d", SIGSTOP, output);
   ASSERT_TRUE(WIFEXITED(status)) << output;
   EXPECT_NE(WEXITSTATUS(status), 0) << output;
   EXPECT_NE(output.find("failed on rank 0"), std::string::npos) << output;
-  EXPECT_NE(output.find("nccl_timeout_sec = 10 s"), std::string::npos) << output;
+  EXPECT_NE(output.find("nccl_timeout_sec = 5 s"), std::string::npos) << output;
 }
 
 // What pipeline parallelism cannot do is refused before training, naming the key.
