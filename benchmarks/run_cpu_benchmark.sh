@@ -64,7 +64,7 @@ fi
 if [[ -z "$KFORGE" ]]; then
   echo "building kforge into build-bench/ (Release)" >&2
   cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DKFORGE_BUILD_TESTS=OFF >/dev/null
-  make -C build-bench -j"$(nproc)" kforge kforge_builtin_plugins >/dev/null
+  cmake --build build-bench -j"$(nproc)" --target kforge kforge_builtin_plugins >/dev/null
   KFORGE=build-bench/bin/kforge
 fi
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake make pkg-config ccache
+  g++ cmake make ninja-build pkg-config ccache
   libtorch-dev libgloo-dev libopenblas0-openmp  # LibTorch 1.13 (CPU), the Gloo headers c10d's ProcessGroupGloo
                                                 # includes, and a fast OpenMP BLAS for it
   libtomlplusplus-dev libspdlog-dev libcxxopts-dev libboost-dev nlohmann-json3-dev
