@@ -9,7 +9,9 @@ set(KFORGE_LAYER_ROOTS ${CMAKE_BINARY_DIR}/layer_roots)
 
 # kforge_layer(<name>) makes the library kforge_core_<name>.
 # kforge_layer(<name> [PLAIN] [USES <layer>...] [USES_LIBS <target>...])
-#   PLAIN: without LibTorch and the SDK (the front-end links such layers).
+#   PLAIN: without the precompiled LibTorch headers and the SDK, spdlog and nlohmann-json that the others get;
+#          it links only what USES_LIBS names (the LibTorch-free front-end links such layers; log and report are
+#          PLAIN because they include no LibTorch header, and a unit with the precompiled header costs ~5 s more).
 function(kforge_layer name)
   cmake_parse_arguments(ARG "PLAIN" "" "USES;USES_LIBS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cpp)
