@@ -3,10 +3,12 @@
 #include <ATen/ATen.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -49,10 +51,12 @@ class OracleServer {
                                  {"env", env},
                                  {"output", out.string()}};
     const std::string line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    if (std::fwrite(line.data(), 1, line.size(), to_) != line.size() || std::fflush(to_) != 0) return -1;
-    const std::string status = read_line();
-    if (output != nullptr) *output = read_file(out);
+    const std::string status = write_line(line) ? read_line() : "";
     stopped_ = status.empty();
+    if (output != nullptr) {
+      *output =
+          stopped_ ? "the oracle server (tests/oracles/oracle_server.py) exited before answering" : read_file(out);
+    }
     return stopped_ ? -1 : std::max(-1, std::stoi(status));
   }
 
@@ -84,6 +88,21 @@ class OracleServer {
       return nullptr;
     }
     return server;
+  }
+
+  // With SIGPIPE blocked, so a server that died makes this false instead of killing the test process.
+  bool write_line(const std::string& line) {
+    sigset_t pipe_signal, previous;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
+    const bool written = std::fwrite(line.data(), 1, line.size(), to_) == line.size() && std::fflush(to_) == 0;
+    if (!written) {
+      const timespec now{};
+      sigtimedwait(&pipe_signal, nullptr, &now);  // the SIGPIPE this write raised, if any
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return written;
   }
 
   std::string read_line() {
