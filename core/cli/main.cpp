@@ -1,5 +1,6 @@
 // kforge-host: the LibTorch side of the command line; dispatches to the subcommands. Users run `kforge`
 // (core/frontend/main.cpp), which answers a repeated list-plugins from its cache and execs this for the rest.
+// `kforge launch`'s workers are forks of this process that run host_main with their own command line.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -9,6 +10,7 @@
 #include "cli/exit_codes.h"
 #include "kforge/sdk/abi.h"
 #include "kforge/sdk/version.h"
+#include "launch/launch.h"
 #include "plugins/plugin_file.h"
 #include "resilience/shutdown.h"
 
@@ -57,9 +59,13 @@ void print_version() {
               b.cuda ? "CUDA" : "CPU", b.compiler);
 }
 
+int host_main(int argc, char** argv);
+
 // The subcommand's exit code.
 int dispatch(const std::string& command, int argc, char** argv) {
   using namespace kforge::cli;
+  // Installs its signal handlers before it unblocks them, and forks its workers before any thread starts.
+  if (command == "launch") return kforge::launch::run_launch(argc, argv, host_main);
   if (command == "run") return cmd_run(argc, argv);   // installs its shutdown handlers before it unblocks them
   kforge::resilience::block_shutdown_signals(false);  // blocked by kforge launch or the front-end across exec
   if (command == "list-plugins") return cmd_list_plugins(argc, argv);
@@ -74,9 +80,8 @@ int dispatch(const std::string& command, int argc, char** argv) {
   return kExitUsage;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The whole command line's exit code: main's, and each of launch's forked workers'.
+int host_main(int argc, char** argv) {
   using namespace kforge::cli;
   if (argc < 2) {
     std::fputs(kUsage, stderr);
@@ -101,3 +106,7 @@ int main(int argc, char** argv) {
   }
   return kExitUsage;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return host_main(argc, argv); }

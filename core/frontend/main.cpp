@@ -1,21 +1,19 @@
 // kforge: the front-end, which never loads LibTorch. It prints a repeated `list-plugins` from the
-// listing cache, runs `kforge launch` itself (a launcher needs no LibTorch, and its workers start at
-// once), and hands every other command line, unchanged, to kforge-host by execv, with huge pages for
-// its heap (launch/heap_huge_pages.h).
+// listing cache and hands every other command line, unchanged, to kforge-host by execv, with huge pages
+// for its heap (launch/heap_huge_pages.h). `kforge launch` runs in kforge-host too: its workers are forks
+// of it, so they share its one load of LibTorch.
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "cmdline/exit_codes.h"
 #include "launch/heap_huge_pages.h"
-#include "launch/launch.h"
 #include "listing/listing_cache.h"
 
 namespace {
@@ -36,15 +34,7 @@ bool print_cached_listing(int argc, char** argv, const std::filesystem::path& ho
 
 int main(int argc, char** argv) {
   using kforge::cmdline::kExitOk, kforge::cmdline::kExitUsage;
-  kforge::launch::ask_children_for_heap_huge_pages();  // for kforge-host and launch's workers
-  if (argc >= 2 && std::strcmp(argv[1], "launch") == 0) {
-    try {
-      return kforge::launch::run_launch(argc - 1, argv + 1);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "kforge: error: %s\n", e.what());
-      return kExitUsage;
-    }
-  }
+  kforge::launch::ask_children_for_heap_huge_pages();  // for kforge-host (and launch's workers, its forks)
   const std::filesystem::path exe = kforge::listing::current_executable();
   if (exe.empty()) {
     std::fprintf(stderr, "kforge: cannot read /proc/self/exe to find kforge-host next to this executable.\n");

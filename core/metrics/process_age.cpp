@@ -1,8 +1,9 @@
-// process_age_seconds: /proc/uptime minus the process's start time from /proc/PID/stat.
+// process_age_seconds: /proc/uptime minus the process's start time from /proc/PID/stat; start_up_seconds.
 #include "metrics/process_age.h"
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -30,6 +31,12 @@ double process_age_seconds(pid_t pid) {
   unsigned long long start_ticks = 0;  // field 22: clock ticks from boot to this process's creation
   if (!(fields >> start_ticks)) throw sdk::Error(stat_path + " has no start time (field 22)");
   return uptime - static_cast<double>(start_ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double start_up_seconds() {
+  const char* launcher = std::getenv("KFORGE_LAUNCHER_PID");
+  const pid_t parent = ::getppid();
+  return process_age_seconds(launcher != nullptr && std::to_string(parent) == launcher ? parent : 0);
 }
 
 }  // namespace kforge::metrics

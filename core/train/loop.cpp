@@ -88,8 +88,8 @@ TrainingResult Trainer::train() {
   // Logged as time/startup_sec in the first line this process logs; a /proc that cannot be read only loses the metric.
   std::optional<double> startup_sec;
   try {
-    startup_sec = metrics::process_age_seconds();
-    log.info("start-up took {:.2f} s (process start to step {})", *startup_sec, step_ + 1);
+    startup_sec = metrics::start_up_seconds();
+    log.info("start-up took {:.2f} s (process or launcher start to step {})", *startup_sec, step_ + 1);
   } catch (const sdk::Error& e) {
     log.warn("no time/startup_sec metric: {}", e.what());
   }

@@ -70,13 +70,24 @@ Plan read_plan() {
   return plan;
 }
 
-const Plan& plan() {
-  static const Plan p = read_plan();
-  return p;
-}
-
 std::atomic<bool> g_armed{false};
 std::atomic<long> g_counted{0};
+
+// Read once per process: `kforge launch` forks its workers from the launcher, which loaded this shim, and each worker
+// sets its environment (RANK) before it touches a file, so its first call re-reads the plan and restarts the count.
+const Plan& plan() {
+  static std::mutex mutex;
+  static Plan p;
+  static pid_t reader = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (reader != ::getpid()) {
+    p = read_plan();
+    reader = ::getpid();
+    g_armed.store(false);
+    g_counted.store(0);
+  }
+  return p;
+}
 std::mutex g_log_mutex;
 
 template <class Fn>

@@ -77,6 +77,13 @@ TEST(CommandLine, LaunchSeparatorIsOptional) {
   }
 }
 
+TEST(CommandLine, LaunchHelpNamesItsOptionsAndWhatEachWorkerGets) {
+  std::string out;
+  EXPECT_EQ(kforge("launch --help", &out), 0) << out;
+  expect_has(out, {"Start N local worker processes", "--nproc-per-node", "--grace-sec", "KFORGE_LAUNCHER_PID",
+                   "forks of the launcher"});
+}
+
 TEST(CommandLine, LaunchWithoutAWorkerCommandExits2) {
   std::string out;
   EXPECT_EQ(kforge("launch --nproc_per_node 2", &out), 2) << out;

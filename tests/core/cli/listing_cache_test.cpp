@@ -184,23 +184,6 @@ TEST(CatalogueFrontEnd, LinksNoLibTorch) {
   EXPECT_EQ(out.find("libc10"), std::string::npos) << out;
 }
 
-// `kforge launch` runs in the front-end: under the address-space limit that kforge-host cannot start in, its help
-// and its usage errors still come back, and a launcher of a real job holds no LibTorch (test_distributed's launches).
-TEST(CatalogueFrontEnd, RunsLaunchWithoutTheHost) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "under AddressSanitizer the front-end itself reserves terabytes of shadow memory";
-#endif
-  const std::string kforge = std::string(kWithoutRoomForTheHost) + "'" + KFORGE_BIN + "' ";
-  std::string out;
-  ASSERT_NE(run_command(kforge + "--version 2>&1", &out), 0) << "kforge-host runs under the address-space limit";
-  EXPECT_EQ(run_command(kforge + "launch --help 2>&1", &out), 0) << out;
-  expect_has(out, {"Start N local worker processes", "--nproc-per-node"});
-  EXPECT_EQ(run_command(kforge + "launch run cfg.toml 2>&1", &out), 2) << out;
-  expect_has(out, {"kforge launch: --nproc-per-node N (>= 1) is required"});
-  EXPECT_EQ(run_command(kforge + "launch --nproc-per-nod 2 run cfg.toml 2>&1", &out), 2) << out;
-  expect_has(out, {"unknown option '--nproc-per-nod'. Did you mean '--nproc-per-node'?"});
-}
-
 // ---- the fingerprint and key on their own -----------------------------------------------------
 
 TEST(CatalogueFingerprint, ChangesWithEveryPluginChangeAndOnlyThen) {
