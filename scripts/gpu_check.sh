@@ -252,7 +252,7 @@ check_build() {
 # ---- c. tests --------------------------------------------------------------------------------------
 # The binaries with the device (Device.*), precision, distributed, model-kernel, optimizer, loss and
 # activation-checkpointing tests. CTest runs each as one entry or a few shards (test_train.1of2).
-TEST_BINS=(test_train test_rank_info test_distributed test_models test_optimizers test_losses
+TEST_BINS=(test_train test_distributed test_models test_optimizers test_routers_losses_memmap
            test_activation_checkpoint)
 
 check_tests() {

@@ -26,8 +26,8 @@ case "$kind" in
   tsan)
     flags="-fsanitize=thread"
     # The host's own threads: the launcher (kforge launch and its ranks) and the asynchronous checkpoint writer.
-    targets=(kforge test_distributed test_train test_cli_processes)
-    ctest_args=(-R "^test_(distributed|train|cli_processes)")
+    targets=(kforge test_distributed test_train test_cli)
+    ctest_args=(-R "^test_(distributed|train|cli)\\.")
     export GTEST_FILTER=${KFORGE_TSAN_FILTER:-Launch.*:LaunchNan.*:LaunchDurability.*:StartUpSignal.*:AsyncCheckpoint.*}
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp:print_suppressions=0"
     ;;
