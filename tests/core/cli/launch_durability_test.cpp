@@ -146,7 +146,7 @@ TEST(LaunchDurability, ItsWorkersAreForksOfItThatDieWithItAndHoldNoOtherWorkersP
         << "rank 1 holds rank 0's output pipe as fd " << entry.path().filename().string();
   }
 
-  // The launcher is kforge-host (the front-end sh exec'd execs it) and loads LibTorch once; its workers are its
+  // The launcher is kforge-host (the front-end, which sh exec'd, execs it) and loads LibTorch once; its workers are its
   // forks: its children, with its initial environment block (an exec would have made one holding RANK), yet each
   // one's command line, as ps shows it, is its own.
   const std::string host = fs::canonical(fs::path(KFORGE_BIN).parent_path() / "kforge-host").string();
