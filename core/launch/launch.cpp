@@ -158,13 +158,20 @@ void default_signal_handlers() {
   }
 }
 
+// /proc/<pid>/stat (pid 0: this process) from field 3, the state, on: what follows "pid (command) ", whose command
+// name may hold spaces and parentheses; "" when it cannot be read.
+std::string stat_from_state(pid_t pid) {
+  std::ifstream file(pid == 0 ? std::string("/proc/self/stat") : "/proc/" + std::to_string(pid) + "/stat");
+  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  const size_t name_end = text.rfind(')');
+  return name_end == std::string::npos || name_end + 2 > text.size() ? "" : text.substr(name_end + 2);
+}
+
 // ps and /proc/PID/cmdline show the worker's own command line, as after an exec: the launcher's argv[0] and the
 // worker's arguments, written over the launcher's argument area (fields 48-49 of /proc/self/stat). They always fit:
 // the worker's arguments are some of the launcher's. The rest of the area becomes NUL bytes.
 void show_command_line(const std::vector<std::string>& args) {
-  std::ifstream stat_file("/proc/self/stat");
-  const std::string stat{std::istreambuf_iterator<char>(stat_file), std::istreambuf_iterator<char>()};
-  std::istringstream fields(stat.substr(stat.rfind(')') + 1));  // field 3 onwards; the command name may hold spaces
+  std::istringstream fields(stat_from_state(0));
   std::string field;
   for (int i = 3; i < 48 && fields >> field; ++i) {
   }
@@ -272,11 +279,8 @@ bool drain(Worker& w) {
 // True when the process is stopped (SIGSTOP, SIGTSTP, a debugger): it cannot act on SIGTERM and
 // is what its peers' collectives were waiting for.
 bool process_stopped(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t name_end = text.rfind(')');  // the state follows "pid (command) "
-  return name_end != std::string::npos && name_end + 2 < text.size() &&
-         (text[name_end + 2] == 'T' || text[name_end + 2] == 't');
+  const std::string state = stat_from_state(pid);
+  return !state.empty() && (state[0] == 'T' || state[0] == 't');
 }
 
 // Stops the workers still running after `failed` ended: SIGTERM, and SIGKILL at once for a stopped
