@@ -1,7 +1,7 @@
-// kforge: the front-end, which never loads LibTorch. It prints a repeated `list-plugins` from the
-// listing cache and hands every other command line, unchanged, to kforge-host by execv, with huge pages
-// for its heap (launch/heap_huge_pages.h). `kforge launch` runs in kforge-host too: its workers are forks
-// of it, so they share its one load of LibTorch.
+// kforge: the front-end, which never loads LibTorch. It answers help, a missing or unknown command
+// (cmdline/usage.h) and a repeated `list-plugins` from the listing cache itself, and hands every other command
+// line, unchanged, to kforge-host by execv, with huge pages for its heap (launch/heap_huge_pages.h). `kforge
+// launch` runs in kforge-host too: its workers are forks of it, so they share its one load of LibTorch.
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cmdline/exit_codes.h"
+#include "cmdline/usage.h"
 #include "launch/heap_huge_pages.h"
 #include "listing/listing_cache.h"
 
@@ -34,6 +36,7 @@ bool print_cached_listing(int argc, char** argv, const std::filesystem::path& ho
 
 int main(int argc, char** argv) {
   using kforge::cmdline::kExitOk, kforge::cmdline::kExitUsage;
+  if (const std::optional<int> code = kforge::cmdline::answer_from_usage(argc, argv)) return *code;
   kforge::launch::ask_children_for_heap_huge_pages();  // for kforge-host (and launch's workers, its forks)
   const std::filesystem::path exe = kforge::listing::current_executable();
   if (exe.empty()) {

@@ -61,6 +61,14 @@ TEST(Cli, UnknownCommandExits2) {
   expect_has(r.output, {"unknown command 'frobnicate'", "Usage:"});
 }
 
+TEST(Cli, UnknownCommandSuggestsTheClosest) {
+  const CliRun r = kforge("lst-plugins --json");
+  EXPECT_EQ(r.status, 2);
+  expect_has(r.output, {"kforge: unknown command 'lst-plugins'. Did you mean 'list-plugins'?\n", "Usage:"});
+  const CliRun far = kforge("frobnicate");
+  EXPECT_EQ(far.output.find("Did you mean"), std::string::npos) << far.output;
+}
+
 TEST(Cli, RunHelpNamesItsOptions) {
   const CliRun r = kforge("run --help");
   EXPECT_EQ(r.status, 0) << r.output;

@@ -177,6 +177,32 @@ TEST(CatalogueFrontEnd, MissingHostIsAUsageErrorNamingIt) {
   if (!HasFailure()) fs::remove_all(bin.parent_path());
 }
 
+// Help and a missing or unknown command need nothing of the host: the front-end answers them with no kforge-host next
+// to it, exactly as kforge-host run directly does, and hands every command of the host on.
+TEST(CatalogueFrontEnd, AnswersHelpAndUnknownCommandsWithoutTheHostAsTheHostDoes) {
+  const fs::path bin = temp_dir("frontend_usage") / "bin";
+  fs::create_directories(bin);
+  fs::copy_file(KFORGE_BIN, bin / "kforge");
+  const std::string host = (fs::path(KFORGE_BIN).parent_path() / "kforge-host").string();
+  const struct {
+    std::string args;
+    int status;
+  } cases[] = {{"--help", 0}, {"-h", 0}, {"help", 0}, {"", 2}, {"frobnicate", 2}, {"lst-plugins --json", 2}};
+  for (const auto& c : cases) {
+    std::string alone, direct;
+    EXPECT_EQ(run_command("cd '" + bin.string() + "' && ./kforge " + c.args, &alone), c.status) << c.args << alone;
+    EXPECT_EQ(run_command("'" + host + "' " + c.args, &direct), c.status) << c.args << direct;
+    EXPECT_EQ(alone, direct) << c.args;
+    expect_has(alone, {"Usage:", "kforge run CONFIG.toml"});
+  }
+  for (const char* command : {"run cfg.toml", "launch --nproc-per-node 2 run cfg.toml", "version", "check-env"}) {
+    std::string out;
+    EXPECT_EQ(run_command("cd '" + bin.string() + "' && ./kforge " + command, &out), 2) << command;
+    expect_has(out, {"cannot run the kforge host"});
+  }
+  if (!HasFailure()) fs::remove_all(bin.parent_path());
+}
+
 TEST(CatalogueFrontEnd, LinksNoLibTorch) {
   std::string out;
   ASSERT_EQ(run_command(std::string("ldd '") + KFORGE_BIN + "'", &out), 0) << out;
