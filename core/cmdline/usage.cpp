@@ -1,8 +1,8 @@
 // kforge's top-level usage and the command lines it answers alone (see usage.h).
 #include "cmdline/usage.h"
 
-#include <array>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -12,9 +12,9 @@
 namespace kforge::cmdline {
 namespace {
 
-constexpr std::array<std::string_view, 12> kHostCommands = {"run",      "launch",    "list-plugins", "prepare-data",
-                                                            "generate", "eval",      "convert",      "report",
-                                                            "extract",  "check-env", "--version",    "version"};
+constexpr std::string_view kHostCommands[] = {"run",      "launch",    "list-plugins", "prepare-data",
+                                              "generate", "eval",      "convert",      "report",
+                                              "extract",  "check-env", "--version",    "version"};
 
 }  // namespace
 
@@ -74,7 +74,7 @@ std::optional<int> answer_from_usage(int argc, char** argv) {
     return kExitOk;
   }
   if (is_host_command(command)) return std::nullopt;
-  const std::vector<std::string> commands(kHostCommands.begin(), kHostCommands.end());
+  const std::vector<std::string> commands(std::begin(kHostCommands), std::end(kHostCommands));
   std::fprintf(stderr, "kforge: unknown command '%s'.%s\n\n%s", argv[1], did_you_mean(command, commands).c_str(),
                usage());
   return kExitUsage;

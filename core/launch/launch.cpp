@@ -25,14 +25,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cmdline/exit_codes.h"
 #include "cmdline/parse_options.h"
 #include "launch/free_port.h"
+#include "resilience/proc_stat.h"
 #include "resilience/shutdown.h"
 
 extern char** environ;
@@ -158,25 +157,15 @@ void default_signal_handlers() {
   }
 }
 
-// /proc/<pid>/stat (pid 0: this process) from field 3, the state, on: what follows "pid (command) ", whose command
-// name may hold spaces and parentheses; "" when it cannot be read.
-std::string stat_from_state(pid_t pid) {
-  std::ifstream file(pid == 0 ? std::string("/proc/self/stat") : "/proc/" + std::to_string(pid) + "/stat");
-  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-  const size_t name_end = text.rfind(')');
-  return name_end == std::string::npos || name_end + 2 > text.size() ? "" : text.substr(name_end + 2);
-}
-
 // ps and /proc/PID/cmdline show the worker's own command line, as after an exec: the launcher's argv[0] and the
 // worker's arguments, written over the launcher's argument area (fields 48-49 of /proc/self/stat). They always fit:
 // the worker's arguments are some of the launcher's. The rest of the area becomes NUL bytes.
 void show_command_line(const std::vector<std::string>& args) {
-  std::istringstream fields(stat_from_state(0));
-  std::string field;
-  for (int i = 3; i < 48 && fields >> field; ++i) {
-  }
-  uintptr_t arg_start = 0, arg_end = 0;
-  if (!(fields >> arg_start >> arg_end) || arg_start >= arg_end) return;
+  const std::vector<std::string> stat = resilience::proc_stat_fields();
+  if (stat.size() < 49) return;
+  const uintptr_t arg_start = std::strtoull(stat[47].c_str(), nullptr, 10);
+  const uintptr_t arg_end = std::strtoull(stat[48].c_str(), nullptr, 10);
+  if (arg_start == 0 || arg_start >= arg_end) return;
   char* area = reinterpret_cast<char*>(arg_start);
   const size_t size = arg_end - arg_start;
   std::string title(area, strnlen(area, size));
@@ -279,8 +268,8 @@ bool drain(Worker& w) {
 // True when the process is stopped (SIGSTOP, SIGTSTP, a debugger): it cannot act on SIGTERM and
 // is what its peers' collectives were waiting for.
 bool process_stopped(pid_t pid) {
-  const std::string state = stat_from_state(pid);
-  return !state.empty() && (state[0] == 'T' || state[0] == 't');
+  const std::vector<std::string> stat = resilience::proc_stat_fields(pid);
+  return stat.size() > 2 && (stat[2] == "T" || stat[2] == "t");
 }
 
 // Stops the workers still running after `failed` ended: SIGTERM, and SIGKILL at once for a stopped
