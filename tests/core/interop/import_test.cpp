@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/interop/interop_test_util.h"
-#include "support/max_abs_diff.h"
 #include "support/oracle.h"
 #include "support/test_host.h"
 
@@ -38,10 +37,7 @@ double import_diff(const fs::path& hf, const std::string& label) {
   const fs::path ckpt = import_from_hf(hf, label);
   const at::Tensor tokens = test_tokens();
   const at::Tensor theirs = oracle_logits(hf, tokens);
-  const double diff = max_abs_diff(kforge_logits(ckpt, tokens), theirs);
-  std::cout << "[measured] import " << label << ": max |kforge - HF oracle| logits = " << diff << " (max |logit| "
-            << theirs.abs().max().item<double>() << ")\n";
-  return diff;
+  return logit_error(kforge_logits(ckpt, tokens), theirs, "import " + label);
 }
 
 TEST(HfImport, OracleBuiltShardedLlamaGivesTheOraclesLogits) {

@@ -4,10 +4,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "generate/checkpoint_model.h"
+#include "support/max_abs_diff.h"
 #include "support/npy.h"
 #include "support/oracle.h"
 #include "support/test_host.h"
@@ -75,6 +79,14 @@ at::Tensor oracle_logits(const std::filesystem::path& hf_dir, const at::Tensor& 
   EXPECT_EQ(rc, 0) << output;
   if (rc != 0) return at::Tensor();
   return read_npy(work / "logits.npy");
+}
+
+double logit_error(const at::Tensor& ours, const at::Tensor& theirs, const std::string& label) {
+  if (!theirs.defined()) return std::numeric_limits<double>::infinity();  // the oracle failed, and said so
+  const double diff = max_abs_diff(ours, theirs), scale = std::max(1.0, theirs.abs().max().item<double>());
+  std::cout << "[measured] " << label << ": max |kforge - HF oracle| logits = " << diff << ", " << diff / scale
+            << " of max(1, max |logit|) = " << scale << "\n";
+  return diff / scale;
 }
 
 std::string file_bytes(const std::filesystem::path& path) {

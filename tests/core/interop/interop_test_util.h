@@ -11,8 +11,17 @@
 
 namespace kforge::test::interop {
 
-/// fp32 logits of the same weights, kforge (fp32) vs the oracle (float64): the bound of the issue.
+/// fp32 logits of the same weights, kforge (fp32) vs the oracle (float64): the issue's fp32 1e-5, relative to the
+/// logits' scale, max(1, max |logit|), as in logit_error. fp32 rounds each operation to 2^-24 (6e-8) of its result, so
+/// the error of a forward grows with the values it computes: 1e-5 of the largest logit leaves about 170 roundings of
+/// it for two blocks of norms, projections, attention and experts. The kernels' summation orders differ by CPU family
+/// (OpenBLAS and oneDNN dispatch by ISA), and so does the error: the Mixtral import's logits (up to 4.5) were 4.3e-6
+/// off on a Zen 5 and 1.2e-5 on an Intel AVX-512 CPU, where python3-torch's own fp32 forward is 3.3e-6 off.
 constexpr double kLogitTolerance = 1e-5;
+
+/// max |ours - theirs| / max(1, max |theirs|), printed (with `label`) as a measurement; infinite without `theirs`
+/// (the oracle failed).
+double logit_error(const at::Tensor& ours, const at::Tensor& theirs, const std::string& label);
 
 /// A tiny model trained for 10 steps (fp32) once per test process: dense (with a SentencePiece
 /// tokenizer in its config) or MoE (4 experts, top 2, no tokenizer). Returns its step_10 directory.
