@@ -93,7 +93,17 @@ echo "== machine: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p') (cpu family 
 echo "== ISA: $(cpu_isa)"
 echo "== tuned peer: GLIBC_TUNABLES=$PEER_TUNABLES"
 echo "== kforge: $KFORGE ($(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ', dirty tree'))"
-echo "== BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)"
+# The peer gets the OpenBLAS kernels kforge gets: where OpenBLAS does not know this CPU model and falls back to
+# kernels without AVX2, the kforge front-end names this CPU's in OPENBLAS_CORETYPE (launch/openblas_kernels.h);
+# exported here, every process below (the GEMM peak included) runs them.
+blas_of_kforge() {
+  "$KFORGE" check-env --json --no-gemm 2>/dev/null | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["blas"][sys.argv[1]])' "$1"
+}
+if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
+  kernels="$(blas_of_kforge OPENBLAS_CORETYPE)"
+  [[ -n "$kernels" ]] && export OPENBLAS_CORETYPE="$kernels"
+fi
+echo "== BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3), OpenBLAS's $(blas_of_kforge openblas_kernels) kernels for both (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})"
 echo "== load average before: $(cut -d" " -f1-3 /proc/loadavg) (other processes on these cores skew every number)"
 
 # The MFU denominator: best of 5 fp32 1024^3 GEMMs on $THREADS threads (kforge's measure_cpu_gemm_tflops),

@@ -28,7 +28,9 @@ nlohmann::json to_json(const env::EnvReport& r) {
             {"libblas_so_3", r.blas.alternative},
             {"sgemm_provider", r.blas.gemm_provider},
             {"mapped", r.blas.mapped},
-            {"slow", r.blas.slow}}},
+            {"slow", r.blas.slow},
+            {"openblas_kernels", r.blas.openblas_kernels},
+            {"OPENBLAS_CORETYPE", r.blas.openblas_coretype}}},
           {"cpu",
            {{"model_name", r.cpu.model_name},
             {"vendor", r.cpu.vendor},
@@ -64,6 +66,10 @@ nlohmann::json to_json(const env::EnvReport& r) {
 
 void print_text(const env::EnvReport& r) {
   std::cout << fmt::format("BLAS        {} (threading: {})\n", r.blas.kind, r.blas.threading);
+  if (!r.blas.openblas_kernels.empty()) {
+    std::cout << fmt::format("  kernels   OpenBLAS's {} (OPENBLAS_CORETYPE={})\n", r.blas.openblas_kernels,
+                             r.blas.openblas_coretype.empty() ? "unset" : r.blas.openblas_coretype);
+  }
   std::cout << fmt::format("  libblas.so.3 -> {}\n", r.blas.alternative.empty() ? "(absent)" : r.blas.alternative);
   std::cout << fmt::format("  sgemm_ in  {}\n", r.blas.gemm_provider.empty() ? "(not resolved)" : r.blas.gemm_provider);
   for (const auto& m : r.blas.mapped) std::cout << fmt::format("  mapped      {}\n", m);

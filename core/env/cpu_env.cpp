@@ -23,6 +23,7 @@
 #include "env/bf16_probe.h"
 #include "env/fma_peak.h"
 #include "env/gemm_rate.h"
+#include "launch/openblas_kernels.h"
 
 namespace kforge::env {
 namespace {
@@ -145,6 +146,11 @@ BlasInfo detect_blas() {
   }
   if (deciding.empty()) deciding = info.alternative;
   if (!deciding.empty()) classify(deciding, info);
+  using CoreName = char* (*)();
+  if (const auto core_name = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"))) {
+    info.openblas_kernels = core_name();
+  }
+  info.openblas_coretype = env_or_empty("OPENBLAS_CORETYPE");
   // Debian's OpenBLAS libblas.so.3 lives in openblas-*/; a mapped libopenblas*.so means OpenBLAS too.
   if (info.kind == "reference" && info.gemm_provider.empty()) {
     for (const auto& p : info.mapped) {
@@ -268,6 +274,16 @@ EnvReport collect(bool measure_gemm) {
   } else if (r.blas.threading == "serial") {
     if (!r.blas.slow)
       w.push_back("OpenBLAS is the serial build: every GEMM runs on one core. Prefer libopenblas0-openmp");
+  }
+  if (const auto better = launch::openblas_kernels_for(r.blas.openblas_kernels, launch::this_cpus_vector_isa())) {
+    w.push_back("OpenBLAS runs its " + r.blas.openblas_kernels + " kernels, without AVX2, on this CPU, which has " +
+                (*better == "SkylakeX" ? "AVX-512" : "AVX2") +
+                " (OpenBLAS picks them by CPU model and falls back to these on a model it does not know): its GEMMs "
+                "run several times slower than with its " +
+                *better + " kernels. `kforge` sets OPENBLAS_CORETYPE=" + *better +
+                " for the processes it starts unless OPENBLAS_CORETYPE is set (it is " +
+                (r.blas.openblas_coretype.empty() ? std::string("unset") : "'" + r.blas.openblas_coretype + "'") +
+                "); when running kforge-host directly, set OPENBLAS_CORETYPE=" + *better + " yourself");
   }
   if (!r.cpu.avx2 || !r.cpu.fma) {
     w.push_back(

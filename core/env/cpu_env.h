@@ -17,6 +17,9 @@ struct BlasInfo {
                                     ///< nvpl, unknown
   std::string threading;            ///< "openmp", "pthread", "serial" or "unknown"
   bool slow = false;                ///< reference (netlib) BLAS: unoptimised, 10-50x slower GEMMs
+  std::string openblas_kernels;     ///< OpenBLAS's kernel set in this process (openblas_get_corename: Haswell, Zen,
+                                    ///< SkylakeX, Prescott, ...; launch/openblas_kernels.h); "" if not OpenBLAS
+  std::string openblas_coretype;    ///< OPENBLAS_CORETYPE, read by OpenBLAS when it was loaded ("" if unset)
 };
 
 struct CpuInfo {

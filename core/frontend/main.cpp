@@ -1,6 +1,7 @@
 // kforge: the front-end, which never loads LibTorch. It answers help, a missing or unknown command
 // (cmdline/usage.h) and a repeated `list-plugins` from the listing cache itself, and hands every other command
-// line, unchanged, to kforge-host by execv, with huge pages for its heap (launch/heap_huge_pages.h). `kforge
+// line, unchanged, to kforge-host by execv, with huge pages for its heap (launch/heap_huge_pages.h) and OpenBLAS's
+// kernels for this CPU where OpenBLAS does not know it (launch/openblas_kernels.h). `kforge
 // launch` runs in kforge-host too: its workers are forks of it, so they share its one load of LibTorch.
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "cmdline/exit_codes.h"
 #include "cmdline/usage.h"
 #include "launch/heap_huge_pages.h"
+#include "launch/openblas_kernels.h"
 #include "listing/listing_cache.h"
 
 namespace {
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path host = exe.parent_path() / "kforge-host";
   if (print_cached_listing(argc, argv, host)) return kExitOk;
+  kforge::launch::ask_children_for_the_cpus_openblas_kernels();  // before kforge-host loads OpenBLAS
   // Held across exec until kforge-host has its handlers (resilience/shutdown.h): a SIGTERM while
   // LibTorch loads then asks `kforge run` to stop instead of killing it with code 143.
   sigset_t shutdown_signals;

@@ -42,6 +42,7 @@ nlohmann::json environment() {
           {"aten_isa", cpu.torch_capability},
           {"blas", blas.kind},
           {"blas_library", blas.gemm_provider},
+          {"blas_kernels", blas.openblas_kernels},
           {"intra_op_threads", threads.intra_op},
           {"inter_op_threads", threads.inter_op},
           {"transparent_huge_pages", memory.transparent_huge_pages},

@@ -1,0 +1,48 @@
+// Which OpenBLAS kernels a CPU should run, and the front-end's OPENBLAS_CORETYPE (see openblas_kernels.h).
+#include "launch/openblas_kernels.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+
+namespace kforge::launch {
+
+VectorIsa this_cpus_vector_isa() {
+  __builtin_cpu_init();
+  VectorIsa isa;
+  isa.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  isa.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512vl");
+  return isa;
+}
+
+std::optional<std::string> openblas_kernels_for(std::string_view chosen, const VectorIsa& isa) {
+  // OpenBLAS 0.3.21's x86-64 kernel sets (the core names in its driver/others/dynamic.c) built without AVX2.
+  static constexpr std::array<std::string_view, 21> kWithoutAvx2 = {
+      "Unknown", "Katmai",  "Coppermine", "Northwood", "Prescott",     "Banias",    "Atom",
+      "Core2",   "Penryn",  "Dunnington", "Nehalem",   "Athlon",       "Opteron",   "Opteron_SSE3",
+      "Barcelona", "Nano",  "Sandybridge", "Bobcat",   "Bulldozer",    "Piledriver", "Steamroller"};
+  const bool old = std::find(kWithoutAvx2.begin(), kWithoutAvx2.end(), chosen) != kWithoutAvx2.end();
+  if (!old || !isa.avx2_fma) return std::nullopt;
+  return std::string(isa.avx512 ? "SkylakeX" : "Haswell");
+}
+
+std::optional<std::string> ask_children_for_the_cpus_openblas_kernels() {
+  const char* set = std::getenv("OPENBLAS_CORETYPE");
+  if (set != nullptr && *set != '\0') return std::nullopt;
+  void* blas = ::dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
+  if (blas == nullptr) return std::nullopt;  // kforge-host will say that it cannot load its libraries
+  std::optional<std::string> kernels;
+  using CoreName = char* (*)();
+  if (const auto core_name = reinterpret_cast<CoreName>(::dlsym(blas, "openblas_get_corename"))) {
+    kernels = openblas_kernels_for(core_name(), this_cpus_vector_isa());
+    if (kernels) ::setenv("OPENBLAS_CORETYPE", kernels->c_str(), 1);
+  }
+  ::dlclose(blas);
+  return kernels;
+}
+
+}  // namespace kforge::launch
