@@ -2,6 +2,7 @@
 #include "launch/openblas_kernels.h"
 
 #include <dlfcn.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -33,6 +34,13 @@ std::optional<std::string> openblas_kernels_for(std::string_view chosen, const V
 std::optional<std::string> ask_children_for_the_cpus_openblas_kernels() {
   const char* set = std::getenv("OPENBLAS_CORETYPE");
   if (set != nullptr && *set != '\0') return std::nullopt;
+  // Loading OpenBLAS maps its buffer pool, and when an address-space limit refuses the mapping it retries forever
+  // (here: under `ulimit -v` below about 400 MB). kforge-host needs about 900 MB to load LibTorch and OpenBLAS, so
+  // under a limit below 1 GiB the front-end does not ask and leaves OpenBLAS's choice alone.
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < (rlim_t{1} << 30)) {
+    return std::nullopt;
+  }
   void* blas = ::dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
   if (blas == nullptr) return std::nullopt;  // kforge-host will say that it cannot load its libraries
   std::optional<std::string> kernels;

@@ -26,9 +26,10 @@ VectorIsa this_cpus_vector_isa();
 /// knows the CPU, the CPU has no AVX2, or `chosen` is a name this list does not know).
 std::optional<std::string> openblas_kernels_for(std::string_view chosen, const VectorIsa& isa);
 
-/// Unless OPENBLAS_CORETYPE is set and not empty (the user's choice wins): loads the system BLAS (libblas.so.3, as
-/// LibTorch does), and when it is OpenBLAS and openblas_kernels_for() names better kernels than it chose, sets
-/// OPENBLAS_CORETYPE to them for the processes this one execs. Returns what it set. About 3 ms.
+/// Unless OPENBLAS_CORETYPE is set and not empty (the user's choice wins) or the address space is limited below 1 GiB
+/// (where loading OpenBLAS can hang): loads the system BLAS (libblas.so.3, as LibTorch does), and when it is OpenBLAS
+/// and openblas_kernels_for() names better kernels than it chose, sets OPENBLAS_CORETYPE to them for the processes this
+/// one execs. Returns what it set. About 3 ms.
 std::optional<std::string> ask_children_for_the_cpus_openblas_kernels();
 
 }  // namespace kforge::launch
