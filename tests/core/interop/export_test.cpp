@@ -32,7 +32,7 @@ checkpoint::TensorMap read_tensors(const fs::path& file) {
 }
 
 // The export's logits (by the oracle, from HF names and config.json) against kforge's own.
-double oracle_diff(const fs::path& checkpoint, const fs::path& hf) {
+double oracle_error(const fs::path& checkpoint, const fs::path& hf) {
   const at::Tensor tokens = test_tokens();
   const at::Tensor theirs = oracle_logits(hf, tokens);
   return logit_error(kforge_logits(checkpoint, tokens), theirs, checkpoint.string());
@@ -45,7 +45,7 @@ TEST(HfExport, DenseFp32LogitsMatchTheHfOracle) {
   EXPECT_EQ(config["architectures"][0], "LlamaForCausalLM");
   EXPECT_EQ(config["num_key_value_heads"], 2);
   EXPECT_EQ(config["torch_dtype"], "float32");
-  EXPECT_LT(oracle_diff(trained_dense(), hf), kLogitTolerance);
+  EXPECT_LT(oracle_error(trained_dense(), hf), kLogitTolerance);
 }
 
 TEST(HfExport, MoeFp32LogitsMatchTheHfOracleThroughMixtralNames) {
@@ -58,7 +58,7 @@ TEST(HfExport, MoeFp32LogitsMatchTheHfOracleThroughMixtralNames) {
   const auto tensors = read_tensors(hf / "model.safetensors");
   EXPECT_TRUE(tensors.count("model.layers.1.block_sparse_moe.experts.3.w2.weight"));
   EXPECT_TRUE(tensors.count("model.layers.0.block_sparse_moe.gate.weight"));
-  EXPECT_LT(oracle_diff(trained_moe(), hf), kLogitTolerance);
+  EXPECT_LT(oracle_error(trained_moe(), hf), kLogitTolerance);
 }
 
 TEST(HfExport, Bf16AndFp16ValuesAreTheFp32ValuesRoundedToNearestEven) {
@@ -117,7 +117,7 @@ TEST(HfExport, ShardedExportWritesAnIndexCoveringEveryTensorOnce) {
   EXPECT_EQ(seen.size(), weight_map.size());
   for (const auto& [name, count] : seen) EXPECT_EQ(count, 1) << name;
   EXPECT_EQ(index.at("metadata").at("total_size").get<int64_t>(), total);
-  EXPECT_LT(oracle_diff(trained_dense(), hf), kLogitTolerance);
+  EXPECT_LT(oracle_error(trained_dense(), hf), kLogitTolerance);
 }
 
 TEST(HfExport, TokenizerIsCopiedWithItsConfigOrTheLackOfOneIsSaid) {
@@ -159,7 +159,7 @@ TEST(HfExport, TwoRankFsdpCheckpointExportsTheSameBytesAsOneRankOfTheSameWeights
   const fs::path b = export_to_hf(one_rank, "--dtype float32", "hf_fsdp1");
   EXPECT_EQ(file_bytes(a / "model.safetensors"), file_bytes(b / "model.safetensors"));
   EXPECT_EQ(file_bytes(a / "config.json"), file_bytes(b / "config.json"));
-  EXPECT_LT(oracle_diff(two_ranks, a), kLogitTolerance);
+  EXPECT_LT(oracle_error(two_ranks, a), kLogitTolerance);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ fs::path import_from_hf(const fs::path& hf, const std::string& label, std::strin
   return out;
 }
 
-double import_diff(const fs::path& hf, const std::string& label) {
+double import_error(const fs::path& hf, const std::string& label) {
   const fs::path ckpt = import_from_hf(hf, label);
   const at::Tensor tokens = test_tokens();
   const at::Tensor theirs = oracle_logits(hf, tokens);
@@ -42,17 +42,17 @@ double import_diff(const fs::path& hf, const std::string& label) {
 
 TEST(HfImport, OracleBuiltShardedLlamaGivesTheOraclesLogits) {
   ASSERT_TRUE(oracle_available());
-  EXPECT_LT(import_diff(oracle_built("llama", "--shards", "llama_sharded"), "llama_sharded"), kLogitTolerance);
+  EXPECT_LT(import_error(oracle_built("llama", "--shards", "llama_sharded"), "llama_sharded"), kLogitTolerance);
 }
 
 TEST(HfImport, OracleBuiltTiedLlamaGivesTheOraclesLogits) {
   ASSERT_TRUE(oracle_available());
-  EXPECT_LT(import_diff(oracle_built("llama", "--tie", "llama_tied"), "llama_tied"), kLogitTolerance);
+  EXPECT_LT(import_error(oracle_built("llama", "--tie", "llama_tied"), "llama_tied"), kLogitTolerance);
 }
 
 TEST(HfImport, OracleBuiltMixtralGivesTheOraclesLogits) {
   ASSERT_TRUE(oracle_available());
-  EXPECT_LT(import_diff(oracle_built("mixtral", "", "mixtral"), "mixtral"), kLogitTolerance);
+  EXPECT_LT(import_error(oracle_built("mixtral", "", "mixtral"), "mixtral"), kLogitTolerance);
 }
 
 // export -> import -> export: every file of the second export equals the first, byte for byte.
