@@ -16,7 +16,7 @@ namespace kforge::test::interop {
 /// the error of a forward grows with the values it computes: 1e-5 of the largest logit leaves about 170 roundings of
 /// it for two blocks of norms, projections, attention and experts. The kernels' summation orders differ by CPU family
 /// (OpenBLAS and oneDNN dispatch by ISA), and so does the error: the Mixtral import's logits (up to 4.5) were 4.3e-6
-/// off on a Zen 5 and 1.2e-5 on an Intel AVX-512 CPU, where python3-torch's own fp32 forward is 3.3e-6 off.
+/// off on an AMD CPU and 1.2e-5 on an Intel AVX-512 one, where python3-torch's own fp32 forward is 3.3e-6 off.
 constexpr double kLogitTolerance = 1e-5;
 
 /// max |ours - theirs| / max(1, max |theirs|), printed (with `label`) as a measurement; infinite without `theirs`
