@@ -31,26 +31,25 @@ std::optional<std::string> openblas_kernels_for(std::string_view chosen, const V
   return std::string(isa.avx512 ? "SkylakeX" : "Haswell");
 }
 
-std::optional<std::string> ask_children_for_the_cpus_openblas_kernels() {
+void ask_children_for_the_cpus_openblas_kernels() {
   const char* set = std::getenv("OPENBLAS_CORETYPE");
-  if (set != nullptr && *set != '\0') return std::nullopt;
+  if (set != nullptr && *set != '\0') return;
   // Loading OpenBLAS maps its buffer pool, and when an address-space limit refuses the mapping it retries forever
   // (here: under `ulimit -v` below about 400 MB). kforge-host needs about 900 MB to load LibTorch and OpenBLAS, so
   // under a limit below 1 GiB the front-end does not ask and leaves OpenBLAS's choice alone.
   rlimit limit{};
   if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < (rlim_t{1} << 30)) {
-    return std::nullopt;
+    return;
   }
   void* blas = ::dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
-  if (blas == nullptr) return std::nullopt;  // kforge-host will say that it cannot load its libraries
-  std::optional<std::string> kernels;
+  if (blas == nullptr) return;  // kforge-host will say that it cannot load its libraries
   using CoreName = char* (*)();
   if (const auto core_name = reinterpret_cast<CoreName>(::dlsym(blas, "openblas_get_corename"))) {
-    kernels = openblas_kernels_for(core_name(), this_cpus_vector_isa());
-    if (kernels) ::setenv("OPENBLAS_CORETYPE", kernels->c_str(), 1);
+    if (const auto kernels = openblas_kernels_for(core_name(), this_cpus_vector_isa())) {
+      ::setenv("OPENBLAS_CORETYPE", kernels->c_str(), 1);
+    }
   }
   ::dlclose(blas);
-  return kernels;
 }
 
 }  // namespace kforge::launch

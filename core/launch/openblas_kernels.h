@@ -29,7 +29,7 @@ std::optional<std::string> openblas_kernels_for(std::string_view chosen, const V
 /// Unless OPENBLAS_CORETYPE is set and not empty (the user's choice wins) or the address space is limited below 1 GiB
 /// (where loading OpenBLAS can hang): loads the system BLAS (libblas.so.3, as LibTorch does), and when it is OpenBLAS
 /// and openblas_kernels_for() names better kernels than it chose, sets OPENBLAS_CORETYPE to them for the processes this
-/// one execs. Returns what it set. About 3 ms.
-std::optional<std::string> ask_children_for_the_cpus_openblas_kernels();
+/// one execs. About 3 ms.
+void ask_children_for_the_cpus_openblas_kernels();
 
 }  // namespace kforge::launch
