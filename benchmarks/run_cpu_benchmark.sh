@@ -5,7 +5,7 @@
 #
 #   bash benchmarks/run_cpu_benchmark.sh [--steps N] [--threads T] [--batch B] [--shapes "debug small"]
 #                                        [--precision fp32|bf16] [--activation-checkpointing none|full]
-#                                        [--peers "plain tuned"] [--kforge PATH] [--profile]
+#                                        [--peers "plain tuned"] [--kforge PATH] [--profile] [--gemm-census]
 #
 # For each shape (benchmarks/configs/bench_<shape>.toml) it writes random uint16 tokens, runs
 # `kforge run` and benchmarks/peer_trainer.py (Debian's python3-torch 1.13: the same LibTorch and
@@ -18,6 +18,9 @@
 # kforge/peer ratios against both peers. Shapes: debug, small, gpt2small (GPT-2 small class, seq 1024: about
 # 30 s a step on 2 cores, so pass --steps 4 or 5 and --shapes gpt2small). It names the CPU and
 # the widest vector ISA it has (AVX2 / AVX-512 / AVX-512-BF16 / AMX): results hold for that family only.
+# --gemm-census runs every trainer under benchmarks/gemm_census.cpp (LD_PRELOAD: times each sgemm_/dnnl_sgemm call,
+# untraced) and prints each one's fp32 GEMM time and rate per step, what is not GEMM, and the speed-up over the peer
+# a trainer would have with the peer's GEMMs and nothing else.
 # Nothing here is a test: it reports, it does not pass or fail. 3-8 minutes on 2 cores (idle vs shared).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +31,7 @@ BATCH=4
 SHAPES="debug small"
 KFORGE=""
 PROFILE=0
+CENSUS=0
 PRECISION=fp32
 AC=none
 PEERS="plain tuned"
@@ -39,10 +43,11 @@ while [[ $# -gt 0 ]]; do
     --shapes) SHAPES="$2"; shift 2 ;;
     --kforge) KFORGE="$2"; shift 2 ;;
     --profile) PROFILE=1; shift ;;
+    --gemm-census) CENSUS=1; shift ;;
     --precision) PRECISION="$2"; shift 2 ;;
     --activation-checkpointing) AC="$2"; shift 2 ;;
     --peers) PEERS="$2"; shift 2 ;;
-    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,23p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -128,6 +133,15 @@ g++ -O2 -march=native -std=c++17 -pthread benchmarks/fma_peak.cpp -o "$WORK/fma_
 "$WORK/fma_peak" "$THREADS" > "$WORK/fma_peak.json"
 echo "== measured fp32 FMA peak: $("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["fma_peak_gflops"])' "$WORK/fma_peak.json") GFLOP/s on $THREADS threads"
 echo "== measured fp32 GEMM peak (before): $("$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["peak_gflops"])' "$WORK/peak_before.json") GFLOP/s"
+# census NAME: the environment that times NAME's GEMMs into $WORK/census_NAME.jsonl (nothing without --gemm-census).
+if (( CENSUS )); then
+  g++ -O2 -shared -fPIC -std=c++17 benchmarks/gemm_census.cpp -o "$WORK/libgemm_census.so" -ldl
+  echo "== GEMM census: every trainer runs with LD_PRELOAD=$WORK/libgemm_census.so"
+fi
+census() {
+  (( CENSUS )) && echo "LD_PRELOAD=$PWD/$WORK/libgemm_census.so GEMM_CENSUS_OUT=$PWD/$WORK/census_$1.jsonl"
+  return 0
+}
 
 for shape in $SHAPES; do
   cfg="benchmarks/configs/bench_${shape}.toml"
@@ -139,7 +153,7 @@ for shape in $SHAPES; do
   "$PY" benchmarks/random_tokens.py "$vocab" "$ntok" "$data/tokens.npy"
 
   echo "== [$shape] kforge: $STEPS steps, batch $BATCH x seq $seq" >&2
-  "$KFORGE" run "$cfg" --train.max_steps="$STEPS" --train.batch_size="$BATCH" --train.num_threads="$THREADS" \
+  env $(census "kforge_$shape") "$KFORGE" run "$cfg" --train.max_steps="$STEPS" --train.batch_size="$BATCH" --train.num_threads="$THREADS" \
     --data.dataset_path="$data" --checkpoint.dir="$WORK/ckpt_${shape}" --metrics.run_dir="$WORK/kforge_${shape}" \
     --metrics.log_interval=1 --metrics.backends='["jsonl"]' --train.mixed_precision="$PRECISION" \
     --train.activation_checkpointing="\"$AC\"" > "$WORK/kforge_${shape}.log" 2>&1 \
@@ -151,9 +165,9 @@ for shape in $SHAPES; do
   prof=(); (( PROFILE )) && prof=(--profile)
   for peer in $PEERS; do
     echo "== [$shape] $peer peer (PyTorch eager $("$PY" -c 'import torch; print(torch.__version__)')): $STEPS steps" >&2
-    tunables=(); [[ "$peer" == tuned ]] && tunables=(env GLIBC_TUNABLES="$PEER_TUNABLES")
+    tunables=(); [[ "$peer" == tuned ]] && tunables=(GLIBC_TUNABLES="$PEER_TUNABLES")
     out="$WORK/peer_${peer}_${shape}"
-    "${tunables[@]}" "$PY" benchmarks/peer_trainer.py "$peer_cfg" --data "$data/tokens.npy" --steps "$STEPS" \
+    env "${tunables[@]}" $(census "peer_${peer}_$shape") "$PY" benchmarks/peer_trainer.py "$peer_cfg" --data "$data/tokens.npy" --steps "$STEPS" \
       --threads "$THREADS" --out "$out.json" --activation-checkpointing "$AC" "${prof[@]}" > "$out.profile.txt" 2> "$out.log" \
       || { echo "$peer peer failed on $shape; see $out.log" >&2; tail -20 "$out.log" >&2; exit 1; }
   done
@@ -162,10 +176,11 @@ done
 echo "== load average after: $(cut -d" " -f1-3 /proc/loadavg)"
 measure_peak "$WORK/peak_after.json"
 echo "== measured fp32 GEMM peak (after): $("$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["peak_gflops"])' "$WORK/peak_after.json") GFLOP/s"
-"$PY" - "$WORK" "$BATCH" "$PRECISION" "$AC" "$PEERS" $SHAPES <<'EOF'
-import json, statistics, sys
-work, batch, precision, ac, peer_names, shapes = (sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4],
-                                                  sys.argv[5].split(), sys.argv[6:])
+"$PY" - "$WORK" "$BATCH" "$PRECISION" "$AC" "$PEERS" "$CENSUS" "$STEPS" $SHAPES <<'EOF'
+import json, os, statistics, sys
+work, batch, precision, ac, peer_names, census, steps, shapes = (
+    sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5].split(), sys.argv[6] == "1",
+    int(sys.argv[7]), sys.argv[8:])
 peak = max(json.load(open(f"{work}/peak_{w}.json"))["peak_gflops"] for w in ("before", "after"))
 fma_peak = json.load(open(f"{work}/fma_peak.json"))["fma_peak_gflops"]
 WARMUP = 2
@@ -223,6 +238,36 @@ for shape, n, seq, fpt, runs in rows:
         peer = runs[f"pytorch-eager {p}"]
         cells += [f"{k['tok_s'] / peer['tok_s']:.2f}x", f"{k['rss'] / peer['rss']:.2f}x"]
     print(f"| {shape} | " + " | ".join(cells) + " |")
+
+if census:
+    # Per step: each shape's median call time x its calls / steps (the warm-up steps' slower calls barely move a
+    # median). Projection-sized: >= 2^26 multiply-adds a call; the rest are attention's products.
+    def gemms(name):
+        sizes = {"projection-sized": [0.0, 0.0, 0.0], "smaller": [0.0, 0.0, 0.0]}
+        path = f"{work}/census_{name}.jsonl"  # absent when the process made no fp32 GEMM call
+        for line in open(path) if os.path.exists(path) else []:
+            g = json.loads(line)
+            macs = g["m"] * g["n"] * g["k"]
+            row = sizes["projection-sized" if macs >= 1 << 26 else "smaller"]
+            row[0] += g["calls"] / steps; row[1] += g["median_s"] * g["calls"] / steps
+            row[2] += 2 * macs * g["calls"] / steps / 1e9
+        return sizes
+    print(f"\nGEMM census (benchmarks/gemm_census.cpp; fp32 sgemm_/dnnl_sgemm only: bf16 GEMMs are not counted), "
+          f"per step: calls, seconds and GFLOP/s of the projection-sized (>= 2^26 multiply-adds) and the smaller "
+          f"GEMMs; 'not GEMM': the step median less both; 'GEMM-only bound': the peer's step median over this "
+          f"trainer's GEMM time, the most a trainer with these GEMMs and nothing else could be faster than that peer\n")
+    print("| shape | trainer | step median (s) | projection GEMMs: calls, s, GFLOP/s | smaller GEMMs: calls, s, GFLOP/s "
+          "| not GEMM (s) | " + " | ".join(f"GEMM-only bound vs {p} peer" for p in peer_names) + " |")
+    print("|---|---|---|---|---|---|" + "---|" * len(peer_names))
+    for shape, n, seq, fpt, runs in rows:
+        for name in ["kforge"] + [f"peer_{p}" for p in peer_names]:
+            run = runs["kforge" if name == "kforge" else f"pytorch-eager {name[5:]}"]
+            sizes = gemms(f"{name}_{shape}")
+            cells = [f"{c:.0f}, {s:.3f}, {gf / s if s else 0:.0f}" for c, s, gf in sizes.values()]
+            gemm_s = sum(s for _, s, _ in sizes.values())
+            bounds = [f"{runs[f'pytorch-eager {p}']['med'] / gemm_s:.2f}x" if gemm_s else "-" for p in peer_names]
+            print(f"| {shape} | {name.replace('_', ' ')} | {run['med']:.3f} | {cells[0]} | {cells[1]} | "
+                  f"{run['med'] - gemm_s:.3f} | " + " | ".join(bounds) + " |")
 EOF
 
 # kforge saves a final checkpoint; it is not needed for the numbers.
