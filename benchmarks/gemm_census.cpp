@@ -1,7 +1,9 @@
 // An LD_PRELOAD library that times every fp32 GEMM a process makes through BLAS's sgemm_ or oneDNN's dnnl_sgemm
-// (the two kforge's and PyTorch's CPU projections and attention products use), untraced, and at exit writes one JSON
-// line per (library, transposes, m, n, k) to $GEMM_CENSUS_OUT: calls, total and median seconds. The same measurement
-// for any trainer, unlike two profilers' op tables. Built and used by run_cpu_benchmark.sh --gemm-census.
+// (the two kforge's and PyTorch's CPU projections and attention products use), untraced, and at exit writes to
+// $GEMM_CENSUS_OUT one JSON line per (library, transposes, m, n, k): calls, total and median seconds, then one line of
+// wall seconds during which at least one GEMM ran (all, projection-sized: >= 2^26 multiply-adds, and smaller), which
+// counts GEMMs that run side by side on several threads once. The same measurement for any trainer, unlike two
+// profilers' op tables. Built and used by run_cpu_benchmark.sh --gemm-census.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -19,9 +21,24 @@ namespace {
 
 using Shape = std::tuple<std::string, char, char, int64_t, int64_t, int64_t>;
 
+// Wall time during which at least one call was running.
+struct Busy {
+  int running = 0;
+  double since = 0, seconds = 0;
+  void enter(double t) {
+    if (running++ == 0) since = t;
+  }
+  void leave(double t) {
+    if (--running == 0) seconds += t - since;
+  }
+};
+
+constexpr int64_t kProjectionSized = int64_t{1} << 26;  // multiply-adds a call
+
 struct Census {
   std::mutex mutex;
   std::map<Shape, std::vector<double>> seconds;
+  Busy all, projection_sized, smaller;
 
   ~Census() {
     const char* path = std::getenv("GEMM_CENSUS_OUT");
@@ -39,6 +56,8 @@ struct Census {
                    library.c_str(), ta, tb, static_cast<long long>(m), static_cast<long long>(n),
                    static_cast<long long>(k), times.size(), total, times[times.size() / 2]);
     }
+    std::fprintf(out, "{\"busy_s\": {\"all\": %.9f, \"projection-sized\": %.9f, \"smaller\": %.9f}}\n", all.seconds,
+                 projection_sized.seconds, smaller.seconds);
     std::fclose(out);
   }
 };
@@ -48,10 +67,29 @@ Census census;
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-void record(const char* library, char ta, char tb, int64_t m, int64_t n, int64_t k, double seconds) {
-  const std::lock_guard<std::mutex> lock(census.mutex);
-  census.seconds[Shape(library, ta, tb, m, n, k)].push_back(seconds);
-}
+// Times one call: its duration under its shape, and the wall time while any (and any of its size) GEMM runs.
+class Timed {
+ public:
+  Timed(const char* library, char ta, char tb, int64_t m, int64_t n, int64_t k)
+      : shape_(library, ta, tb, m, n, k), size_(m * n * k >= kProjectionSized ? census.projection_sized : census.smaller) {
+    const std::lock_guard<std::mutex> lock(census.mutex);
+    start_ = now();
+    census.all.enter(start_);
+    size_.enter(start_);
+  }
+  ~Timed() {
+    const std::lock_guard<std::mutex> lock(census.mutex);
+    const double end = now();
+    census.all.leave(end);
+    size_.leave(end);
+    census.seconds[shape_].push_back(end - start_);
+  }
+
+ private:
+  Shape shape_;
+  Busy& size_;
+  double start_ = 0;
+};
 
 // The real symbol from the library already loaded (LibTorch may load it RTLD_LOCAL, out of RTLD_NEXT's reach).
 void* real(const char* library, const char* symbol) {
@@ -74,9 +112,8 @@ void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const in
   using Sgemm = void (*)(const char*, const char*, const int*, const int*, const int*, const float*, const float*,
                          const int*, const float*, const int*, const float*, float*, const int*);
   static const auto next = reinterpret_cast<Sgemm>(real("libblas.so.3", "sgemm_"));
-  const double start = now();
+  const Timed timed("blas", *ta, *tb, *m, *n, *k);
   next(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  record("blas", *ta, *tb, *m, *n, *k, now() - start);
 }
 
 int dnnl_sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
@@ -84,10 +121,8 @@ int dnnl_sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, c
   using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
                             int64_t, float, float*, int64_t);
   static const auto next = reinterpret_cast<DnnlSgemm>(real("libdnnl.so.2", "dnnl_sgemm"));
-  const double start = now();
-  const int status = next(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  record("onednn", ta, tb, m, n, k, now() - start);
-  return status;
+  const Timed timed("onednn", ta, tb, m, n, k);
+  return next(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // extern "C"

@@ -19,8 +19,8 @@
 # 30 s a step on 2 cores, so pass --steps 4 or 5 and --shapes gpt2small). It names the CPU and
 # the widest vector ISA it has (AVX2 / AVX-512 / AVX-512-BF16 / AMX): results hold for that family only.
 # --gemm-census runs every trainer under benchmarks/gemm_census.cpp (LD_PRELOAD: times each sgemm_/dnnl_sgemm call,
-# untraced) and prints each one's fp32 GEMM time and rate per step, what is not GEMM, and the speed-up over the peer
-# a trainer would have with the peer's GEMMs and nothing else.
+# untraced) and prints each one's fp32 GEMM wall time and rate per step, the time that is not GEMM, and how much faster
+# than the peer a trainer with those GEMMs and nothing else could be.
 # Nothing here is a test: it reports, it does not pass or fail. 3-8 minutes on 2 cores (idle vs shared).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -196,6 +196,7 @@ def summarize(times, tokens, fpt, rss, startup):
     return {"tok_s": tok_s, "med": med, "p10": pct(t, 0.1), "p90": pct(t, 0.9),
             "gflops": fpt * tok_s / 1e9, "mfu": 100 * fpt * tok_s / 1e9 / fma_peak,
             "of_gemm": 100 * fpt * tok_s / 1e9 / peak, "rss": rss, "startup": startup, "first": times[0],
+            "mean_all": sum(times) / len(times),
             "n": len(t)}
 
 rows = []
@@ -240,34 +241,40 @@ for shape, n, seq, fpt, runs in rows:
     print(f"| {shape} | " + " | ".join(cells) + " |")
 
 if census:
-    # Per step: each shape's median call time x its calls / steps (the warm-up steps' slower calls barely move a
-    # median). Projection-sized: >= 2^26 multiply-adds a call; the rest are attention's products.
-    def gemms(name):
-        sizes = {"projection-sized": [0.0, 0.0, 0.0], "smaller": [0.0, 0.0, 0.0]}
+    # Per step, over all the steps (warm-up included, as the census cannot tell steps apart): each size's calls,
+    # wall seconds while one of its GEMMs ran (side-by-side calls on several threads counted once) and GFLOP/s over
+    # those seconds; 'any GEMM': wall seconds while any ran; 'not GEMM': the mean step less that.
+    def census_of(name):
+        sizes = {"projection-sized": [0.0, 0.0], "smaller": [0.0, 0.0]}  # calls, GFLOP per step
+        busy = {"all": 0.0, "projection-sized": 0.0, "smaller": 0.0}
         path = f"{work}/census_{name}.jsonl"  # absent when the process made no fp32 GEMM call
         for line in open(path) if os.path.exists(path) else []:
             g = json.loads(line)
+            if "busy_s" in g:
+                busy = g["busy_s"]
+                continue
             macs = g["m"] * g["n"] * g["k"]
             row = sizes["projection-sized" if macs >= 1 << 26 else "smaller"]
-            row[0] += g["calls"] / steps; row[1] += g["median_s"] * g["calls"] / steps
-            row[2] += 2 * macs * g["calls"] / steps / 1e9
-        return sizes
-    print(f"\nGEMM census (benchmarks/gemm_census.cpp; fp32 sgemm_/dnnl_sgemm only: bf16 GEMMs are not counted), "
-          f"per step: calls, seconds and GFLOP/s of the projection-sized (>= 2^26 multiply-adds) and the smaller "
-          f"GEMMs; 'not GEMM': the step median less both; 'GEMM-only bound': the peer's step median over this "
-          f"trainer's GEMM time, the most a trainer with these GEMMs and nothing else could be faster than that peer\n")
-    print("| shape | trainer | step median (s) | projection GEMMs: calls, s, GFLOP/s | smaller GEMMs: calls, s, GFLOP/s "
-          "| not GEMM (s) | " + " | ".join(f"GEMM-only bound vs {p} peer" for p in peer_names) + " |")
-    print("|---|---|---|---|---|---|" + "---|" * len(peer_names))
+            row[0] += g["calls"] / steps; row[1] += 2 * macs * g["calls"] / steps / 1e9
+        return sizes, {key: seconds / steps for key, seconds in busy.items()}
+    print(f"\nGEMM census (benchmarks/gemm_census.cpp; fp32 sgemm_/dnnl_sgemm only: bf16 GEMMs are not counted), per "
+          f"step over all {steps} steps: calls, wall seconds and GFLOP/s of the projection-sized (>= 2^26 "
+          f"multiply-adds) and the smaller GEMMs; 'any GEMM': wall seconds while one ran; 'not GEMM': the mean step "
+          f"less that; 'GEMM-only bound': the peer's mean step over this trainer's 'any GEMM', the most a trainer "
+          f"with these GEMMs and nothing else could be faster than that peer\n")
+    print("| shape | trainer | step mean (s) | projection GEMMs: calls, s, GFLOP/s | smaller GEMMs: calls, s, GFLOP/s "
+          "| any GEMM (s) | not GEMM (s) | " + " | ".join(f"GEMM-only bound vs {p} peer" for p in peer_names) + " |")
+    print("|---|---|---|---|---|---|---|" + "---|" * len(peer_names))
     for shape, n, seq, fpt, runs in rows:
         for name in ["kforge"] + [f"peer_{p}" for p in peer_names]:
             run = runs["kforge" if name == "kforge" else f"pytorch-eager {name[5:]}"]
-            sizes = gemms(f"{name}_{shape}")
-            cells = [f"{c:.0f}, {s:.3f}, {gf / s if s else 0:.0f}" for c, s, gf in sizes.values()]
-            gemm_s = sum(s for _, s, _ in sizes.values())
-            bounds = [f"{runs[f'pytorch-eager {p}']['med'] / gemm_s:.2f}x" if gemm_s else "-" for p in peer_names]
-            print(f"| {shape} | {name.replace('_', ' ')} | {run['med']:.3f} | {cells[0]} | {cells[1]} | "
-                  f"{run['med'] - gemm_s:.3f} | " + " | ".join(bounds) + " |")
+            sizes, busy = census_of(f"{name}_{shape}")
+            cells = [f"{calls:.0f}, {busy[size]:.3f}, {gflop / busy[size] if busy[size] else 0:.0f}"
+                     for size, (calls, gflop) in sizes.items()]
+            bounds = [f"{runs[f'pytorch-eager {p}']['mean_all'] / busy['all']:.2f}x" if busy["all"] else "-"
+                      for p in peer_names]
+            print(f"| {shape} | {name.replace('_', ' ')} | {run['mean_all']:.3f} | {cells[0]} | {cells[1]} | "
+                  f"{busy['all']:.3f} | {run['mean_all'] - busy['all']:.3f} | " + " | ".join(bounds) + " |")
 EOF
 
 # kforge saves a final checkpoint; it is not needed for the numbers.
