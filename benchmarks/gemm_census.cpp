@@ -71,7 +71,8 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 class Timed {
  public:
   Timed(const char* library, char ta, char tb, int64_t m, int64_t n, int64_t k)
-      : shape_(library, ta, tb, m, n, k), size_(m * n * k >= kProjectionSized ? census.projection_sized : census.smaller) {
+      : shape_(library, ta, tb, m, n, k),
+        size_(m * n * k >= kProjectionSized ? census.projection_sized : census.smaller) {
     const std::lock_guard<std::mutex> lock(census.mutex);
     start_ = now();
     census.all.enter(start_);
@@ -118,8 +119,8 @@ void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const in
 
 int dnnl_sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
-                            int64_t, float, float*, int64_t);
+  using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+                            float, float*, int64_t);
   static const auto next = reinterpret_cast<DnnlSgemm>(real("libdnnl.so.2", "dnnl_sgemm"));
   const Timed timed("onednn", ta, tb, m, n, k);
   return next(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

@@ -71,23 +71,22 @@ void expect_same_on_one_and_two_threads(const std::function<at::Tensor(const std
 TEST(ParallelKernels, RmsNormGivesTheOneThreadResultOnTwoThreads) {
   at::manual_seed(21);
   const at::Tensor x = at::randn({4, 300, 96}), w = at::rand({96}) + 0.5;  // 1200 rows: 19 gradient row blocks
-  expect_same_on_one_and_two_threads(
-      [](const auto& in) { return builtin::models::fused_rms_norm(in[0], in[1], 1e-5); }, {x, w}, at::randn_like(x));
+  expect_same_on_one_and_two_threads([](const auto& in) { return builtin::models::fused_rms_norm(in[0], in[1], 1e-5); },
+                                     {x, w}, at::randn_like(x));
 }
 
 TEST(ParallelKernels, SwiGluGivesTheOneThreadResultOnTwoThreads) {
   at::manual_seed(22);
-  const at::Tensor gate = at::randn({4, 512, 96}), up = at::randn({4, 512, 96});  // 196,608: 7 grains
-  expect_same_on_one_and_two_threads([](const auto& in) { return builtin::models::swiglu(in[0], in[1]); },
-                                     {gate, up}, at::randn_like(gate));
+  const at::Tensor gate = at::randn({4, 512, 96}), up = at::randn({4, 512, 96});  // 196,608 elements: 6 grains
+  expect_same_on_one_and_two_threads([](const auto& in) { return builtin::models::swiglu(in[0], in[1]); }, {gate, up},
+                                     at::randn_like(gate));
 }
 
 TEST(ParallelKernels, CausalSoftmaxGivesTheOneThreadResultOnTwoThreads) {
   at::manual_seed(23);
   const at::Tensor scores = at::randn({2, 4, 128, 128});
-  expect_same_on_one_and_two_threads(
-      [](const auto& in) { return builtin::models::causal_softmax(in[0], 0.125, 128); }, {scores},
-      at::randn_like(scores));
+  expect_same_on_one_and_two_threads([](const auto& in) { return builtin::models::causal_softmax(in[0], 0.125, 128); },
+                                     {scores}, at::randn_like(scores));
 }
 
 TEST(ParallelKernels, TiledAttentionGivesTheOneThreadResultOnTwoThreads) {
