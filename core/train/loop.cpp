@@ -49,8 +49,23 @@ std::vector<data::Batch> Trainer::read_micro_batches() {
 
 void Trainer::zero_grad() {
   if (fsdp_) return fsdp_->zero_grad();
-  for (auto& p : params_) {
-    if (p.tensor.grad().defined()) p.tensor.mutable_grad().zero_();
+  // Dropped, not zeroed: the next backward then stores each parameter's first gradient as it comes instead of filling
+  // zeros and adding to them (two passes over every gradient saved); restore_zeroed_grads() gives the parameters no
+  // gradient reached the zeros that zeroing would have left them.
+  zeroed_.assign(params_.size(), false);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    at::Tensor tensor = params_[i].tensor;
+    if (!tensor.grad().defined()) continue;
+    tensor.mutable_grad().reset();
+    zeroed_[i] = true;
+  }
+}
+
+void Trainer::restore_zeroed_grads() {
+  for (size_t i = 0; i < zeroed_.size(); ++i) {
+    at::Tensor tensor = params_[i].tensor;
+    if (zeroed_[i] && tensor.requires_grad() && !tensor.grad().defined())
+      tensor.mutable_grad() = at::zeros_like(tensor);
   }
 }
 
@@ -107,6 +122,7 @@ TrainingResult Trainer::train() {
     const bool finite = std::isfinite(result.loss) && std::isfinite(result.grad_norm);
     if (finite) {
       const profiling::UserScope scope("optimizer");
+      if (!fsdp_) restore_zeroed_grads();  // a custom step body need not sync
       optimizer_->step();
     }
     zero_grad();

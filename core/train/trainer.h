@@ -122,7 +122,11 @@ class Trainer {
   /// The step's micro-batches on device_ (read_micro_batches(), moved).
   std::vector<data::Batch> next_micro_batches();
   std::vector<data::Batch> read_micro_batches();
+  /// Drops the gradients (FSDP: zeroes its shards'), noting which parameters had one.
   void zero_grad();
+  /// Zeros for the parameters zero_grad() dropped a gradient of that still train and got none since, as zeroing would
+  /// have left them; before the gradients are synced or applied.
+  void restore_zeroed_grads();
   void apply_freeze();
   /// Loss averaged over the data-parallel ranks; non-finite on every rank when it is on any.
   StepResult agree(StepResult local) const;
@@ -144,6 +148,7 @@ class Trainer {
   std::shared_ptr<sdk::Model> model_;
   std::shared_ptr<sdk::VisionLanguageModel> vlm_;  ///< model_, in a vision-language run ([vlm])
   std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
+  std::vector<bool> zeroed_;                 ///< by params_: zero_grad() dropped its gradient
   std::unique_ptr<FullyShardedModel> fsdp_;  ///< dp_shard > 1
   std::unique_ptr<ReplicatedModel> replicated_;  ///< dp_shard = 1 on several ranks
   std::unique_ptr<GroupSharding> experts_;       ///< [distributed] ep > 1
