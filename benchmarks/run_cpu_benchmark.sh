@@ -133,13 +133,15 @@ g++ -O2 -march=native -std=c++17 -pthread benchmarks/fma_peak.cpp -o "$WORK/fma_
 "$WORK/fma_peak" "$THREADS" > "$WORK/fma_peak.json"
 echo "== measured fp32 FMA peak: $("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["fma_peak_gflops"])' "$WORK/fma_peak.json") GFLOP/s on $THREADS threads"
 echo "== measured fp32 GEMM peak (before): $("$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["peak_gflops"])' "$WORK/peak_before.json") GFLOP/s"
-# census NAME: the environment that times NAME's GEMMs into $WORK/census_NAME.jsonl (nothing without --gemm-census).
 if (( CENSUS )); then
   g++ -O2 -shared -fPIC -std=c++17 benchmarks/gemm_census.cpp -o "$WORK/libgemm_census.so" -ldl
   echo "== GEMM census: every trainer runs with LD_PRELOAD=$WORK/libgemm_census.so"
 fi
+# census NAME: sets CENSUS_ENV to the environment that times NAME's GEMMs into $WORK/census_NAME.jsonl (empty without
+# --gemm-census).
 census() {
-  (( CENSUS )) && echo "LD_PRELOAD=$PWD/$WORK/libgemm_census.so GEMM_CENSUS_OUT=$PWD/$WORK/census_$1.jsonl"
+  CENSUS_ENV=()
+  (( CENSUS )) && CENSUS_ENV=("LD_PRELOAD=$PWD/$WORK/libgemm_census.so" "GEMM_CENSUS_OUT=$PWD/$WORK/census_$1.jsonl")
   return 0
 }
 
@@ -153,8 +155,10 @@ for shape in $SHAPES; do
   "$PY" benchmarks/random_tokens.py "$vocab" "$ntok" "$data/tokens.npy"
 
   echo "== [$shape] kforge: $STEPS steps, batch $BATCH x seq $seq" >&2
-  env $(census "kforge_$shape") "$KFORGE" run "$cfg" --train.max_steps="$STEPS" --train.batch_size="$BATCH" --train.num_threads="$THREADS" \
-    --data.dataset_path="$data" --checkpoint.dir="$WORK/ckpt_${shape}" --metrics.run_dir="$WORK/kforge_${shape}" \
+  census "kforge_$shape"
+  env "${CENSUS_ENV[@]}" "$KFORGE" run "$cfg" --train.max_steps="$STEPS" --train.batch_size="$BATCH" \
+    --train.num_threads="$THREADS" --data.dataset_path="$data" --checkpoint.dir="$WORK/ckpt_${shape}" \
+    --metrics.run_dir="$WORK/kforge_${shape}" \
     --metrics.log_interval=1 --metrics.backends='["jsonl"]' --train.mixed_precision="$PRECISION" \
     --train.activation_checkpointing="\"$AC\"" > "$WORK/kforge_${shape}.log" 2>&1 \
     || { echo "kforge failed on $shape; see $WORK/kforge_${shape}.log" >&2; tail -20 "$WORK/kforge_${shape}.log" >&2; exit 1; }
@@ -167,8 +171,9 @@ for shape in $SHAPES; do
     echo "== [$shape] $peer peer (PyTorch eager $("$PY" -c 'import torch; print(torch.__version__)')): $STEPS steps" >&2
     tunables=(); [[ "$peer" == tuned ]] && tunables=(GLIBC_TUNABLES="$PEER_TUNABLES")
     out="$WORK/peer_${peer}_${shape}"
-    env "${tunables[@]}" $(census "peer_${peer}_$shape") "$PY" benchmarks/peer_trainer.py "$peer_cfg" --data "$data/tokens.npy" --steps "$STEPS" \
-      --threads "$THREADS" --out "$out.json" --activation-checkpointing "$AC" "${prof[@]}" > "$out.profile.txt" 2> "$out.log" \
+    census "peer_${peer}_$shape"
+    env "${tunables[@]}" "${CENSUS_ENV[@]}" "$PY" benchmarks/peer_trainer.py "$peer_cfg" --data "$data/tokens.npy" \
+      --steps "$STEPS" --threads "$THREADS" --out "$out.json" --activation-checkpointing "$AC" "${prof[@]}" > "$out.profile.txt" 2> "$out.log" \
       || { echo "$peer peer failed on $shape; see $out.log" >&2; tail -20 "$out.log" >&2; exit 1; }
   done
 done

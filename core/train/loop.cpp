@@ -122,7 +122,7 @@ TrainingResult Trainer::train() {
     const bool finite = std::isfinite(result.loss) && std::isfinite(result.grad_norm);
     if (finite) {
       const profiling::UserScope scope("optimizer");
-      if (!fsdp_) restore_zeroed_grads();  // a custom step body need not sync
+      restore_zeroed_grads();  // a custom step body need not sync
       optimizer_->step();
     }
     zero_grad();
