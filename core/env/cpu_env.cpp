@@ -146,10 +146,7 @@ BlasInfo detect_blas() {
   }
   if (deciding.empty()) deciding = info.alternative;
   if (!deciding.empty()) classify(deciding, info);
-  using CoreName = char* (*)();
-  if (const auto core_name = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"))) {
-    info.openblas_kernels = core_name();
-  }
+  info.openblas_kernels = launch::openblas_kernels_in(RTLD_DEFAULT);
   info.openblas_coretype = env_or_empty("OPENBLAS_CORETYPE");
   // Debian's OpenBLAS libblas.so.3 lives in openblas-*/; a mapped libopenblas*.so means OpenBLAS too.
   if (info.kind == "reference" && info.gemm_provider.empty()) {

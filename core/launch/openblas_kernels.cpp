@@ -31,6 +31,12 @@ std::optional<std::string> openblas_kernels_for(std::string_view chosen, const V
   return std::string(isa.avx512 ? "SkylakeX" : "Haswell");
 }
 
+std::string openblas_kernels_in(void* handle) {
+  using CoreName = char* (*)();
+  const auto core_name = reinterpret_cast<CoreName>(::dlsym(handle, "openblas_get_corename"));
+  return core_name == nullptr ? std::string() : std::string(core_name());
+}
+
 void ask_children_for_the_cpus_openblas_kernels() {
   const char* set = std::getenv("OPENBLAS_CORETYPE");
   if (set != nullptr && *set != '\0') return;
@@ -43,11 +49,8 @@ void ask_children_for_the_cpus_openblas_kernels() {
   }
   void* blas = ::dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
   if (blas == nullptr) return;  // kforge-host will say that it cannot load its libraries
-  using CoreName = char* (*)();
-  if (const auto core_name = reinterpret_cast<CoreName>(::dlsym(blas, "openblas_get_corename"))) {
-    if (const auto kernels = openblas_kernels_for(core_name(), this_cpus_vector_isa())) {
-      ::setenv("OPENBLAS_CORETYPE", kernels->c_str(), 1);
-    }
+  if (const auto kernels = openblas_kernels_for(openblas_kernels_in(blas), this_cpus_vector_isa())) {
+    ::setenv("OPENBLAS_CORETYPE", kernels->c_str(), 1);
   }
   ::dlclose(blas);
 }

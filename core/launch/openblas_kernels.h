@@ -26,6 +26,10 @@ VectorIsa this_cpus_vector_isa();
 /// knows the CPU, the CPU has no AVX2, or `chosen` is a name this list does not know).
 std::optional<std::string> openblas_kernels_for(std::string_view chosen, const VectorIsa& isa);
 
+/// OpenBLAS's kernel set in the library `handle` (dlopen's, or RTLD_DEFAULT for the process): its
+/// openblas_get_corename() ("Haswell", "Zen", "SkylakeX", "Prescott", ...); "" when that is not OpenBLAS.
+std::string openblas_kernels_in(void* handle);
+
 /// Unless OPENBLAS_CORETYPE is set and not empty (the user's choice wins) or the address space is limited below 1 GiB
 /// (where loading OpenBLAS can hang): loads the system BLAS (libblas.so.3, as LibTorch does), and when it is OpenBLAS
 /// and openblas_kernels_for() names better kernels than it chose, sets OPENBLAS_CORETYPE to them for the processes this
