@@ -62,7 +62,7 @@ at::Tensor Trainer::forward(const at::Tensor& tokens) {
 
 void Trainer::sync_gradients() {
   if (fsdp_) return fsdp_->finish_backward();
-  restore_zeroed_grads();
+  fill_missing_grads();
   if (replicated_) replicated_->sync();
 }
 

@@ -50,22 +50,15 @@ std::vector<data::Batch> Trainer::read_micro_batches() {
 void Trainer::zero_grad() {
   if (fsdp_) return fsdp_->zero_grad();
   // Dropped, not zeroed: the next backward then stores each parameter's first gradient as it comes instead of filling
-  // zeros and adding to them (two passes over every gradient saved); restore_zeroed_grads() gives the parameters no
-  // gradient reached the zeros that zeroing would have left them.
-  zeroed_.assign(params_.size(), false);
-  for (size_t i = 0; i < params_.size(); ++i) {
-    at::Tensor tensor = params_[i].tensor;
-    if (!tensor.grad().defined()) continue;
-    tensor.mutable_grad().reset();
-    zeroed_[i] = true;
-  }
+  // zeros and adding to them (two passes over every gradient saved); fill_missing_grads() gives the parameters no
+  // gradient reached their zeros.
+  for (const auto& p : params_) p.tensor.mutable_grad().reset();
 }
 
-void Trainer::restore_zeroed_grads() {
-  for (size_t i = 0; i < zeroed_.size(); ++i) {
-    at::Tensor tensor = params_[i].tensor;
-    if (zeroed_[i] && tensor.requires_grad() && !tensor.grad().defined())
-      tensor.mutable_grad() = at::zeros_like(tensor);
+void Trainer::fill_missing_grads() {
+  for (const auto& p : params_) {
+    at::Tensor tensor = p.tensor;
+    if (tensor.requires_grad() && !tensor.grad().defined()) tensor.mutable_grad() = at::zeros_like(tensor);
   }
 }
 
@@ -122,7 +115,7 @@ TrainingResult Trainer::train() {
     const bool finite = std::isfinite(result.loss) && std::isfinite(result.grad_norm);
     if (finite) {
       const profiling::UserScope scope("optimizer");
-      restore_zeroed_grads();  // a custom step body need not sync
+      fill_missing_grads();  // a custom step body need not sync
       optimizer_->step();
     }
     zero_grad();

@@ -122,11 +122,13 @@ class Trainer {
   /// The step's micro-batches on device_ (read_micro_batches(), moved).
   std::vector<data::Batch> next_micro_batches();
   std::vector<data::Batch> read_micro_batches();
-  /// Drops the gradients (FSDP: zeroes its shards'), noting which parameters had one.
+  /// Drops the gradients (FSDP: zeroes its shards').
   void zero_grad();
-  /// Zeros for the parameters zero_grad() dropped a gradient of that still train and got none since, as zeroing would
-  /// have left them; before the gradients are synced or applied.
-  void restore_zeroed_grads();
+  /// A zero gradient for every parameter that trains and got none this step, before the gradients are synced or
+  /// applied: the optimizer updates it (AdamW: momentum and decay) as it does on several ranks, where the sync counts
+  /// a gradient a rank did not reach as zero, and from the first step on, so a resumed run needs no record of which
+  /// parameters had one.
+  void fill_missing_grads();
   void apply_freeze();
   /// Loss averaged over the data-parallel ranks; non-finite on every rank when it is on any.
   StepResult agree(StepResult local) const;
@@ -148,7 +150,6 @@ class Trainer {
   std::shared_ptr<sdk::Model> model_;
   std::shared_ptr<sdk::VisionLanguageModel> vlm_;  ///< model_, in a vision-language run ([vlm])
   std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
-  std::vector<bool> zeroed_;                 ///< by params_: zero_grad() dropped its gradient
   std::unique_ptr<FullyShardedModel> fsdp_;  ///< dp_shard > 1
   std::unique_ptr<ReplicatedModel> replicated_;  ///< dp_shard = 1 on several ranks
   std::unique_ptr<GroupSharding> experts_;       ///< [distributed] ep > 1

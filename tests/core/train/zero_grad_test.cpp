@@ -1,8 +1,11 @@
-// Between steps the trainer drops the gradients instead of zeroing them; a parameter that had a gradient and gets none
-// in a later step still gets a zero one (so AdamW still applies its momentum and decay to it), as zeroing gave it.
+// Between steps the trainer drops the gradients instead of zeroing them; a parameter that trains and gets no gradient in
+// a step still gets a zero one (so AdamW applies its momentum and decay to it, as on several ranks), in a resumed run
+// as in an uninterrupted one.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/train/train_fixture.h"
@@ -11,17 +14,16 @@
 namespace kforge::test {
 namespace {
 
-/// Every parameter's value after each of a 3-step run's steps 1 and 2. Step 1 trains the model on its batch; steps 2
-/// and 3 only square the first parameter, so no gradient reaches the others, unless `touch_all` adds 0 x each
-/// parameter's sum: a zero gradient for every one of them.
-std::vector<std::vector<at::Tensor>> values_after_steps(bool touch_all) {
-  TrainFixture fx;
-  std::vector<std::vector<at::Tensor>> values;
+/// Every parameter's value before each step after the first of a run to `max_steps` (by step index), which resumes
+/// from the fixture's checkpoint when one is there. Step 1 trains the model on its batch; later steps only square the
+/// first parameter, so no gradient reaches the others, unless `touch_all` adds 0 x each parameter's sum: a zero
+/// gradient for every one of them.
+std::map<int64_t, std::vector<at::Tensor>> values_before_steps(const TrainFixture& fx, int64_t max_steps,
+                                                               bool touch_all) {
+  std::map<int64_t, std::vector<at::Tensor>> values;
   const train::StepFn step = [&](train::Trainer& trainer, const std::vector<data::Batch>& batches) {
-    std::vector<at::Tensor> now;
-    for (const auto& p : trainer.parameters()) now.push_back(p.tensor.detach().clone());
-    if (trainer.step() > 0) values.push_back(std::move(now));
     if (trainer.step() == 0) return train::standard_step(trainer, batches);
+    for (const auto& p : trainer.parameters()) values[trainer.step()].push_back(p.tensor.detach().clone());
     const auto& params = trainer.parameters();
     at::Tensor loss = params.front().tensor.square().sum();
     if (touch_all) {
@@ -31,22 +33,34 @@ std::vector<std::vector<at::Tensor>> values_after_steps(bool touch_all) {
     trainer.sync_gradients();
     return train::StepResult{loss.item<double>(), trainer.clip_gradients(1.0), {}};
   };
-  fx.run({"--train.max_steps=3"}, {}, step);
+  fx.run({"--train.max_steps=" + std::to_string(max_steps)}, {}, step);
   return values;
 }
 
-TEST(ZeroGrad, AParameterNoGradientReachesGetsTheZeroGradientUpdate) {
-  const auto reached = values_after_steps(true), unreached = values_after_steps(false);
-  ASSERT_EQ(reached.size(), 2u);
-  ASSERT_EQ(unreached.size(), 2u);
-  for (size_t step = 0; step < 2; ++step) {
-    ASSERT_EQ(reached[step].size(), unreached[step].size());
-    for (size_t i = 0; i < reached[step].size(); ++i) {
-      EXPECT_TRUE(at::equal(reached[step][i], unreached[step][i])) << "parameter " << i << " after step " << step + 1;
-    }
+void expect_equal(const std::vector<at::Tensor>& expected, const std::vector<at::Tensor>& actual, int64_t step) {
+  ASSERT_EQ(expected.size(), actual.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_TRUE(at::equal(expected[i], actual[i])) << "parameter " << i << " before step " << step + 1;
   }
+}
+
+TEST(ZeroGrad, AParameterNoGradientReachesGetsTheZeroGradientUpdate) {
+  const TrainFixture reached_fx, unreached_fx;
+  const auto reached = values_before_steps(reached_fx, 4, true), unreached = values_before_steps(unreached_fx, 4, false);
+  ASSERT_EQ(reached.size(), 3u);
+  ASSERT_EQ(unreached.size(), 3u);
+  for (const auto& [step, values] : reached) expect_equal(values, unreached.at(step), step);
   // Not vacuous: a parameter no gradient reached in step 2 moved in it (AdamW's momentum from step 1).
-  EXPECT_FALSE(at::equal(unreached[0].back(), unreached[1].back()));
+  EXPECT_FALSE(at::equal(unreached.at(1).back(), unreached.at(2).back()));
+}
+
+TEST(ZeroGrad, AResumedRunUpdatesTheParametersNoGradientReachesAsTheUninterruptedRun) {
+  const TrainFixture whole_fx, resumed_fx;
+  const auto whole = values_before_steps(whole_fx, 8, false);
+  values_before_steps(resumed_fx, 5, false);  // the fixture saves at step 5
+  const auto resumed = values_before_steps(resumed_fx, 8, false);
+  ASSERT_EQ(resumed.size(), 3u);  // steps 6, 7 and 8
+  for (const auto& [step, values] : resumed) expect_equal(whole.at(step), values, step);
 }
 
 }  // namespace
