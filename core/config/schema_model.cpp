@@ -27,7 +27,7 @@ std::vector<SectionSpec> model_sections() {
                        "fp32 projection GEMMs: oneDNN's sgemm (auto: when LibTorch has oneDNN) or at::linear (aten)",
                        {"auto", "onednn", "aten"}),
             bool_key("fused_kernels", true,
-                     "fused RMSNorm, SwiGLU and causal-softmax kernels (false: the composite ATen ops)"),
+                     "fused RMSNorm, SwiGLU, RoPE and causal-softmax kernels (false: the composite ATen ops)"),
             int_key("num_experts", 0, "experts per MoE layer (0: dense)"),
             int_key("moe_top_k", 2, "experts per token"),
             int_key("moe_frequency", 1, "layer i is MoE iff (i+1) % moe_frequency == 0"),

@@ -54,8 +54,8 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
   // in the projections' dtype so q, k and v agree.
   const at::Tensor c = cos.to(q.scalar_type()), s = sin.to(q.scalar_type());
   // (B, heads, S, hd); apply_rope returns contiguous tensors in that layout.
-  q = apply_rope(q.transpose(1, 2), c, s);
-  k = apply_rope(k.transpose(1, 2), c, s);
+  q = apply_rope(q.transpose(1, 2), c, s, fused_);
+  k = apply_rope(k.transpose(1, 2), c, s, fused_);
   v = v.transpose(1, 2).contiguous();
   if (cache) std::tie(k, v) = cache->update(layer, k, v);
   if (capture && capture->wants(BlockPoint::attention)) {

@@ -29,7 +29,7 @@ struct ModelConfig {
   double init_std = 0.02;
   std::string sdpa_backend = "auto";  ///< attention kernel choice ([model] sdpa_backend)
   std::string linear_backend = "auto";  ///< fp32 projection GEMMs ([model] linear_backend, see linear.h)
-  bool fused_kernels = true;            ///< fused RMSNorm, SwiGLU and causal softmax ([model] fused_kernels)
+  bool fused_kernels = true;            ///< fused RMSNorm, SwiGLU, RoPE, causal softmax ([model] fused_kernels)
 
   // Mixture of experts ([model] num_experts > 0; KempnerForge §3.2).
   int64_t num_experts = 0;                ///< routed experts per MoE layer (0: dense model)

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "rope_kernel.h"
+
 namespace kforge::builtin::models {
 
 RopeTables::RopeTables(int64_t head_dim, int64_t max_seq_len, double theta) {
@@ -39,7 +41,8 @@ std::pair<at::Tensor, at::Tensor> RopeTables::gather(const at::Tensor& positions
   return {cos.index_select(0, index).view(shape), sin.index_select(0, index).view(shape)};
 }
 
-at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, bool fused) {
+  if (fused && fused_rope_applies(x, cos, sin)) return fused_rope(x, cos, sin);
   const int64_t half = x.size(-1) / 2;
   const at::Tensor x1 = x.narrow(-1, 0, half);
   const at::Tensor x2 = x.narrow(-1, half, half);

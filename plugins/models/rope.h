@@ -31,6 +31,7 @@ class RopeTables {
 
 /// Rotates x (..., seq, head_dim) in rotate-half layout: the pair (i, i + hd/2) turns by angle[pos, i].
 /// cos/sin: (seq, head_dim / 2), or (B, 1, seq, head_dim / 2) per row, in x's dtype. Returns a new contiguous tensor.
-at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+/// `fused` ([model] fused_kernels) takes the one-pass kernel where it applies (rope_kernel.h), else the composite ops.
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, bool fused = true);
 
 }  // namespace kforge::builtin::models

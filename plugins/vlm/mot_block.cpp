@@ -64,8 +64,8 @@ at::Tensor MoTAttention::forward(const at::Tensor& x, int64_t image_positions, c
     }
     // Rotated in the projections' dtype (bf16 under autocast), each modality by its own positions.
     const at::Tensor cos = rope.cos[m].to(q.scalar_type()), sin = rope.sin[m].to(q.scalar_type());
-    qs.push_back(models::apply_rope(q.transpose(1, 2), cos, sin));
-    ks.push_back(models::apply_rope(k.transpose(1, 2), cos, sin));
+    qs.push_back(models::apply_rope(q.transpose(1, 2), cos, sin, fused_));
+    ks.push_back(models::apply_rope(k.transpose(1, 2), cos, sin, fused_));
     vs.push_back(v.transpose(1, 2));
   }
   // (B, heads, P + S, hd) in [image | text] order: one causal attention over both streams (within documents: no query

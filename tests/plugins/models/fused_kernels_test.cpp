@@ -1,4 +1,4 @@
-// [model] fused_kernels: the model with the fused RMSNorm, SwiGLU and causal softmax equals the one
+// [model] fused_kernels: the model with the fused RMSNorm, SwiGLU, RoPE and causal softmax equals the one
 // built from the composite ATen ops in float32, and under bf16 autocast is as close to float64 as
 // they are, in value and in every parameter's gradient.
 #include <gtest/gtest.h>

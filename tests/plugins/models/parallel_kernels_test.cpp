@@ -1,6 +1,6 @@
 // The built-in kernels on LibTorch's threads: at::parallel_for, compiled as the plugins are, spreads its range over
 // them (LibTorch's inline OpenMP templates run everything on the calling thread in code built without OpenMP), and
-// RMSNorm, SwiGLU, the causal softmax and the tiled attention give on two threads exactly what they give on one.
+// RMSNorm, SwiGLU, RoPE, the causal softmax and the tiled attention give on two threads exactly what they give on one.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
@@ -14,6 +14,8 @@
 #include "causal_softmax.h"
 #include "flash_attention.h"
 #include "rms_norm_kernel.h"
+#include "rope.h"
+#include "rope_kernel.h"
 #include "swiglu.h"
 
 namespace kforge::test {
@@ -81,6 +83,16 @@ TEST(ParallelKernels, SwiGluGivesTheOneThreadResultOnTwoThreads) {
   const at::Tensor gate = at::randn({4, 512, 96}), up = at::randn({4, 512, 96});  // 196,608 elements: 6 grains
   expect_same_on_one_and_two_threads([](const auto& in) { return builtin::models::swiglu(in[0], in[1]); }, {gate, up},
                                      at::randn_like(gate));
+}
+
+TEST(ParallelKernels, RopeGivesTheOneThreadResultOnTwoThreads) {
+  at::manual_seed(25);
+  const at::Tensor x = at::randn({4, 512, 8, 64});  // (B, S, H, hd): 16,384 rows, 32 grains
+  builtin::models::RopeTables tables(64, 512, 10000.0);
+  const auto [cos, sin] = tables.slice(512, x);
+  expect_same_on_one_and_two_threads(
+      [&](const auto& in) { return builtin::models::fused_rope(in[0].transpose(1, 2), cos, sin); }, {x},
+      at::randn({4, 8, 512, 64}));
 }
 
 TEST(ParallelKernels, CausalSoftmaxGivesTheOneThreadResultOnTwoThreads) {
