@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "blas_gemm.h"
+#include "weight_gradient_gemm.h"
 
 namespace kforge::builtin::models {
 namespace {
@@ -21,6 +22,15 @@ at::Tensor product(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
   onednn_gemm_rowmajor(trans_a, trans_b, m, n, k, 1.0f, a.data_ptr<float>(), a.size(1), b.data_ptr<float>(), b.size(1),
                        0.0f, c.data_ptr<float>(), n);
   return c;
+}
+
+/// dW [n, k] = dy^T x for dy [m, n] and x [m, k], contiguous float32, through the library weight_gradient_gemm.h picks.
+at::Tensor weight_product(const at::Tensor& dy, const at::Tensor& x) {
+  const int64_t m = dy.size(0), n = dy.size(1), k = x.size(1);
+  if (m == 0 || n == 0 || k == 0) return at::zeros({n, k}, dy.options());
+  at::Tensor dw = at::empty({n, k}, dy.options());
+  weight_gradient(n, k, m, dy.data_ptr<float>(), x.data_ptr<float>(), dw.data_ptr<float>());
+  return dw;
 }
 
 /// y [M, N] = x [M, K] W^T for W [N, K]; backward dx = dy W and dW = dy^T x.
@@ -49,7 +59,7 @@ class OneDnnLinear : public torch::autograd::Function<OneDnnLinear> {
     at::Tensor dx, dw;
     if (ctx->needs_input_grad(0))
       dx = product(false, false, m, k, n, dy, w).view(ctx->saved_data["input_sizes"].toIntVector());
-    if (ctx->needs_input_grad(1)) dw = product(true, false, n, k, m, dy, rows);
+    if (ctx->needs_input_grad(1)) dw = weight_product(dy, rows);
     return {dx, dw};
   }
 };
@@ -86,7 +96,7 @@ class Bf16Linear : public torch::autograd::Function<Bf16Linear> {
                .to(ctx->saved_data["input_dtype"].toScalarType())
                .view(ctx->saved_data["input_sizes"].toIntVector());
     }
-    if (ctx->needs_input_grad(1)) dw = product(true, false, n, k, m, dy, rows.to(at::kFloat));
+    if (ctx->needs_input_grad(1)) dw = weight_product(dy, rows.to(at::kFloat));
     return {dx, dw};
   }
 };

@@ -1,8 +1,8 @@
 // [model] linear_backend: the oneDNN projection equals at::linear (and a float64 reference) in value
-// and in both gradients, takes only what it supports, and the whole model honours the switch. Under bf16
-// autocast, the bf16 projection (fp32 GEMMs over bf16-rounded operands) equals a float64 product of the rounded
-// operands within bf16's rounding, and oneDNN's native bf16 GEMM within twice that; `project` takes it on a CPU
-// without bf16 instructions.
+// and in both gradients (its weight gradient through oneDNN and through OpenBLAS alike), takes only what it supports,
+// and the whole model honours the switch. Under bf16 autocast, the bf16 projection (fp32 GEMMs over bf16-rounded
+// operands) equals a float64 product of the rounded operands within bf16's rounding, and oneDNN's native bf16 GEMM
+// within twice that; `project` takes it on a CPU without bf16 instructions.
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <torch/utils.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -21,6 +22,7 @@
 #include "model_builder.h"
 #include "support/binary_op_grads.h"
 #include "swiglu.h"
+#include "weight_gradient_gemm.h"
 
 namespace kforge::test::models {
 namespace {
@@ -68,6 +70,33 @@ TEST(LinearBackend, OneDnnEqualsAtLinearAndAFloat64ReferenceWithGradients) {
       expect_close(fast.db, ref->db, "weight gradient");
     }
   }
+}
+
+// The weight gradient through either library (weight_gradient_gemm.h's table picks one per weight size on this CPU)
+// is the float64 one within float32 summation's bound: each entry sums `rows` products, each partial sum rounded at
+// most 2^-24 of the sum of magnitudes.
+TEST(LinearBackend, TheWeightGradientIsTheSameThroughOneDnnAndOpenBlas) {
+  using kforge::builtin::models::GemmLibrary;
+  const auto entry = kforge::builtin::models::weight_gradient_entry();
+  std::printf("[ table    ] %s with OpenBLAS kernels \"%s\": %s\n", kforge::builtin::models::cpu_vendor().c_str(),
+              kforge::builtin::models::openblas_kernels().c_str(),
+              entry ? ("OpenBLAS from " + std::to_string(entry->min_weight_elements) + " weight elements").c_str()
+                    : "oneDNN for every weight gradient (no entry)");
+  torch::manual_seed(4);
+  const int64_t rows = 300, out = 130, in = 70;
+  const at::Tensor x = at::randn({rows, in}), w = at::randn({out, in}), probe = at::randn({rows, out});
+  const at::Tensor exact = probe.to(at::kDouble).t().mm(x.to(at::kDouble));
+  const at::Tensor bound =
+      std::ldexp(static_cast<double>(rows), -24) * probe.to(at::kDouble).abs().t().mm(x.to(at::kDouble).abs());
+  for (const GemmLibrary library : {GemmLibrary::OneDnn, GemmLibrary::OpenBlas}) {
+    SCOPED_TRACE(library == GemmLibrary::OneDnn ? "oneDNN" : "OpenBLAS");
+    kforge::builtin::models::force_weight_gradient_library(library);
+    EXPECT_EQ(kforge::builtin::models::weight_gradient_library(out, in), library);
+    const BinaryOpGrads got =
+        binary_op_grads([](auto& a, auto& b) { return kforge::builtin::models::onednn_linear(a, b); }, x, w, probe);
+    EXPECT_LE(((got.db.to(at::kDouble) - exact).abs() / bound).max().item<double>(), 1.0);
+  }
+  kforge::builtin::models::force_weight_gradient_library(std::nullopt);
 }
 
 TEST(LinearBackend, OnlyTheNeededGradientIsComputed) {
