@@ -13,7 +13,7 @@ namespace kforge::builtin::models {
 namespace {
 
 // Measured with benchmarks/gemm_choice.cpp (2048 rows, 2 threads). Intel Xeon family 6 model 207 (AVX-512, no bf16
-// instructions), OpenBLAS 0.3.21's SkylakeX kernels: OpenBLAS 1.1-1.3x faster from 512 x 1536 up (the 16384 x 512
+// instructions), OpenBLAS 0.3.21's SkylakeX kernels: OpenBLAS 1.03-1.3x faster from 512 x 1536 up (the 16384 x 512
 // output head, 1536 x 512 and 512 x 1536 MLP weights), oneDNN 1.15x faster at 512 x 512 and 256 x 512.
 constexpr WeightGradientEntry kTable[] = {
     {"GenuineIntel", "SkylakeX", 512 * 1536},
