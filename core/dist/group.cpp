@@ -59,6 +59,18 @@ c10::intrusive_ptr<Backend> make_process_group(const c10::intrusive_ptr<c10d::St
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
 }
 
+// Where a member's tensor k starts in a packed chunk when pieces[m] are member m's tensors: at the same offset for every
+// member, with room for the largest; the last entry is the chunk's length.
+std::vector<int64_t> packed_offsets(const std::vector<std::vector<at::Tensor>>& pieces) {
+  std::vector<int64_t> offsets{0};
+  for (size_t k = 0; k < pieces.front().size(); ++k) {
+    int64_t room = 0;
+    for (const auto& of_member : pieces) room = std::max(room, of_member[k].numel());
+    offsets.push_back(offsets.back() + room);
+  }
+  return offsets;
+}
+
 }  // namespace
 
 Group::Group(const c10::intrusive_ptr<c10d::Store>& store, std::string name, int rank, int size, int global_rank,
@@ -113,28 +125,20 @@ PendingCollective Group::all_reduce_async(at::Tensor& tensor) const {
   pending.collective_ = "all_reduce";
   run("all_reduce", [&] {
     std::vector<at::Tensor> tensors{staged(tensor)};
-    pending.work_ = pg_->allreduce(tensors);
-    if (!tensors[0].is_same(tensor)) {
-      pending.target_ = tensor;
-      pending.staged_ = tensors[0];
-    }
+    pending.works_.push_back(pg_->allreduce(tensors));
+    if (!tensors[0].is_same(tensor))
+      pending.then_ = [target = tensor, staged = tensors[0]]() mutable { target.copy_(staged); };
   });
   return pending;
 }
 
 void PendingCollective::wait() {
-  if (!work_) return;
+  if (group_ == nullptr) return;
   group_->run(collective_, [&] {
-    work_->wait();
-    if (sum_rows_) {
-      at::sum_out(target_, staged_, 0);
-    } else if (staged_.defined()) {
-      target_.copy_(staged_);
-    }
+    for (const auto& work : works_) work->wait();
+    if (then_) then_();
   });
-  work_.reset();
-  target_ = staged_ = input_ = at::Tensor();
-  sum_rows_ = false;
+  *this = PendingCollective();
 }
 
 void Group::broadcast(at::Tensor& tensor, int root) const {
@@ -177,26 +181,23 @@ PendingCollective Group::all_gather_into_async(at::Tensor& out, const at::Tensor
     if (tensor.numel() == 0) return pending;
     // Gloo's all-gather slows down sharply past a few MB (33 MB per rank: 0.38 s on loopback, where an all-to-all of
     // twice the bytes takes 16 ms), so each member sends its tensor to every member with one all-to-all.
-    pending.input_ = tensor.reshape({1, -1}).expand({size_, tensor.numel()}).contiguous();
+    pending.keep_ = {tensor.reshape({1, -1}).expand({size_, tensor.numel()}).contiguous(), out};
     run("all_gather", [&] {
       std::vector<int64_t> equal_splits;
-      at::Tensor into = as_movable(out.view({-1})), from = as_movable(pending.input_);
-      pending.work_ = pg_->alltoall_base(into, from, equal_splits, equal_splits);
+      at::Tensor into = as_movable(out.view({-1})), from = as_movable(pending.keep_[0]);
+      pending.works_.push_back(pg_->alltoall_base(into, from, equal_splits, equal_splits));
     });
     return pending;
   }
-  pending.input_ = staged(tensor).contiguous();
   at::Tensor gathered = staged(out);
+  pending.keep_ = {staged(tensor).contiguous(), gathered};
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int r = 0; r < size_; ++r) outputs[0].push_back(as_movable(gathered[r]));
   run("all_gather", [&] {
-    std::vector<at::Tensor> inputs{as_movable(pending.input_)};
-    pending.work_ = pg_->allgather(outputs, inputs);
+    std::vector<at::Tensor> inputs{as_movable(pending.keep_[0])};
+    pending.works_.push_back(pg_->allgather(outputs, inputs));
   });
-  if (!gathered.is_same(out)) {
-    pending.target_ = out;
-    pending.staged_ = gathered;
-  }
+  if (!gathered.is_same(out)) pending.then_ = [target = out, gathered]() mutable { target.copy_(gathered); };
   return pending;
 }
 
@@ -224,28 +225,137 @@ PendingCollective Group::reduce_scatter_async(at::Tensor& out, const at::Tensor&
   }
   pending.group_ = this;
   pending.collective_ = "reduce_scatter";
-  pending.input_ = staged(tensor).contiguous();
+  at::Tensor input = staged(tensor).contiguous();
   if (device_.is_cuda()) {
     at::Tensor into = out.device() == device_ ? out : at::empty(out.sizes(), out.options().device(device_));
-    run("reduce_scatter", [&] { pending.work_ = pg_->_reduce_scatter_base(into, pending.input_); });
-    if (!into.is_same(out)) {
-      pending.target_ = out;
-      pending.staged_ = into;
-    }
+    pending.keep_ = {input, into};
+    run("reduce_scatter", [&] { pending.works_.push_back(pg_->_reduce_scatter_base(into, input)); });
+    if (!into.is_same(out)) pending.then_ = [target = out, into]() mutable { target.copy_(into); };
     return pending;
   }
   // Row block j of the input goes to member j; row block j of `received` is member j's block for this rank.
-  at::Tensor received = at::empty_like(pending.input_);
+  at::Tensor received = at::empty_like(input);
+  pending.keep_ = {input, received};
   run("reduce_scatter", [&] {
     std::vector<int64_t> equal_splits;
-    at::Tensor into = as_movable(received), from = as_movable(pending.input_);
-    pending.work_ = pg_->alltoall_base(into, from, equal_splits, equal_splits);
+    at::Tensor into = as_movable(received), from = as_movable(input);
+    pending.works_.push_back(pg_->alltoall_base(into, from, equal_splits, equal_splits));
   });
   std::vector<int64_t> by_member = out.sizes().vec();
   by_member.insert(by_member.begin(), size_);
-  pending.target_ = out;
-  pending.staged_ = received.view(by_member);
-  pending.sum_rows_ = true;
+  pending.then_ = [target = out, by_member = received.view(by_member)]() mutable { at::sum_out(target, by_member, 0); };
+  return pending;
+}
+
+void Group::check_pieces(const char* collective, const std::vector<std::vector<at::Tensor>>& pieces) const {
+  bool ok = static_cast<int>(pieces.size()) == size_;
+  for (const auto& of_member : pieces) {
+    ok = ok && of_member.size() == pieces.front().size();
+    for (const at::Tensor& t : of_member) ok = ok && t.is_contiguous() && t.device() == device_;
+  }
+  if (!ok) {
+    throw sdk::Error(
+        fmt::format("{} on process group '{}' (rank {}): needs, for each of its {} members, as many "
+                    "contiguous tensors on {} (got {} lists)",
+                    collective, name_, global_rank_, size_, device_.str(), pieces.size()));
+  }
+}
+
+void Group::exchange(PendingCollective& pending, const std::vector<std::vector<at::Tensor>>& sends,
+                     const std::vector<std::vector<at::Tensor>>& recvs) const {
+  const size_t count = sends.front().size();
+  const uint32_t first = next_tag_;
+  next_tag_ += static_cast<uint32_t>(count);
+  for (size_t k = 0; k < count; ++k) {
+    const int tag = static_cast<int>((1u << 30) | ((first + k) & ((1u << 30) - 1)));  // above send()'s tags
+    for (int m = 0; m < size_; ++m) {
+      if (m == rank_) continue;
+      if (sends[m][k].numel() > 0) {
+        std::vector<at::Tensor> one{as_movable(sends[m][k])};
+        pending.works_.push_back(pg_->send(one, m, tag));
+      }
+      if (recvs[m][k].numel() > 0) {
+        std::vector<at::Tensor> one{as_movable(recvs[m][k])};
+        pending.works_.push_back(pg_->recv(one, m, tag));
+      }
+    }
+  }
+}
+
+PendingCollective Group::all_gather_pieces_async(const std::vector<at::Tensor>& mine,
+                                                 const std::vector<std::vector<at::Tensor>>& into) const {
+  check_pieces("all_gather", into);
+  check_pieces("all_gather", std::vector<std::vector<at::Tensor>>(size_, mine));
+  PendingCollective pending;
+  for (size_t k = 0; k < mine.size(); ++k) into[rank_][k].view({-1}).copy_(mine[k].view({-1}));
+  if (size_ == 1) return pending;
+  pending.group_ = this;
+  pending.collective_ = "all_gather";
+  if (!device_.is_cuda()) {
+    run("all_gather", [&] { exchange(pending, std::vector<std::vector<at::Tensor>>(size_, mine), into); });
+    return pending;
+  }
+  // NCCL: every member's tensors packed in one chunk.
+  const std::vector<int64_t> offsets = packed_offsets(into);
+  at::Tensor chunk = at::zeros({offsets.back()}, mine.empty() ? at::TensorOptions(device_) : mine[0].options());
+  for (size_t k = 0; k < mine.size(); ++k) chunk.narrow(0, offsets[k], mine[k].numel()).copy_(mine[k].view({-1}));
+  at::Tensor all = at::empty({size_, offsets.back()}, chunk.options());
+  pending = all_gather_into_async(all, chunk);
+  pending.then_ = [this, then = pending.then_, all, offsets, into] {
+    if (then) then();
+    for (int m = 0; m < size_; ++m) {
+      if (m == rank_) continue;
+      for (size_t k = 0; k < into[m].size(); ++k) {
+        into[m][k].view({-1}).copy_(all[m].narrow(0, offsets[k], into[m][k].numel()));
+      }
+    }
+  };
+  return pending;
+}
+
+PendingCollective Group::reduce_scatter_pieces_async(const std::vector<std::vector<at::Tensor>>& parts,
+                                                     const std::vector<at::Tensor>& out) const {
+  check_pieces("reduce_scatter", parts);
+  check_pieces("reduce_scatter", std::vector<std::vector<at::Tensor>>(size_, out));
+  PendingCollective pending;
+  if (size_ == 1) {
+    for (size_t k = 0; k < out.size(); ++k) out[k].view({-1}).copy_(parts[0][k].view({-1}));
+    return pending;
+  }
+  pending.group_ = this;
+  pending.collective_ = "reduce_scatter";
+  if (!device_.is_cuda()) {
+    // What every other member sends this rank lands in `received`; wait() adds it up with this rank's own parts.
+    std::vector<std::vector<at::Tensor>> received(size_);
+    for (int m = 0; m < size_; ++m) {
+      for (size_t k = 0; k < out.size(); ++k) received[m].push_back(m == rank_ ? parts[m][k] : at::empty_like(out[k]));
+    }
+    run("reduce_scatter", [&] { exchange(pending, parts, received); });
+    pending.then_ = [received, out] {
+      for (size_t k = 0; k < out.size(); ++k) {
+        at::Tensor sum = out[k].view({-1});
+        at::add_out(sum, received[0][k].view({-1}), received[1][k].view({-1}));
+        for (size_t m = 2; m < received.size(); ++m) sum.add_(received[m][k].view({-1}));
+      }
+    };
+    return pending;
+  }
+  // NCCL: packed rank-major, one block per member (zero padding).
+  const std::vector<int64_t> offsets = packed_offsets(parts);
+  const at::TensorOptions options = out.empty() ? at::TensorOptions(device_) : out[0].options();
+  at::Tensor all = at::zeros({size_, offsets.back()}, options);
+  for (int m = 0; m < size_; ++m) {
+    for (size_t k = 0; k < out.size(); ++k) {
+      all[m].narrow(0, offsets[k], parts[m][k].numel()).copy_(parts[m][k].view({-1}));
+    }
+  }
+  at::Tensor mine = at::empty({offsets.back()}, options);
+  pending = reduce_scatter_async(mine, all.view({-1}));
+  pending.keep_.push_back(all);
+  pending.then_ = [then = pending.then_, mine, offsets, out] {
+    if (then) then();
+    for (size_t k = 0; k < out.size(); ++k) out[k].view({-1}).copy_(mine.narrow(0, offsets[k], out[k].numel()));
+  };
   return pending;
 }
 
@@ -281,9 +391,9 @@ PendingCollective Group::send(const at::Tensor& tensor, int to, int tag) const {
   pending.group_ = this;
   pending.collective_ = "send";
   run("send", [&] {
-    pending.input_ = as_movable(staged(tensor).contiguous());
-    std::vector<at::Tensor> tensors{pending.input_};
-    pending.work_ = pg_->send(tensors, to, tag);
+    std::vector<at::Tensor> tensors{as_movable(staged(tensor).contiguous())};
+    pending.keep_ = tensors;
+    pending.works_.push_back(pg_->send(tensors, to, tag));
   });
   return pending;
 }

@@ -7,6 +7,8 @@
 #include <torch/version.h>
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -40,12 +42,9 @@ class PendingCollective {
   friend class Group;
   const Group* group_ = nullptr;
   const char* collective_ = "";
-  c10::intrusive_ptr<c10d::Work> work_;
-  /// The caller's tensor, and what the collective writes when they differ: its copy on the group's device, or
-  /// (sum_rows_) a reduce-scatter's rows received from every member, summed into target_ at the end.
-  at::Tensor target_, staged_;
-  at::Tensor input_;  ///< what the collective reads, kept alive until it finishes
-  bool sum_rows_ = false;
+  std::vector<c10::intrusive_ptr<c10d::Work>> works_;  ///< the transfers, waited for in order
+  std::function<void()> then_;                         ///< after they finish: the copy back, or the sum of what came in
+  std::vector<at::Tensor> keep_;  ///< what the transfers read or write, kept alive until they finish
 };
 
 class Group {
@@ -87,12 +86,25 @@ class Group {
   /// reduce_scatter started without waiting: `out` (contiguous, shaped like one slice) holds this rank's sum once the
   /// returned collective is waited for; `tensor` and `out` must stay untouched until then.
   PendingCollective reduce_scatter_async(at::Tensor& out, const at::Tensor& tensor) const;
+  /// An all-gather of several tensors at once, each straight to where it belongs: into[m] receives, in order, the
+  /// tensors member m passes as `mine` (the callers agree on every size and dtype; into[rank()] is copied from `mine`).
+  /// Every tensor contiguous, on device(). Gloo: each member sends its tensors to every other point to point, with no
+  /// staging buffer; NCCL: packed into one all-gather. None of them may be touched until the returned collective is
+  /// waited for. Every member starts its collectives in the same order.
+  PendingCollective all_gather_pieces_async(const std::vector<at::Tensor>& mine,
+                                            const std::vector<std::vector<at::Tensor>>& into) const;
+  /// A reduce-scatter of several tensors at once: parts[m] go to member m, and out[k] becomes the sum, in member order,
+  /// of what every member passes as parts[rank()][k] (sizes and dtypes agreed). Contiguous tensors on device(). Gloo:
+  /// point to point, the sum taken by wait(); NCCL: packed into one reduce-scatter. None of them may be touched until
+  /// the returned collective is waited for.
+  PendingCollective reduce_scatter_pieces_async(const std::vector<std::vector<at::Tensor>>& parts,
+                                                const std::vector<at::Tensor>& out) const;
   /// Rows of `input` go, send[j] of them in order, to member j; returns the rows received, recv[j] from member j in
   /// member order. recv[j] must be member j's send[this rank] (the caller exchanges the counts first).
   at::Tensor all_to_all(const at::Tensor& input, const std::vector<int64_t>& send,
                         const std::vector<int64_t>& recv) const;
-  /// Sends `tensor` to member `to` under `tag` (point to point) and returns at once: `tensor` must stay untouched until
-  /// the returned transfer is waited for.
+  /// Sends `tensor` to member `to` under `tag` (below 2^30: the pieces collectives use the tags above; point to point)
+  /// and returns at once: `tensor` must stay untouched until the returned transfer is waited for.
   PendingCollective send(const at::Tensor& tensor, int to, int tag) const;
   /// Receives member `from`'s send under `tag` into `tensor` (contiguous, the sender's shape and dtype); waits at most
   /// the group's timeout, and fails at once when the sender's process is gone.
@@ -108,12 +120,20 @@ class Group {
   void run(const char* collective, Fn&& fn) const;
   /// `tensor` on device(): itself when it is there already, else a copy.
   at::Tensor staged(const at::Tensor& tensor) const;
+  /// Checks that `pieces[m]` (one list per member) are contiguous tensors on device(), as many for every member.
+  void check_pieces(const char* collective, const std::vector<std::vector<at::Tensor>>& pieces) const;
+  /// Point to point on Gloo: sends[m][k] to member m, recvs[m][k] from member m, for every other member; each pair
+  /// under its own tag from this group's sequence (every member calls in the same order). Entries with no elements
+  /// are skipped on both sides. Appends the transfers to `pending`.
+  void exchange(PendingCollective& pending, const std::vector<std::vector<at::Tensor>>& sends,
+                const std::vector<std::vector<at::Tensor>>& recvs) const;
 
   std::string name_ = "self";
   int rank_ = 0, size_ = 1, global_rank_ = 0;
   std::chrono::milliseconds timeout_{0};
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);
   c10::intrusive_ptr<Backend> pg_;
+  mutable uint32_t next_tag_ = 0;  ///< exchange()'s tags, above the ones send() and recv() callers use
 };
 
 }  // namespace kforge::dist

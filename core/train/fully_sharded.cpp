@@ -125,14 +125,21 @@ FullyShardedModel::~FullyShardedModel() { model_.set_block_runner(nullptr); }
 
 void FullyShardedModel::start_gather(size_t index) {
   Unit& unit = units_[index];
-  if (unit.is_gathered || unit.params.empty() || unit.incoming.defined()) return;
+  if (unit.is_gathered || unit.params.empty() || unit.in_flight) return;
   at::NoGradGuard no_grad;
-  at::Tensor chunk = at::zeros({unit.chunk_numel}, unit.gathered.options());  // padding rows stay zero
+  allocate_storage(unit.gathered);
+  // Every rank's rows land straight in the parameters' place in the unit's buffer.
+  std::vector<at::Tensor> mine;
+  std::vector<std::vector<at::Tensor>> into(static_cast<size_t>(shard_.size()));
   for (const Param& p : unit.params) {
-    chunk.narrow(0, p.chunk_offset, p.own_rows * p.row_numel).copy_(p.shard.reshape({-1}));
+    mine.push_back(p.shard.reshape({-1}));
+    for (int r = 0; r < shard_.size(); ++r) {
+      const int64_t first = p.gathered_offset + r * p.chunk_rows * p.row_numel;
+      into[static_cast<size_t>(r)].push_back(unit.gathered.narrow(0, first, p.rows_of(r) * p.row_numel));
+    }
   }
-  unit.incoming = at::empty({shard_.size(), unit.chunk_numel}, unit.gathered.options());
-  unit.pending = shard_.all_gather_into_async(unit.incoming, chunk);
+  unit.pending = shard_.all_gather_pieces_async(mine, into);
+  unit.in_flight = true;
 }
 
 void FullyShardedModel::gather(size_t index) {
@@ -140,24 +147,17 @@ void FullyShardedModel::gather(size_t index) {
   if (unit.is_gathered || unit.params.empty()) return;
   start_gather(index);
   unit.pending.wait();
-  at::NoGradGuard no_grad;
-  allocate_storage(unit.gathered);
-  const int64_t size = shard_.size();
-  for (const Param& p : unit.params) {
-    const int64_t len = p.chunk_rows * p.row_numel;
-    unit.gathered.narrow(0, p.gathered_offset, size * len)
-        .view({size, len})
-        .copy_(unit.incoming.narrow(1, p.chunk_offset, len));
-  }
-  unit.incoming = at::Tensor();
+  unit.in_flight = false;
   for (Param& p : unit.params) p.version = p.param._version();
   unit.is_gathered = true;
 }
 
 void FullyShardedModel::release(Unit& unit) {
-  if (unit.incoming.defined()) {  // a prefetch nothing used: every rank finishes it, in the order it was started
+  if (unit.in_flight) {  // a prefetch nothing used: every rank finishes it, in the order it was started
     unit.pending.wait();
-    unit.incoming = at::Tensor();
+    unit.in_flight = false;
+    free_storage(unit.gathered);
+    return;
   }
   if (!unit.is_gathered) return;
   at::NoGradGuard no_grad;
@@ -172,21 +172,23 @@ void FullyShardedModel::start_reduce(Unit& unit) {
   finish_reduce();
   unit.needs_reduce = false;
   at::NoGradGuard no_grad;
-  const int64_t size = shard_.size();
-  // Rank-major, as reduce_scatter splits it: row r holds every parameter's rank-r rows.
-  at::Tensor all = at::zeros({size, unit.chunk_numel}, unit.gathered.options());
+  // Each rank's rows of every gradient go to that rank, read in place; the whole gradients are dropped (the transfers
+  // hold them until they finish).
+  std::vector<std::vector<at::Tensor>> parts(static_cast<size_t>(shard_.size()));
+  std::vector<at::Tensor> out;
+  unit.reduced = at::empty({unit.chunk_numel}, unit.gathered.options());
   for (Param& p : unit.params) {
-    if (!p.param.requires_grad() || !p.param.grad().defined()) continue;  // frozen, or not reached: zeros
-    const at::Tensor grad = p.param.grad().reshape({-1});
-    for (int64_t r = 0; r < size; ++r) {  // rank r's rows; the padding stays zero
+    if (!p.param.requires_grad()) continue;  // frozen, on every rank alike: nothing to reduce
+    const at::Tensor grad =
+        p.param.grad().defined() ? p.param.grad().reshape({-1}) : at::zeros({p.param.numel()}, unit.gathered.options());
+    for (int r = 0; r < shard_.size(); ++r) {
       const int64_t first = std::min(p.rows, r * p.chunk_rows);
-      const int64_t rows = std::min(p.rows - first, p.chunk_rows);
-      all[r].narrow(0, p.chunk_offset, rows * p.row_numel).copy_(grad.narrow(0, first * p.row_numel, rows * p.row_numel));
+      parts[static_cast<size_t>(r)].push_back(grad.narrow(0, first * p.row_numel, p.rows_of(r) * p.row_numel));
     }
+    out.push_back(unit.reduced.narrow(0, p.chunk_offset, p.own_rows * p.row_numel));
     p.param.mutable_grad() = at::Tensor();
   }
-  unit.reduced = at::empty({unit.chunk_numel}, all.options());
-  unit.reducing = shard_.reduce_scatter_async(unit.reduced, all.view({-1}));
+  unit.reducing = shard_.reduce_scatter_pieces_async(parts, out);
   reducing_ = &unit;
 }
 
@@ -204,7 +206,7 @@ void FullyShardedModel::finish_reduce() {
     if (p.shard.grad().defined()) {
       p.shard.mutable_grad().add_(slice);
     } else {
-      p.shard.mutable_grad() = slice.clone();
+      p.shard.mutable_grad() = slice;  // a view: the unit's reduced buffer lives as long as its gradients
     }
   }
 }
@@ -225,7 +227,7 @@ at::Tensor FullyShardedModel::forward(const at::Tensor& tokens) {
   // A prefetch no block used since (a backward that stopped early, a forward that skipped a block) holds rows that
   // may be stale by now: dropped, to be gathered afresh.
   for (Unit& unit : units_) {
-    if (unit.incoming.defined()) release(unit);
+    if (unit.in_flight) release(unit);
   }
   Unit& root = units_.back();
   gather(units_.size() - 1);
@@ -278,7 +280,7 @@ double FullyShardedModel::clip_gradients(double max_norm) {
   const at::Device device = shards_.empty() ? at::Device(at::kCPU) : shards_.front().tensor.device();
   at::Tensor squares = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device));
   for (const auto& s : shards_) {
-    if (s.tensor.grad().defined()) squares += s.tensor.grad().to(at::kDouble).square().sum();
+    if (s.tensor.grad().defined()) squares += squared_norm(s.tensor.grad());
   }
   shard_.all_reduce(squares);
   return scale_to_norm(shards_, std::sqrt(squares.item<double>()), max_norm);

@@ -10,6 +10,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -97,12 +98,14 @@ class FullyShardedModel final : public BlockBackwardHooks {
     int64_t gathered_offset = 0;          ///< in the unit's gathered buffer (size x chunk_rows rows)
     int64_t chunk_offset = 0;             ///< in one rank's chunk of the unit
     int64_t version = 0;                  ///< the parameter's version counter when gathered
+    /// How many rows rank `r` holds (the last ranks may hold fewer, or none).
+    int64_t rows_of(int r) const { return std::min(rows - std::min(rows, r * chunk_rows), chunk_rows); }
   };
   struct Unit {
     std::string name;
     std::vector<Param> params;
     at::Tensor gathered;  ///< [size x chunk_numel], parameter-major; storage freed when released
-    at::Tensor incoming;  ///< [size, chunk_numel]: every rank's chunk while a gather is in flight, else undefined
+    bool in_flight = false;           ///< a gather into `gathered` is in flight (its storage is allocated)
     dist::PendingCollective pending;  ///< that gather
     at::Tensor reduced;  ///< [chunk_numel]: this rank's summed gradient rows while a reduce-scatter is in flight
     dist::PendingCollective reducing;  ///< that reduce-scatter

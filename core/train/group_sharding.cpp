@@ -155,7 +155,7 @@ double clip_sharded(const std::vector<sdk::NamedParameter>& params, const dist::
     for (size_t i = 0; i < shardings.size() && slot == 0; ++i) {
       if (shardings[i]->holds(p.name)) slot = static_cast<int64_t>(i) + 1;
     }
-    squares[slot] += p.tensor.grad().to(at::kDouble).square().sum();
+    squares[slot] += squared_norm(p.tensor.grad());
   }
   shard.all_reduce(squares);
   double total = squares[0].item<double>();

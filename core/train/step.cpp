@@ -24,6 +24,11 @@ double clip_grad_norm(const std::vector<sdk::NamedParameter>& params, double max
   return total.item<double>();
 }
 
+at::Tensor squared_norm(const at::Tensor& grad) {
+  const at::ScalarType accumulate = grad.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  return at::norm(grad, 2, accumulate).to(at::kDouble).square();
+}
+
 double scale_to_norm(const std::vector<sdk::NamedParameter>& params, double norm, double max_norm) {
   const double coef = std::min(1.0, max_norm / (norm + 1e-6));
   for (const auto& p : params) {

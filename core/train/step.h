@@ -27,6 +27,11 @@ struct StepResult {
 /// its own ranks' loss (the loop averages it over the ranks).
 using StepFn = std::function<StepResult(Trainer& trainer, const std::vector<data::Batch>& micro_batches)>;
 
+/// `grad`'s sum of squares as a float64 scalar: its L2 norm reduced at the gradient's precision (float for bfloat16),
+/// as clip_grad_norm's per-tensor norms, squared in float64; what sharded clipping adds up over ranks. One pass over
+/// the gradient, with no float64 copy of it.
+at::Tensor squared_norm(const at::Tensor& grad);
+
 /// Scales every defined gradient of `params` by min(1, max_norm / (norm + 1e-6)) (torch's clip_grad_norm_, given the
 /// global norm, computed in float64 by the caller); returns `norm`.
 double scale_to_norm(const std::vector<sdk::NamedParameter>& params, double norm, double max_norm);

@@ -7,14 +7,18 @@
 namespace kforge::test {
 
 std::vector<std::string> on_two_ranks(const std::function<void(const dist::Runtime&)>& body) {
+  return on_ranks(2, body);
+}
+
+std::vector<std::string> on_ranks(int size, const std::function<void(const dist::Runtime&)>& body) {
   const int port = launch::free_local_port();
-  std::vector<std::string> errors(2);
+  std::vector<std::string> errors(static_cast<size_t>(size));
   std::vector<std::thread> threads;
-  for (int rank = 0; rank < 2; ++rank) {
+  for (int rank = 0; rank < size; ++rank) {
     threads.emplace_back([&, rank] {
       dist::RankInfo info;
       info.rank = info.local_rank = rank;
-      info.world_size = info.local_world_size = 2;
+      info.world_size = info.local_world_size = size;
       info.master_port = port;
       const config::DistributedConfig d{-1, 1, 1, 1, 1, 1, /*timeout_sec=*/30};
       try {

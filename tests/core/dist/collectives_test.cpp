@@ -100,6 +100,65 @@ TEST(Collectives, ReduceScattersInFlightFinishWithTheirOwnSums) {
   }
 }
 
+// FSDP's gathers: three ranks' pieces of uneven sizes (rank 2 holds none of the second; bf16 moved as its bits) land
+// straight in their places; two in flight at once, a blocking all-reduce between them.
+TEST(Collectives, GatheredPiecesLandInPlaceForEveryMember) {
+  constexpr int kRanks = 3;
+  std::vector<std::vector<at::Tensor>> seen(kRanks);
+  const auto errors = on_ranks(kRanks, [&](const dist::Runtime& rt) {
+    const int r = rt.rank();
+    auto rows = [](int m) { return m == 2 ? 0 : 2; };  // of the second piece
+    at::Tensor floats = at::full({kRanks, 2}, -1.0, at::kFloat), halves = at::full({4}, -1.0, at::kBFloat16);
+    std::vector<std::vector<at::Tensor>> into(kRanks);
+    for (int m = 0; m < kRanks; ++m) into[m] = {floats[m], halves.narrow(0, 2 * m, rows(m))};
+    dist::PendingCollective a = rt.world().all_gather_pieces_async(
+        {at::full({2}, 1.0 + r, at::kFloat), at::full({rows(r)}, 0.5 * r, at::kBFloat16)}, into);
+    at::Tensor wide = at::empty({kRanks * 3}, at::kDouble);
+    std::vector<std::vector<at::Tensor>> wide_into(kRanks);
+    for (int m = 0; m < kRanks; ++m) wide_into[m] = {wide.narrow(0, 3 * m, 3)};
+    dist::PendingCollective b = rt.world().all_gather_pieces_async({at::full({3}, 10.0 * r, at::kDouble)}, wide_into);
+    at::Tensor sum = at::tensor({static_cast<double>(r)});
+    rt.world().all_reduce(sum);
+    b.wait();
+    a.wait();
+    seen[static_cast<size_t>(r)] = {floats, halves, wide, sum};
+    EXPECT_THROW(rt.world().all_gather_pieces_async({floats.t()}, into), sdk::Error);  // not contiguous
+  });
+  ASSERT_EQ(errors, std::vector<std::string>(kRanks));
+  for (const auto& out : seen) {
+    EXPECT_TRUE(at::equal(out[0], at::tensor({1.0F, 1.0F, 2.0F, 2.0F, 3.0F, 3.0F}).view({kRanks, 2}))) << out[0];
+    EXPECT_TRUE(at::equal(out[1], at::tensor({0.0, 0.0, 0.5, 0.5}).to(at::kBFloat16))) << out[1];
+    EXPECT_TRUE(at::equal(out[2], at::tensor({0.0, 0.0, 0.0, 10.0, 10.0, 10.0, 20.0, 20.0, 20.0}, at::kDouble)));
+    EXPECT_TRUE(at::equal(out[3], at::tensor({3.0})));
+  }
+}
+
+// FSDP's reduce-scatters: each member's parts summed on the member they go to, in member order (float addition does not
+// associate: (1e8 + 1) - 1e8 is 0 in float32, 1 in another order), the parts read in place.
+TEST(Collectives, ScatteredPartsAreSummedInMemberOrder) {
+  constexpr int kRanks = 3;
+  const std::vector<float> of_rank{1e8F, 1.0F, -1e8F};
+  std::vector<at::Tensor> seen(kRanks);
+  const auto errors = on_ranks(kRanks, [&](const dist::Runtime& rt) {
+    const int r = rt.rank();
+    // Piece 0: rank r sends of_rank[r] * (m + 1) to member m; piece 1: rank r sends r to member m, m + 1 of them.
+    const at::Tensor grads =
+        at::full({kRanks}, of_rank[static_cast<size_t>(r)], at::kFloat) * at::arange(1, kRanks + 1, at::kFloat);
+    std::vector<std::vector<at::Tensor>> parts(kRanks);
+    for (int m = 0; m < kRanks; ++m) parts[m] = {grads.narrow(0, m, 1), at::full({m + 1}, 1.0 * r, at::kDouble)};
+    at::Tensor out = at::empty({1}, at::kFloat), counts = at::empty({r + 1}, at::kDouble);
+    rt.world().reduce_scatter_pieces_async(parts, {out, counts}).wait();
+    seen[static_cast<size_t>(r)] = at::cat({out.to(at::kDouble), counts});
+  });
+  ASSERT_EQ(errors, std::vector<std::string>(kRanks));
+  for (int m = 0; m < kRanks; ++m) {
+    float sum = of_rank[0] * static_cast<float>(m + 1);
+    for (size_t r = 1; r < of_rank.size(); ++r) sum += of_rank[r] * static_cast<float>(m + 1);
+    const at::Tensor expected = at::cat({at::tensor({static_cast<double>(sum)}), at::full({m + 1}, 3.0, at::kDouble)});
+    EXPECT_TRUE(at::equal(seen[static_cast<size_t>(m)], expected)) << "member " << m << ": " << seen[m];
+  }
+}
+
 // dist/collective_seconds: a rank that reaches an all-reduce first counts the time it waits there for the other; each
 // thread counts only its own collectives, and taking the count restarts it.
 TEST(Collectives, EachThreadCountsTheSecondsItWaitedInCollectives) {
