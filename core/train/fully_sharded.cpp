@@ -229,6 +229,18 @@ at::Tensor FullyShardedModel::forward(const at::Tensor& tokens) {
   for (Unit& unit : units_) {
     if (unit.in_flight) release(unit);
   }
+  // A block's gradients are reduced into the shards and dropped by its backward: one still held whole here was given
+  // by something else, and would hold the whole model's gradients in memory and be added to by the next backward.
+  for (size_t i = 0; i + 1 < units_.size(); ++i) {
+    for (const Param& p : units_[i].params) {
+      if (p.param.grad().defined()) {
+        throw sdk::Error(
+            fmt::format("FSDP: parameter '{}' holds a whole gradient at the start of a forward; under FSDP "
+                        "gradients belong to the shards (Trainer::parameters()), not the model",
+                        p.name));
+      }
+    }
+  }
   Unit& root = units_.back();
   gather(units_.size() - 1);
   if (!runner_checked_) {  // a model that bypasses run_block() would read freed parameters

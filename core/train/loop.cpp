@@ -56,7 +56,7 @@ void Trainer::zero_grad() {
 }
 
 void Trainer::fill_missing_grads() {
-  for (const auto& p : params_) {
+  for (const auto& p : parameters()) {  // under FSDP the shards: the model's own parameters hold no gradients
     at::Tensor tensor = p.tensor;
     if (tensor.requires_grad() && !tensor.grad().defined()) tensor.mutable_grad() = at::zeros_like(tensor);
   }
