@@ -351,7 +351,6 @@ PendingCollective Group::reduce_scatter_pieces_async(const std::vector<std::vect
   }
   at::Tensor mine = at::empty({offsets.back()}, options);
   pending = reduce_scatter_async(mine, all.view({-1}));
-  pending.keep_.push_back(all);
   pending.then_ = [then = pending.then_, mine, offsets, out] {
     if (then) then();
     for (size_t k = 0; k < out.size(); ++k) out[k].view({-1}).copy_(mine.narrow(0, offsets[k], out[k].numel()));
