@@ -4,9 +4,10 @@
 # and their ratio; with --emulated also bf16 through LibTorch's own bf16 GEMMs (linear_backend = "aten",
 # sdpa_backend = "math": what kforge ran before its bf16 projection, slow on a CPU without bf16 instructions, so
 # --emulated-steps of it only). One process, random tokens, no eval, no checkpoint. Reports, never asserts.
+# --isa avx2 runs this CPU's AVX2 code paths only (benchmarks/isa_cap.sh).
 #
 #   bash benchmarks/bf16_step.sh [--steps N] [--rounds R] [--threads T] [--shapes "debug small"] [--emulated]
-#                                [--emulated-steps N] [--kforge PATH]
+#                                [--emulated-steps N] [--kforge PATH] [--isa native|avx2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,7 @@ SHAPES="debug small"
 EMULATED=0
 EMULATED_STEPS=3
 KFORGE=build/bin/kforge
+ISA=native
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) STEPS="$2"; shift 2 ;;
@@ -26,12 +28,15 @@ while [[ $# -gt 0 ]]; do
     --emulated) EMULATED=1; shift ;;
     --emulated-steps) EMULATED_STEPS="$2"; shift 2 ;;
     --kforge) KFORGE="$2"; shift 2 ;;
-    -h|--help) sed -n 2,9p "$0"; exit 0 ;;
+    --isa) ISA="$2"; shift 2 ;;
+    -h|--help) sed -n 2,10p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 [[ -x "$KFORGE" ]] || { echo "no kforge at $KFORGE (build it, or pass --kforge)" >&2; exit 2; }
 (( STEPS >= 2 && EMULATED_STEPS >= 2 )) || { echo "--steps and --emulated-steps must be >= 2 (the first is dropped)" >&2; exit 2; }
+source benchmarks/isa_cap.sh
+cap_isa "$ISA"
 
 WORK=benchmarks/.work/bf16_step
 rm -rf "$WORK"
@@ -39,7 +44,7 @@ mkdir -p "$WORK/data"
 /usr/bin/python3 benchmarks/random_tokens.py 16384 400000 "$WORK/data/tokens.npy"
 flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
 [[ "$flags" == *" avx512_bf16 "* ]] && isa="with bf16 instructions (avx512_bf16)" || isa="without bf16 instructions"
-echo "== $(lscpu | sed -n 's/^Model name:[[:space:]]*//p'), $isa; $THREADS threads; load $(cut -d" " -f1-3 /proc/loadavg)"
+echo "== $(lscpu | sed -n 's/^Model name:[[:space:]]*//p'), $isa$(isa_cap_note "$ISA"); $THREADS threads; load $(cut -d" " -f1-3 /proc/loadavg)"
 
 # median_step SHAPE NAME STEPS ARGS...: runs kforge and prints the median train/step_time_sec after the first step.
 median_step() {

@@ -6,7 +6,7 @@
 #   bash benchmarks/run_cpu_benchmark.sh [--steps N] [--threads T] [--batch B] [--shapes "debug small"]
 #                                        [--precision fp32|bf16] [--activation-checkpointing none|full]
 #                                        [--peers "plain tuned"] [--kforge PATH] [--profile] [--gemm-census]
-#                                        [--rounds R]
+#                                        [--rounds R] [--isa native|avx2]
 #
 # For each shape (benchmarks/configs/bench_<shape>.toml) it writes random uint16 tokens, runs
 # `kforge run` and benchmarks/peer_trainer.py (Debian's python3-torch 1.13: the same LibTorch and
@@ -25,6 +25,8 @@
 # --rounds R runs every trainer R times, alternating (round 1: kforge, the peers; round 2: again ...), prints each
 # round's tables and then each shape's kforge/peer ratios by round and their median: on a shared machine a burst of
 # someone else's load slows one run, and the median over alternated rounds is the ratio it leaves standing.
+# --isa avx2 runs everything (both trainers, the GEMM and FMA peaks) on this CPU's AVX2 code paths
+# (benchmarks/isa_cap.sh): an AVX-512 machine's measure of what an AVX2-only CPU runs.
 # Nothing here is a test: it reports, it does not pass or fail. 3-8 minutes on 2 cores (idle vs shared).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +42,7 @@ PRECISION=fp32
 AC=none
 PEERS="plain tuned"
 ROUNDS=1
+ISA=native
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) STEPS="$2"; shift 2 ;;
@@ -53,7 +56,8 @@ while [[ $# -gt 0 ]]; do
     --activation-checkpointing) AC="$2"; shift 2 ;;
     --peers) PEERS="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
-    -h|--help) sed -n 2,27p "$0"; exit 0 ;;
+    --isa) ISA="$2"; shift 2 ;;
+    -h|--help) sed -n 2,30p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -64,6 +68,8 @@ for peer in $PEERS; do
   [[ "$peer" == plain || "$peer" == tuned ]] || { echo "--peers takes plain and/or tuned, not '$peer'" >&2; exit 2; }
 done
 [[ -n "$PEERS" ]] || { echo "--peers needs plain, tuned or both" >&2; exit 2; }
+source benchmarks/isa_cap.sh
+cap_isa "$ISA"
 
 PY=/usr/bin/python3   # Debian's python3-torch, not a pyenv python on PATH
 "$PY" -c 'import torch, numpy' 2>/dev/null || { echo "need Debian's python3-torch and python3-numpy at $PY" >&2; exit 2; }
@@ -102,7 +108,7 @@ cpu_isa() {
 PEER_TUNABLES="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776:glibc.malloc.hugetlb=1"
 
 echo "== machine: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p') (cpu family $(lscpu | sed -n 's/^CPU family:[[:space:]]*//p'), model $(lscpu | sed -n 's/^Model:[[:space:]]*//p')), $(nproc) cores usable, threads=$THREADS"
-echo "== ISA: $(cpu_isa)"
+echo "== ISA: $(cpu_isa)$(isa_cap_note "$ISA")"
 echo "== tuned peer: GLIBC_TUNABLES=$PEER_TUNABLES"
 echo "== kforge: $KFORGE ($(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ', dirty tree'))"
 # The peer gets the OpenBLAS kernels kforge gets: where OpenBLAS does not know this CPU model and falls back to
@@ -136,7 +142,8 @@ EOF
 }
 measure_peak "$WORK/peak_before.json"
 # The physical fp32 FMA peak: independent FMAs on every thread (benchmarks/fma_peak.cpp, -march=native).
-g++ -O2 -march=native -std=c++17 -pthread benchmarks/fma_peak.cpp -o "$WORK/fma_peak"
+cap_flags=(); [[ "$ISA" == avx2 ]] && cap_flags=(-mno-avx512f)  # its 256-bit FMAs only
+g++ -O2 -march=native "${cap_flags[@]}" -std=c++17 -pthread benchmarks/fma_peak.cpp -o "$WORK/fma_peak"
 "$WORK/fma_peak" "$THREADS" > "$WORK/fma_peak.json"
 echo "== measured fp32 FMA peak: $("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["fma_peak_gflops"])' "$WORK/fma_peak.json") GFLOP/s on $THREADS threads"
 echo "== measured fp32 GEMM peak (before): $("$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["peak_gflops"])' "$WORK/peak_before.json") GFLOP/s"

@@ -44,7 +44,8 @@ nlohmann::json to_json(const env::EnvReport& r) {
             {"avx512f", r.cpu.avx512f},
             {"avx512_bf16", r.cpu.avx512_bf16},
             {"amx_bf16", r.cpu.amx_bf16},
-            {"torch_capability", r.cpu.torch_capability}}},
+            {"torch_capability", r.cpu.torch_capability},
+            {"KFORGE_CPU_CAPABILITY", r.cpu.kforge_capability}}},
           {"threads",
            {{"intra_op", r.threads.intra_op},
             {"inter_op", r.threads.inter_op},
@@ -77,9 +78,12 @@ void print_text(const env::EnvReport& r) {
                            "physical cores)\n",
                            r.cpu.model_name.empty() ? "unknown" : r.cpu.model_name, r.cpu.vendor, r.cpu.family,
                            r.cpu.model, r.cpu.logical_cpus, r.cpu.usable_cpus, r.cpu.physical_cores);
-  std::cout << fmt::format("  ISA       avx2={} fma={} avx512f={} avx512_bf16={} amx_bf16={}; LibTorch kernels: {}\n",
-                           yes_no(r.cpu.avx2), yes_no(r.cpu.fma), yes_no(r.cpu.avx512f), yes_no(r.cpu.avx512_bf16),
-                           yes_no(r.cpu.amx_bf16), r.cpu.torch_capability);
+  std::cout << fmt::format(
+      "  ISA       avx2={} fma={} avx512f={} avx512_bf16={} amx_bf16={}; LibTorch kernels: {}; "
+      "kforge kernels: {}\n",
+      yes_no(r.cpu.avx2), yes_no(r.cpu.fma), yes_no(r.cpu.avx512f), yes_no(r.cpu.avx512_bf16), yes_no(r.cpu.amx_bf16),
+      r.cpu.torch_capability,
+      r.cpu.kforge_capability.empty() ? "the widest the CPU runs" : "KFORGE_CPU_CAPABILITY=" + r.cpu.kforge_capability);
   std::cout << fmt::format("Threads     intra-op {}, inter-op {}, OMP_NUM_THREADS={}, OPENBLAS_NUM_THREADS={}\n",
                            r.threads.intra_op, r.threads.inter_op,
                            r.threads.omp_num_threads.empty() ? "unset" : r.threads.omp_num_threads,

@@ -208,6 +208,7 @@ CpuInfo detect_cpu() {
         config.substr(pos + marker.size(), end == std::string::npos ? end : end - pos - marker.size());
   }
   if (cpu.torch_capability.empty()) cpu.torch_capability = "unknown";
+  cpu.kforge_capability = env_or_empty("KFORGE_CPU_CAPABILITY");
   return cpu;
 }
 

@@ -32,6 +32,7 @@ struct CpuInfo {
   int physical_cores = 0;  ///< distinct cores among usable_cpus (sysfs topology; usable_cpus if unreadable)
   bool avx2 = false, fma = false, avx512f = false, avx512_bf16 = false, amx_bf16 = false;
   std::string torch_capability;  ///< the ATen kernel ISA in use (DEFAULT/AVX2/AVX512), from at::get_cpu_capability
+  std::string kforge_capability;  ///< KFORGE_CPU_CAPABILITY ("" if unset): caps the plugins' vector kernels' width
 
   /// bf16 arithmetic in hardware (avx512_bf16 dot products or AMX tiles); otherwise LibTorch emulates it.
   bool native_bf16() const { return avx512_bf16 || amx_bf16; }

@@ -40,6 +40,7 @@ nlohmann::json environment() {
           {"usable_cpus", cpu.usable_cpus},
           {"isa", isa},
           {"aten_isa", cpu.torch_capability},
+          {"kforge_isa_cap", cpu.kforge_capability},
           {"blas", blas.kind},
           {"blas_library", blas.gemm_provider},
           {"blas_kernels", blas.openblas_kernels},

@@ -5,13 +5,13 @@
 
 #include <c10/core/ScalarType.h>
 #include <c10/util/BFloat16.h>
-
 #include <kforge/sdk/error.h>
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -147,10 +147,33 @@ inline bool cpu_supports(Width width) {
   }
 }
 
-/// The widest width this CPU runs.
-inline Width widest_supported() {
-  return cpu_supports(Width::Avx512) ? Width::Avx512 : cpu_supports(Width::Avx2) ? Width::Avx2 : Width::Sse;
+/// The width KFORGE_CPU_CAPABILITY names: "avx512" (or unset or empty: no cap), "avx2" or "default" (SSE), the
+/// values ATEN_CPU_CAPABILITY takes for LibTorch's kernels. Any other value is an sdk::Error naming the variable.
+inline Width capability_named(const char* value) {
+  if (value == nullptr || *value == '\0' || std::strcmp(value, "avx512") == 0) return Width::Avx512;
+  if (std::strcmp(value, "avx2") == 0) return Width::Avx2;
+  if (std::strcmp(value, "default") == 0) return Width::Sse;
+  throw sdk::Error(std::string("KFORGE_CPU_CAPABILITY='") + value +
+                   "' in the environment: expected avx512, avx2 or default (the widest vector kernels kforge may run)");
 }
+
+/// The widest width kforge's kernels may use on any CPU: KFORGE_CPU_CAPABILITY, read once. A cap lets a wide CPU run
+/// (and measure) the kernels a narrower one would run.
+inline Width capability_cap() {
+  static const Width cap = capability_named(std::getenv("KFORGE_CPU_CAPABILITY"));
+  return cap;
+}
+
+/// The widest width this CPU runs that is no wider than `cap`.
+inline Width widest_within(Width cap) {
+  for (const Width width : {Width::Avx512, Width::Avx2}) {
+    if (static_cast<int>(width) <= static_cast<int>(cap) && cpu_supports(width)) return width;
+  }
+  return Width::Sse;
+}
+
+/// The widest width this CPU runs, within KFORGE_CPU_CAPABILITY's cap.
+inline Width widest_supported() { return widest_within(capability_cap()); }
 
 /// Calls body(float{}) or body(c10::BFloat16{}) for `dtype`; any other dtype is an sdk::Error naming
 /// `kernel` (callers route other dtypes to their composite path first).
@@ -193,7 +216,7 @@ decltype(auto) dispatch_width(Width width, const Body& body) {
   }
 }
 
-/// One kernel family's width: the widest this CPU runs, unless a test chose another.
+/// One kernel family's width: the widest this CPU runs within the cap, unless a test chose another (any the CPU runs).
 class WidthChoice {
  public:
   explicit WidthChoice(const char* kernel) : kernel_(kernel), width_(widest_supported()) {}

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "blas_gemm.h"
+#include "vector_lanes.h"
 #include "weight_gradient_gemm.h"
 
 namespace kforge::builtin::models {
@@ -149,7 +150,7 @@ at::Tensor bf16_linear(const at::Tensor& x, const at::Tensor& weight) {
 }
 
 bool cpu_has_bf16_instructions() {
-  static const bool has = __builtin_cpu_supports("avx512bf16");
+  static const bool has = __builtin_cpu_supports("avx512bf16") && lanes::capability_cap() == lanes::Width::Avx512;
   return has;
 }
 

@@ -35,7 +35,8 @@ bool bf16_linear_applies(const at::Tensor& x, const at::Tensor& weight);
 at::Tensor bf16_linear(const at::Tensor& x, const at::Tensor& weight);
 
 /// Whether the CPU has bf16 dot-product instructions (avx512_bf16; AMX CPUs have them too), with which oneDNN's own
-/// bf16 GEMMs are fast; without them LibTorch emulates them slowly.
+/// bf16 GEMMs are fast; without them LibTorch emulates them slowly. False under a KFORGE_CPU_CAPABILITY cap below
+/// avx512 (a narrower CPU has none).
 bool cpu_has_bf16_instructions();
 
 /// Whether `project` takes bf16_linear for (x, weight): `backend` is OneDnn, bf16_linear applies and the CPU has no

@@ -49,27 +49,28 @@ __attribute__((always_inline)) inline void update_range(T* __restrict p, const T
   }
 }
 
-// Vectorised per ISA, the clone picked when the library loads (the default one calls fma per element).
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void update_float(
-    float* p, const float* g, float* m, float* v, int64_t n, const Coefficients<float>& c) {
-  update_range(p, g, m, v, n, c);
+lanes::WidthChoice& fused_adamw_width_choice() {
+  static lanes::WidthChoice width("fused_adamw");
+  return width;
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void update_double(
-    double* p, const double* g, double* m, double* v, int64_t n, const Coefficients<double>& c) {
-  update_range(p, g, m, v, n, c);
+// The element loop compiled for the chosen width (auto-vectorised; the baseline calls fma per element). Every width
+// gives the same result: each element's operations and their rounding are the same.
+template <typename T>
+void update_pointers(T* p, const T* g, T* m, T* v, int64_t n, const Coefficients<T>& c) {
+  lanes::dispatch_width(fused_adamw_width_choice().get(), [&](auto) { update_range(p, g, m, v, n, c); });
 }
 
 void update(const FusedAdamWTensor& t, int64_t begin, int64_t end) {
   const int64_t n = end - begin;
   if (t.param.scalar_type() == at::kFloat) {
-    update_float(t.param.data_ptr<float>() + begin, t.grad.data_ptr<float>() + begin,
-                 t.exp_avg.data_ptr<float>() + begin, t.exp_avg_sq.data_ptr<float>() + begin, n,
-                 Coefficients<float>(t.hyper, t.step));
+    update_pointers(t.param.data_ptr<float>() + begin, t.grad.data_ptr<float>() + begin,
+                    t.exp_avg.data_ptr<float>() + begin, t.exp_avg_sq.data_ptr<float>() + begin, n,
+                    Coefficients<float>(t.hyper, t.step));
   } else {
-    update_double(t.param.data_ptr<double>() + begin, t.grad.data_ptr<double>() + begin,
-                  t.exp_avg.data_ptr<double>() + begin, t.exp_avg_sq.data_ptr<double>() + begin, n,
-                  Coefficients<double>(t.hyper, t.step));
+    update_pointers(t.param.data_ptr<double>() + begin, t.grad.data_ptr<double>() + begin,
+                    t.exp_avg.data_ptr<double>() + begin, t.exp_avg_sq.data_ptr<double>() + begin, n,
+                    Coefficients<double>(t.hyper, t.step));
   }
 }
 
@@ -81,6 +82,9 @@ struct Chunk {
 constexpr int64_t kChunk = 1 << 15;  ///< elements per parallel work item
 
 }  // namespace
+
+lanes::Width fused_adamw_width() { return fused_adamw_width_choice().get(); }
+void set_fused_adamw_width(lanes::Width width) { fused_adamw_width_choice().set(width); }
 
 bool fused_adamw_supports(const at::Tensor& param, const at::Tensor& grad, const at::Tensor& exp_avg) {
   const at::ScalarType dtype = param.scalar_type();

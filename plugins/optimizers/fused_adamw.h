@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "adamw_update.h"
+#include "vector_lanes.h"
 
 namespace kforge::builtin::optimizers {
 
@@ -26,5 +27,10 @@ bool fused_adamw_supports(const at::Tensor& param, const at::Tensor& grad, const
 /// adamw_update: ATen may fuse a multiply-add). Each tensor must pass fused_adamw_supports.
 /// Call with gradient recording off.
 void fused_adamw_update(const std::vector<FusedAdamWTensor>& tensors);
+
+/// The vector width the update runs at (the widest the CPU runs, within KFORGE_CPU_CAPABILITY); tests set each.
+lanes::Width fused_adamw_width();
+/// Throws sdk::Error for a width this CPU cannot run.
+void set_fused_adamw_width(lanes::Width width);
 
 }  // namespace kforge::builtin::optimizers

@@ -1,5 +1,8 @@
 // Fused multi-tensor AdamW against the per-tensor path (itself checked against torch.optim.AdamW in
-// tests/plugins/optimizers), through the registry with [optimizer] fused on and off; and skipped parameters.
+// tests/plugins/optimizers), through the registry with [optimizer] fused on and off; skipped parameters; the
+// kernel at every vector width the CPU runs.
+#include "../../plugins/optimizers/fused_adamw.h"  // compiled into this test (see CMakeLists.txt)
+
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -8,6 +11,7 @@
 
 #include "plugins/optimizers/adamw_fixture.h"
 #include "support/component_host.h"
+#include "support/every_width.h"
 
 namespace kforge::test {
 namespace {
@@ -88,6 +92,38 @@ TEST_P(AdamWSkips, ParameterWithoutGradIsNotUpdatedDecayedOrCounted) {
 
 INSTANTIATE_TEST_SUITE_P(Fused, AdamWSkips, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "Fused" : "PerTensor"; });
+
+// Each element's operations and their rounding are the same at every width (the baseline calls fma where the vector
+// code has the instruction): the widths give the same bits, over lengths that leave a remainder past the vectors and
+// past the parallel chunks.
+TEST(FusedAdamWKernel, EveryVectorWidthGivesTheSameBits) {
+  using builtin::optimizers::FusedAdamWTensor;
+  for (const at::ScalarType dtype : {at::kFloat, at::kDouble}) {
+    SCOPED_TRACE(c10::toString(dtype));
+    at::manual_seed(7);
+    const auto draw = [&](int64_t n) { return at::randn({n}, at::TensorOptions().dtype(dtype)); };
+    std::vector<FusedAdamWTensor> inputs;
+    for (const int64_t n : {int64_t{3}, int64_t{(1 << 15) * 2 + 37}}) {
+      inputs.push_back({draw(n), draw(n), draw(n) * 0.1, draw(n).square() * 0.01, {1e-2, 0.1, 0.9, 0.95, 1e-8}, 3});
+    }
+    std::vector<at::Tensor> first;
+    at_every_width(builtin::optimizers::fused_adamw_width, builtin::optimizers::set_fused_adamw_width, [&] {
+      std::vector<FusedAdamWTensor> run;
+      for (const FusedAdamWTensor& t : inputs) {
+        run.push_back({t.param.clone(), t.grad, t.exp_avg.clone(), t.exp_avg_sq.clone(), t.hyper, t.step});
+      }
+      builtin::optimizers::fused_adamw_update(run);
+      std::vector<at::Tensor> got;
+      for (const FusedAdamWTensor& t : run) got.insert(got.end(), {t.param, t.exp_avg, t.exp_avg_sq});
+      if (first.empty()) {
+        first = got;
+        EXPECT_FALSE(at::equal(first[3], inputs[1].param)) << "the update changed the parameter";
+        return;
+      }
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(at::equal(got[i], first[i])) << "tensor " << i;
+    });
+  }
+}
 
 }  // namespace
 }  // namespace kforge::test
