@@ -13,7 +13,8 @@ namespace kforge::env {
 double bf16_gemm_slowdown();
 
 /// The warning for [train] mixed_precision = "bf16": present exactly when the CPU has no native
-/// bf16; `slowdown` (bf16_gemm_slowdown, or a test's value) is called only then.
+/// bf16; `slowdown` (bf16_gemm_slowdown, or a test's value) is called only then. A slowdown that throws (LibTorch's
+/// bf16 GEMM failing) gives a warning naming the failure instead of stopping the run.
 std::optional<std::string> bf16_warning(bool native_bf16, const std::function<double()>& slowdown);
 
 }  // namespace kforge::env

@@ -1,10 +1,11 @@
 // The bf16 warning appears exactly when the CPU lacks native bf16, with the measured cost and the
-// fix; the probe itself measures a positive ratio.
+// fix, or the probe's failure; the probe itself measures a positive ratio.
 #include "env/bf16_probe.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 namespace kforge::env {
 namespace {
@@ -16,6 +17,15 @@ TEST(Bf16Probe, WarnsWithTheMeasuredCostAndTheFixWhenBf16IsEmulated) {
       << *warning;
   EXPECT_NE(warning->find("no avx512_bf16"), std::string::npos) << *warning;
   EXPECT_NE(warning->find("kept as configured"), std::string::npos) << *warning;
+  EXPECT_NE(warning->find("--train.mixed_precision=fp32"), std::string::npos) << *warning;
+}
+
+TEST(Bf16Probe, AFailingProbeWarnsWithTheFailureInsteadOfStoppingTheRun) {
+  const auto warning =
+      bf16_warning(/*native_bf16=*/false, []() -> double { throw std::runtime_error("no bf16 primitive"); });
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_NE(warning->find("LibTorch's bf16 GEMM fails on this machine (no bf16 primitive)"), std::string::npos)
+      << *warning;
   EXPECT_NE(warning->find("--train.mixed_precision=fp32"), std::string::npos) << *warning;
 }
 
