@@ -1,6 +1,6 @@
-// Float vector helpers shared by the built-in plugins' row kernels (cross-entropy, causal softmax):
-// kLanes-wide float vectors, float/bfloat16 loads and stores, a vectorised exp, which widths this
-// CPU runs and the dispatch to one of them. Internal to kforge's plugins, not part of the SDK.
+// Float vector helpers shared by the built-in plugins' kernels (cross-entropy, softmax, RMSNorm, AdamW, ...):
+// kLanes-wide float vectors, float/bfloat16 loads and stores, a vectorised exp, which widths this CPU
+// runs (within KFORGE_CPU_CAPABILITY) and the dispatch to one of them. Internal to kforge's plugins, not the SDK.
 #pragma once
 
 #include <c10/core/ScalarType.h>
