@@ -148,13 +148,15 @@ inline bool cpu_supports(Width width) {
 }
 
 /// The width KFORGE_CPU_CAPABILITY names: "avx512" (or unset or empty: no cap), "avx2" or "default" (SSE), the
-/// values ATEN_CPU_CAPABILITY takes for LibTorch's kernels. Any other value is an sdk::Error naming the variable.
+/// values ATEN_CPU_CAPABILITY takes for LibTorch's kernels. Any other value is an sdk::ConfigError naming the variable
+/// (a run stops at its first kernel, before any step, with the usage exit code).
 inline Width capability_named(const char* value) {
   if (value == nullptr || *value == '\0' || std::strcmp(value, "avx512") == 0) return Width::Avx512;
   if (std::strcmp(value, "avx2") == 0) return Width::Avx2;
   if (std::strcmp(value, "default") == 0) return Width::Sse;
-  throw sdk::Error(std::string("KFORGE_CPU_CAPABILITY='") + value +
-                   "' in the environment: expected avx512, avx2 or default (the widest vector kernels kforge may run)");
+  throw sdk::ConfigError(
+      std::string("KFORGE_CPU_CAPABILITY='") + value +
+      "' in the environment: expected avx512, avx2 or default (the widest vector kernels kforge may run)");
 }
 
 /// The widest width kforge's kernels may use on any CPU: KFORGE_CPU_CAPABILITY, read once. A cap lets a wide CPU run

@@ -12,7 +12,7 @@ namespace {
 
 using builtin::lanes::Width;
 
-TEST(WidthCap, TakesAtensCapabilityNamesAndRefusesOthersNamingTheVariable) {
+TEST(WidthCap, TakesAtensCapabilityNamesAndRefusesOthersAsAConfigErrorNamingTheVariable) {
   using builtin::lanes::capability_named;
   EXPECT_EQ(capability_named(nullptr), Width::Avx512) << "unset: no cap";
   EXPECT_EQ(capability_named(""), Width::Avx512);
@@ -23,7 +23,7 @@ TEST(WidthCap, TakesAtensCapabilityNamesAndRefusesOthersNamingTheVariable) {
     try {
       capability_named(wrong);
       ADD_FAILURE() << wrong << " was taken";
-    } catch (const sdk::Error& e) {
+    } catch (const sdk::ConfigError& e) {
       const std::string message = e.what();
       EXPECT_NE(message.find(std::string("KFORGE_CPU_CAPABILITY='") + wrong + "'"), std::string::npos) << message;
       EXPECT_NE(message.find("avx512, avx2 or default"), std::string::npos) << message;
