@@ -90,8 +90,9 @@ bool is_override(std::string_view arg) {
 }
 
 Value parse_override_value(std::string_view text) {
+  // Python's literal: only None is null ("none" and "null" are strings, as KempnerForge reads them).
+  if (text == "None") return Value::null(kCommandLine);
   const std::string l = lower(text);
-  if (l == "none" || l == "null") return Value::null(kCommandLine);
   if (l == "true" || l == "false") {
     Value v = Value::boolean(l == "true", kCommandLine);
     v.s = std::string(text);

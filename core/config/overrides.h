@@ -23,8 +23,9 @@ struct SplitArguments {
 /// before a flag or at the end stays "--a.b".
 SplitArguments split_overrides(int argc, char** argv);
 
-/// Parses an override's value: None/null -> null, True/False (any case) -> bool, numbers, lists
-/// ("[1, 2]" or Python tuples "(0.9, 0.95)"), quoted strings; anything else stays a raw string.
+/// Parses an override's value: None (that word only) -> null, True/False (any case) -> bool, numbers,
+/// lists ("[1, 2]" or Python tuples "(0.9, 0.95)"), quoted strings; anything else, "none" and "null"
+/// included, stays a raw string.
 Value parse_override_value(std::string_view text);
 
 /// Applies "--a.b.c=value" (no "=value" means true) to a raw config tree, creating tables.

@@ -5,6 +5,7 @@
 
 #include "config_helpers.h"
 #include "config/overrides.h"
+#include "support/expect_text.h"
 
 namespace kforge::test {
 namespace {
@@ -88,8 +89,6 @@ TEST(OverrideValues, BooleansNoneAndStrings) {
     EXPECT_TRUE(v.b) << t;
   }
   for (const char* f : {"False", "false"}) EXPECT_FALSE(config::parse_override_value(f).b) << f;
-  EXPECT_TRUE(config::parse_override_value("None").is_null());
-  EXPECT_TRUE(config::parse_override_value("null").is_null());
   EXPECT_EQ(config::parse_override_value("/data/run-1/*.npy").s, "/data/run-1/*.npy");
   EXPECT_EQ(config::parse_override_value("'single quoted'").s, "single quoted");
   EXPECT_EQ(config::parse_override_value("\"double quoted\"").s, "double quoted");
@@ -104,6 +103,30 @@ TEST(OverrideValues, BooleansNoneAndStrings) {
   for (const auto* v : {"1", "3e-4", "True", "[1]", "None"}) {
     EXPECT_EQ(config::parse_override_value(v).source.describe(), "command line") << v;
   }
+}
+
+// Python's ast.literal_eval, which KempnerForge's loader uses: only None is null; any other spelling is a string.
+TEST(OverrideValues, OnlyTheWordNoneIsNull) {
+  EXPECT_TRUE(config::parse_override_value("None").is_null());
+  for (const char* word : {"none", "null", "NONE", "Null", "nil"}) {
+    const Value v = config::parse_override_value(word);
+    EXPECT_EQ(v.type, Value::Type::String) << word;
+    EXPECT_EQ(v.s, word);
+  }
+}
+
+TEST(Overrides, NoneSpelledLowercaseIsAStringValueAsInKempnerForge) {
+  const config::Catalog none_scheduler = {{"scheduler", "none", "1.0.0", "libkforge_schedulers.so", {}}};
+  const auto job =
+      load("[train]\nactivation_checkpointing = \"full\"\n",
+           {"--scheduler.name=none", "--train.activation_checkpointing=none", "--checkpoint.load_path=null"},
+           base_catalog(none_scheduler));
+  EXPECT_EQ(at(job, "scheduler", "name").s, "none");
+  EXPECT_EQ(at(job, "train", "activation_checkpointing").s, "none");
+  EXPECT_EQ(job.checkpoint.load_path, std::optional<std::string>("null"));  // a nullable key keeps the string
+  // An integer key refuses the string, naming None as the way to unset it.
+  expect_has(load_error("", {"--model.n_kv_heads=none"}),
+             {"command line: [model] n_kv_heads = \"none\": expected an integer or None"});
 }
 
 TEST(Overrides, IntsFloatsAndLists) {
@@ -143,6 +166,9 @@ TEST(Overrides, NoneForNullableKeys) {
                         {"--model.n_kv_heads=None", "--checkpoint.load_path=None"});
   EXPECT_TRUE(at(job, "model", "n_kv_heads").is_null());
   EXPECT_FALSE(job.checkpoint.load_path.has_value());
+  EXPECT_TRUE(at(load("[data]\nhf_dataset_name = \"wikitext\"\n", {"--data.hf_dataset_name=None"}), "data",
+                 "hf_dataset_name")
+                  .is_null());
   // A None for a dynamic window removes it.
   EXPECT_FALSE(load("[checkpoint.dyn_ckpt_window]\n", {"--checkpoint.dyn_ckpt_window=None"}).checkpoint.window);
 }
