@@ -16,6 +16,23 @@ std::string describe(const sdk::PipelinePass& p) {
 
 }  // namespace
 
+void check_pipeline_size(int64_t ranks, int chunks, int64_t micro_batches, const std::string& schedule) {
+  if (chunks < 1) {
+    throw sdk::ConfigError(fmt::format("pipeline schedule \"{}\" ([distributed] pp_schedule) holds {} model chunks per "
+                                       "rank; a schedule needs at least one (fix or replace its plugin)",
+                                       schedule, chunks));
+  }
+  // In double: the product of three values up to 2^31 does not fit an int64, and is only compared.
+  const double passes = 2.0 * static_cast<double>(ranks) * chunks * static_cast<double>(micro_batches);
+  if (passes > static_cast<double>(kMaxPipelinePasses)) {
+    throw sdk::ConfigError(fmt::format(
+        "[distributed] pp = {} x {} model chunks per rank (pp_schedule \"{}\") x [train] grad_accum_steps = {} "
+        "micro-batches: {:.0f} forward and backward passes per step, more than the {} a step may hold; lower pp or "
+        "grad_accum_steps",
+        ranks, chunks, schedule, micro_batches, passes, kMaxPipelinePasses));
+  }
+}
+
 double check_pipeline_orders(const std::vector<std::vector<sdk::PipelinePass>>& orders, int chunks, int micro_batches,
                              const std::string& schedule) {
   const int ranks = static_cast<int>(orders.size());

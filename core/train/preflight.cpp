@@ -179,12 +179,15 @@ void check_pipeline_parallel(const config::JobConfig& job, const plugins::Compon
         "that does (kforge list-plugins shows capabilities)",
         where, job.view("model").get_string("model_type")));
   }
-  // The schedule orders this many micro-batches on every rank (it refuses too few, naming the keys) without deadlock.
+  // The schedule orders this many micro-batches on every rank (it refuses too few, naming the keys) without deadlock;
+  // the orders' size is checked first, since they take memory in proportion to it.
   const std::unique_ptr<sdk::PipelineSchedule> schedule = components.pipeline_schedule();
+  const std::string name = job.view("distributed").get_string("pp_schedule");
+  check_pipeline_size(pp, schedule->chunks(), job.train.grad_accum_steps, name);
   std::vector<std::vector<sdk::PipelinePass>> orders;
   const int micro_batches = static_cast<int>(job.train.grad_accum_steps);
   for (int r = 0; r < pp; ++r) orders.push_back(schedule->order(static_cast<int>(pp), r, micro_batches));
-  check_pipeline_orders(orders, schedule->chunks(), micro_batches, job.view("distributed").get_string("pp_schedule"));
+  check_pipeline_orders(orders, schedule->chunks(), micro_batches, name);
 }
 
 }  // namespace

@@ -99,6 +99,25 @@ TEST(HostileConfigCli, OverflowingParallelSizesExit2) {
   expect_has(r.output, {"command line: [distributed] dp_replicate = 4294967296: out of range"});
 }
 
+// Pipeline orders hold 2 x pp x chunks x grad_accum_steps passes: their size is checked before any is built, so a
+// dry run within a 3 GiB address space (kforge-host needs about 1 GiB) refuses them instead of running out of memory.
+TEST(HostileConfigCli, HugePipelineOrdersExit2UnderAMemoryLimitNamingTheKeys) {
+  const std::string three_gib = "ulimit -v 3145728;";
+  const DryRun pp = dry_run(small_config("hostile_pipeline"), "--distributed.pp=65536 --train.grad_accum_steps=65536",
+                            three_gib);
+  EXPECT_EQ(pp.status, 2) << pp.output;
+  expect_has(pp.output, {"kforge run: [distributed] pp = 65536 x 1 model chunks per rank (pp_schedule \"1f1b\") x "
+                         "[train] grad_accum_steps = 65536 micro-batches: 8589934592 forward and backward passes per "
+                         "step, more than the 16777216 a step may hold; lower pp or grad_accum_steps"});
+  const DryRun chunks = dry_run(small_config("hostile_virtual_stages"),
+                                "--distributed.pp=64 --train.grad_accum_steps=512 "
+                                "--distributed.pp_schedule=interleaved_1f1b --distributed.virtual_stages=1024",
+                                three_gib);
+  EXPECT_EQ(chunks.status, 2) << chunks.output;
+  expect_has(chunks.output, {"[distributed] pp = 64 x 1024 model chunks per rank (pp_schedule \"interleaved_1f1b\") x "
+                             "[train] grad_accum_steps = 512 micro-batches: 67108864 forward and backward passes"});
+}
+
 TEST(HostileConfigCli, NonNumericSlurmJobIdExits2NamingIt) {
   const DryRun r = dry_run(small_config("hostile_slurm"), "", "SLURM_NTASKS=1 SLURM_JOB_ID=abc");
   EXPECT_EQ(r.status, 2) << r.output;
