@@ -7,9 +7,11 @@
 
 namespace kforge::plugins {
 
-/// Why loading from `path` (a plugin directory or file) is unsafe, or "" when it is not: it is
-/// writable by every user (a directory without the sticky bit), or owned by a user other than this
-/// process's effective user and root. The reason names the path, the mode or owner, and the fix.
+/// Why loading from `path` (a plugin directory or file) is unsafe, or "" when it is not: it, or a
+/// directory above it (who can write that can put another in its place), is writable by every user or
+/// by a group with a member other than this process's effective user and root (a directory with the
+/// sticky bit excepted), or is owned by a user other than those two. The reason names the path (the
+/// directory above, if that is the one), the mode, group or owner, and the fix.
 std::string unsafe_location(const std::filesystem::path& path);
 
 }  // namespace kforge::plugins

@@ -27,14 +27,10 @@ PluginFile refused_unsafe(const fs::path& file, const std::string& why) {
   return plugin;
 }
 
-// Why `file` (canonical) of plugin directory `dir` is unsafe: its directory's reason, else its
-// real directory's (through a symlink), else its own; "" when safe.
-std::string unsafe_plugin(const fs::path& real_dir, const std::string& dir_reason, const fs::path& file) {
-  if (!dir_reason.empty()) return dir_reason;
-  if (file.parent_path() != real_dir) {
-    if (std::string why = unsafe_location(file.parent_path()); !why.empty()) return why;
-  }
-  return unsafe_location(file);
+// Why `file` (canonical) of a plugin directory is unsafe: its directory's reason, else its own (which covers its
+// real directory through a symlink, and the directories above); "" when safe.
+std::string unsafe_plugin(const std::string& dir_reason, const fs::path& file) {
+  return dir_reason.empty() ? unsafe_location(file) : dir_reason;
 }
 
 }  // namespace
@@ -54,7 +50,7 @@ PluginSet PluginSet::discover(const std::vector<fs::path>& dirs, const DiscoverO
     for (const fs::path& path : listing::plugin_files(dir)) {
       const fs::path canonical = fs::weakly_canonical(path, ec);
       if (!seen.insert(canonical).second) continue;
-      const std::string why = options.allow_unsafe ? "" : unsafe_plugin(real_dir, dir_reason, canonical);
+      const std::string why = options.allow_unsafe ? "" : unsafe_plugin(dir_reason, canonical);
       set.files_.push_back(why.empty() ? open_plugin(canonical) : refused_unsafe(canonical, why));
     }
   }
