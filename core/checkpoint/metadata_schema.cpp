@@ -127,6 +127,7 @@ void check_train_state(const nlohmann::json& state, const nlohmann::json& meta, 
   for (const char* key : {"data_parallel_size", "batch_size"}) {
     if (state.contains(key)) integer(state, key, "", path, 1);
   }
+  if (state.contains("skipped_steps")) integer(state, "skipped_steps", "", path);
   if (state.contains("nan")) {
     integer(state.at("nan"), "consecutive", "nan.", path);
     integer(state.at("nan"), "total", "nan.", path);

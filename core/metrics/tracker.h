@@ -15,7 +15,7 @@ namespace kforge::metrics {
 struct StepStats {
   int64_t step = 0;
   double loss = 0, grad_norm = 0, lr = 0;
-  int64_t tokens = 0;     ///< tokens processed by this step (all ranks)
+  int64_t tokens = 0;     ///< tokens this step trained on (labels != -100, all ranks): tokens/s and MFU count these
   sdk::MetricList extra;  ///< more of this step's metrics, logged in its line when it is a log step
 };
 

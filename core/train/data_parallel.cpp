@@ -43,16 +43,19 @@ void average_gradients(const dist::Group& group, const std::vector<sdk::NamedPar
   flush();
 }
 
-StepResult average_step_result(const dist::Group& group, StepResult local) {
-  if (group.size() == 1) return local;
+AgreedStep average_step_result(const dist::Group& group, StepResult local, int64_t trained_tokens) {
+  if (group.size() == 1) return {std::move(local), trained_tokens};
   const bool finite = std::isfinite(local.loss) && std::isfinite(local.grad_norm);
-  at::Tensor t = at::tensor({finite ? local.loss : 0.0, finite ? 0.0 : 1.0}, at::kDouble);
+  // Token counts are exact in float64 up to 2^53.
+  at::Tensor t = at::tensor({finite ? local.loss : 0.0, finite ? 0.0 : 1.0, static_cast<double>(trained_tokens)},
+                            at::kDouble);
   group.all_reduce(t);
+  const auto global_tokens = static_cast<int64_t>(t[2].item<double>());
   if (t[1].item<double>() > 0) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    return {finite ? nan : local.loss, nan};  // skipped together; a rank's own bad value stays visible
+    return {{finite ? nan : local.loss, nan}, global_tokens};  // skipped together; a rank's own bad value stays visible
   }
-  return {t[0].item<double>() / static_cast<double>(group.size()), local.grad_norm};
+  return {{t[0].item<double>() / static_cast<double>(group.size()), local.grad_norm}, global_tokens};
 }
 
 at::Tensor Trainer::forward(const at::Tensor& tokens) {
@@ -78,7 +81,9 @@ double Trainer::clip_gradients(double max_norm) {
   return fsdp_ ? fsdp_->clip_gradients(max_norm) : clip_grad_norm(params_, max_norm);
 }
 
-StepResult Trainer::agree(StepResult local) const { return average_step_result(runtime_->dp(), local); }
+AgreedStep Trainer::agree(StepResult local, int64_t trained_tokens) const {
+  return average_step_result(runtime_->dp(), std::move(local), trained_tokens);
+}
 
 bool Trainer::any_rank(bool flag) const {
   if (runtime_->world_size() == 1) return flag;

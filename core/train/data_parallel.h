@@ -1,5 +1,5 @@
 // Data parallelism over one process group: gradient averaging in flat buckets and agreement on a
-// step's loss and finiteness (what the trainer runs on its data-parallel group).
+// step's loss, finiteness and trained tokens (what the trainer runs on its data-parallel group).
 #pragma once
 
 #include <cstdint>
@@ -19,8 +19,14 @@ inline constexpr int64_t kGradientBucketBytes = int64_t{25} << 20;  // DDP's def
 void average_gradients(const dist::Group& group, const std::vector<sdk::NamedParameter>& params,
                        int64_t bucket_bytes = kGradientBucketBytes);
 
-/// Collective: the loss averaged over the group; when the loss or norm is non-finite on any rank,
-/// the grad norm is NaN on every rank (so all skip the update together).
-StepResult average_step_result(const dist::Group& group, StepResult local);
+/// A step's outcome as every rank of a data-parallel group agrees on it.
+struct AgreedStep {
+  StepResult result;           ///< the loss averaged over the group (see average_step_result)
+  int64_t trained_tokens = 0;  ///< labels != -100 of the global batch: the sum of the ranks' counts
+};
+
+/// Collective (one all-reduce): the loss averaged over the group and the ranks' `trained_tokens` summed; when the loss
+/// or norm is non-finite on any rank, the grad norm is NaN on every rank (so all skip the update together).
+AgreedStep average_step_result(const dist::Group& group, StepResult local, int64_t trained_tokens);
 
 }  // namespace kforge::train

@@ -1,4 +1,4 @@
-// The step loop: micro-batches -> step body -> NaN policy -> optimizer/scheduler -> metrics ->
+// The step loop: micro-batches -> step body -> no-token and NaN policies -> optimizer/scheduler -> metrics ->
 // hooks -> eval -> checkpoint -> shutdown check; then the final checkpoint.
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -22,12 +22,15 @@
 #include "train/evaluator.h"
 #include "train/plugin_manifest.h"
 #include "train/run_log.h"
+#include "train/token_weights.h"
 #include "train/trainer.h"
 
 namespace kforge::train {
 
-std::vector<data::Batch> Trainer::next_micro_batches() {
+std::vector<data::Batch> Trainer::next_micro_batches(int64_t& trained) {
   std::vector<data::Batch> batches = read_micro_batches();
+  trained = 0;
+  for (const data::Batch& batch : batches) trained += trained_tokens(batch.labels);
   for (data::Batch& batch : batches) batch = data::on_device(std::move(batch), device_);  // all queued at once
   return batches;
 }
@@ -105,13 +108,33 @@ TrainingResult Trainer::train() {
     profiler.before_step(step_);
     dist::take_collective_seconds();  // the collectives before this step (checks, saves, eval) are not its own
     tracker_->start_step();
-    const std::vector<data::Batch> batches = next_micro_batches();
+    int64_t local_trained = 0;
+    const std::vector<data::Batch> batches = next_micro_batches(local_trained);
     model_->set_step(step_, train.max_steps);
     const double lr_factor = scheduler_->factor(step_);
     optimizer_->set_lr_factor(mixture_ ? lr_factor * mixture_->lr_scale(step_) : lr_factor);  // a phase's lr_scale
     const double lr = optimizer_->lr();
     const StepResult local = options_.step_fn(*this, batches);
-    const StepResult result = agree(local);
+    const AgreedStep agreed = agree(local, local_trained);
+    const StepResult& result = agreed.result;
+    if (agreed.trained_tokens == 0) {  // every rank agrees: no optimizer, scheduler or step count advance
+      zero_grad();
+      ++consecutive_skips_;
+      ++total_skips_;
+      log.warn("step {}: no label of the global batch trains (all -100): skipped without an optimizer step, the data "
+               "moves on ({} skipped in all; {} in a row, stopping at {})",
+               step_ + 1, total_skips_, consecutive_skips_, kMaxConsecutiveSkippedSteps);
+      tracker_->log(step_ + 1, {{"train/skipped_steps", static_cast<double>(total_skips_)}});
+      if (consecutive_skips_ >= kMaxConsecutiveSkippedSteps) {
+        throw sdk::ConfigError(fmt::format(
+            "{} steps in a row before step {} trained no token (every label of the global batch is -100, e.g. every "
+            "clip or image of the batches failed to load): the training data trains nothing; check [data] and the "
+            "warnings above",
+            consecutive_skips_, step_ + 1));
+      }
+      continue;
+    }
+    consecutive_skips_ = 0;
     const bool finite = std::isfinite(result.loss) && std::isfinite(result.grad_norm);
     if (finite) {
       const profiling::UserScope scope("optimizer");
@@ -149,7 +172,7 @@ TrainingResult Trainer::train() {
       step_extra.push_back({"time/startup_sec", *startup_sec});
       startup_sec.reset();
     }
-    tracker_->end_step({step_, result.loss, result.grad_norm, lr, tokens_per_step, std::move(step_extra)});
+    tracker_->end_step({step_, result.loss, result.grad_norm, lr, agreed.trained_tokens, std::move(step_extra)});
     if (tracker_->is_log_step(step_)) {
       if (const sdk::MetricList model_metrics = model_->step_metrics(); !model_metrics.empty()) {
         tracker_->log(step_, model_metrics);

@@ -19,6 +19,7 @@
 #include "plugins/components.h"
 #include "plugins/registry.h"
 #include "train/activation_checkpoint.h"
+#include "train/data_parallel.h"
 #include "train/freeze.h"
 #include "train/fully_sharded.h"
 #include "train/group_sharding.h"
@@ -36,6 +37,9 @@ enum class Outcome {
   StoppedByHook,  ///< a hook threw sdk::StopTraining: checkpoint written
   TooManyNans,    ///< train.nan_max_consecutive non-finite losses in a row: no checkpoint
 };
+
+/// Steps in a row whose global batch trains no token before train() gives up on the data.
+inline constexpr int64_t kMaxConsecutiveSkippedSteps = 100;
 
 struct TrainingResult {
   Outcome outcome = Outcome::Completed;
@@ -57,7 +61,9 @@ class Trainer {
   Trainer(const config::JobConfig& job, const plugins::Registry& registry, TrainingOptions options = {});
   ~Trainer();
 
-  /// Runs the loop until max_steps, a shutdown signal, a hook's StopTraining or the NaN limit.
+  /// Runs the loop until max_steps, a shutdown signal, a hook's StopTraining or the NaN limit. A step whose global
+  /// batch trains no token (every label -100) is skipped without advancing step(); kMaxConsecutiveSkippedSteps of
+  /// them in a row throw sdk::ConfigError (the data trains nothing).
   TrainingResult train();
 
   // For step bodies and hooks.
@@ -119,8 +125,9 @@ class Trainer {
   void save_checkpoint();
   /// Logs and tells the hooks about committed saves (the writer's, when asynchronous).
   void report_saves(const std::vector<std::pair<int64_t, std::filesystem::path>>& saves);
-  /// The step's micro-batches on device_ (read_micro_batches(), moved).
-  std::vector<data::Batch> next_micro_batches();
+  /// The step's micro-batches on device_ (read_micro_batches(), moved); sets `trained` to their labels other than
+  /// -100, counted on the host before the move.
+  std::vector<data::Batch> next_micro_batches(int64_t& trained);
   std::vector<data::Batch> read_micro_batches();
   /// Drops the gradients (FSDP: zeroes its shards').
   void zero_grad();
@@ -130,8 +137,9 @@ class Trainer {
   /// parameters had one.
   void fill_missing_grads();
   void apply_freeze();
-  /// Loss averaged over the data-parallel ranks; non-finite on every rank when it is on any.
-  StepResult agree(StepResult local) const;
+  /// Loss averaged over the data-parallel ranks (non-finite on every rank when it is on any) and this rank's
+  /// `trained_tokens` summed over them, in one all-reduce.
+  AgreedStep agree(StepResult local, int64_t trained_tokens) const;
   bool leader() const { return runtime_->rank() == 0; }
   /// Whether `flag` is true on any rank of the job (collective).
   bool any_rank(bool flag) const;
@@ -176,6 +184,8 @@ class Trainer {
   int64_t tokens_seen_ = 0;
   int64_t consecutive_nans_ = 0;
   int64_t total_nans_ = 0;
+  int64_t consecutive_skips_ = 0;  ///< steps in a row whose global batch trained no token (labels all -100)
+  int64_t total_skips_ = 0;        ///< all such steps of the run, resumes included (train_state.skipped_steps)
   int64_t last_saved_step_ = -1;
   int64_t resumed_from_ = -1;
   std::map<std::string, std::string> resumed_metric_runs_;  ///< metric backend name -> its run id, on a resume

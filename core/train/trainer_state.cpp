@@ -119,10 +119,12 @@ checkpoint::Snapshot Trainer::snapshot() const {
   }
   s.rng = at::detail::getDefaultCPUGenerator().get_state();
   if (device_.is_cuda()) s.rng_cuda = at::globalContext().defaultGenerator(device_).get_state();
-  // A mixture's order is global (train_state.mixture); its ranks have each drawn step x grad_accum batches.
+  // A mixture's order is global (train_state.mixture); its ranks have each drawn grad_accum batches per step, the
+  // skipped ones included.
+  const int64_t steps_drawn = step_ + total_skips_;
   const auto position = sampler_  ? sampler_->position()
                         : images_ ? images_->sampler_position()
-                                  : data::BatchSampler::Position{0, step_ * job_.train.grad_accum_steps};
+                                  : data::BatchSampler::Position{0, steps_drawn * job_.train.grad_accum_steps};
   const dist::Group& dp = runtime_->dp();
   nlohmann::json data_entry = {{"rank", dp.rank()},
                                {"epoch", position.epoch},
@@ -135,6 +137,7 @@ checkpoint::Snapshot Trainer::snapshot() const {
                    {"data_parallel_size", dp.size()},
                    {"batch_size", job_.train.batch_size},
                    {"nan", {{"consecutive", consecutive_nans_}, {"total", total_nans_}}},
+                   {"skipped_steps", total_skips_},  // a save follows a trained step: none in a row
                    {"freeze", canonical_freeze_meta(effective_freeze(step_, freeze_))},
                    {"scheduler", {{"name", job_.view("scheduler").get_string("name")}, {"next_step", step_}}}};
   if (mixture_) s.train_state["mixture"] = mixture_->state();
@@ -178,6 +181,7 @@ void Trainer::restore(const checkpoint::Snapshot& whole) {
     const auto& ts = s.train_state;
     consecutive_nans_ = ts.at("nan").at("consecutive").get<int64_t>();
     total_nans_ = ts.at("nan").at("total").get<int64_t>();
+    total_skips_ = ts.value("skipped_steps", int64_t{0});  // absent from checkpoints written before it was counted
     resumed_metric_runs_ = ts.value("metric_runs", std::map<std::string, std::string>{});
     if (images_) {
       images_->restore(image_text_position(ts));

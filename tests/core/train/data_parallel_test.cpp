@@ -1,5 +1,5 @@
-// Gradient averaging and step agreement between two data-parallel ranks (threads), against
-// hand-computed means.
+// Gradient averaging and step agreement (loss, finiteness, trained tokens) between two data-parallel ranks (threads),
+// against hand-computed means and sums.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -46,8 +46,8 @@ TEST(DataParallel, StepLossIsTheMeanAndANanOnOneRankSkipsTheStepEverywhere) {
   std::vector<train::StepResult> finite(2), one_nan(2);
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     const size_t r = static_cast<size_t>(rt.rank());
-    finite[r] = train::average_step_result(rt.dp(), {1.0 + static_cast<double>(r), 0.5});
-    one_nan[r] = train::average_step_result(rt.dp(), {r == 1 ? std::nan("") : 2.0, 0.5});
+    finite[r] = train::average_step_result(rt.dp(), {1.0 + static_cast<double>(r), 0.5}, 1).result;
+    one_nan[r] = train::average_step_result(rt.dp(), {r == 1 ? std::nan("") : 2.0, 0.5}, 1).result;
   });
   ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
   for (size_t r = 0; r < 2; ++r) {
@@ -56,6 +56,20 @@ TEST(DataParallel, StepLossIsTheMeanAndANanOnOneRankSkipsTheStepEverywhere) {
     EXPECT_FALSE(std::isfinite(one_nan[r].grad_norm)) << "rank " << r << " must skip the update too";
   }
   EXPECT_TRUE(std::isnan(one_nan[1].loss));
+}
+
+TEST(DataParallel, TheStepsTrainedTokensAreTheSumOverRanksWhateverTheLoss) {
+  std::vector<int64_t> one_empty(2), one_nan(2), none(2);
+  const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
+    const size_t r = static_cast<size_t>(rt.rank());
+    one_empty[r] = train::average_step_result(rt.dp(), {1.0, 0.5}, r == 0 ? 0 : 37).trained_tokens;
+    one_nan[r] = train::average_step_result(rt.dp(), {r == 1 ? std::nan("") : 1.0, 0.5}, 20 + r).trained_tokens;
+    none[r] = train::average_step_result(rt.dp(), {0.0, 0.0}, 0).trained_tokens;
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  EXPECT_EQ(one_empty, (std::vector<int64_t>{37, 37})) << "one rank's tokens train the step on both";
+  EXPECT_EQ(one_nan, (std::vector<int64_t>{41, 41}));
+  EXPECT_EQ(none, (std::vector<int64_t>{0, 0}));
 }
 
 }  // namespace
