@@ -45,6 +45,23 @@ std::string stat_line(const char* what, const fs::path& path) {
   return line.str();
 }
 
+// "above <dir> dev ino mode uid gid\n" for each directory above `path` (canonical), up to "/": what decides whether
+// a plugin below it is safe to load, and not its times, which change with every entry written beside it.
+std::string above_lines(const fs::path& path) {
+  std::ostringstream out;
+  for (fs::path up = path.parent_path(); !up.empty(); up = up.parent_path()) {
+    struct stat st {};
+    out << "above " << up.string();
+    if (::stat(up.c_str(), &st) != 0) {
+      out << " missing\n";
+    } else {
+      out << ' ' << st.st_dev << ' ' << st.st_ino << ' ' << st.st_mode << ' ' << st.st_uid << ' ' << st.st_gid << '\n';
+    }
+    if (up == up.root_path()) break;
+  }
+  return out.str();
+}
+
 fs::path entry_path(const fs::path& dir, const std::string& key) {
   return dir / ("list-plugins-" + fnv1a_hex(key) + ".entry");
 }
@@ -133,8 +150,13 @@ std::string fingerprint(const fs::path& host_exe, const std::vector<fs::path>& d
     std::error_code ec;
     const fs::path canonical = fs::canonical(dir, ec);
     const fs::path& resolved = ec ? dir : canonical;
-    out += stat_line("dir", resolved);
-    for (const fs::path& file : plugin_files(resolved)) out += stat_line("plugin", file);
+    out += stat_line("dir", resolved) + above_lines(resolved);
+    for (const fs::path& file : plugin_files(resolved)) {
+      // A plugin linked from elsewhere is judged below the directories of its target.
+      const fs::path target = fs::canonical(file, ec);
+      out += stat_line("plugin", file);
+      if (!ec && target.parent_path() != resolved) out += above_lines(target);
+    }
   }
   return out;
 }

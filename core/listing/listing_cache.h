@@ -13,7 +13,8 @@ namespace kforge::listing {
 
 /// One line per input of a listing, each with its device, inode, mode, size, mtime and ctime (ns):
 /// the host binary, every search directory (canonical path) and every libkforge_*.so in it
-/// (sorted). Any added, removed, replaced or touched input changes it.
+/// (sorted), and the directories above each, whose permissions decide whether a plugin is safe to
+/// load. Any added, removed, replaced or touched input changes it.
 std::string fingerprint(const std::filesystem::path& host_exe, const std::vector<std::filesystem::path>& dirs);
 
 /// The same lines for a list of files (the shared libraries the host had loaded).

@@ -3,6 +3,7 @@
 #include "listing/listing_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -235,6 +236,20 @@ TEST(CatalogueFingerprint, ChangesWithEveryPluginChangeAndOnlyThen) {
   fs::remove(dir / "libkforge_a.so");
   EXPECT_EQ(now().find("libkforge_a.so"), std::string::npos);
   fs::remove_all(dir);
+}
+
+// A directory above a plugin directory made writable by others makes its plugins unsafe: the listing must be redone.
+TEST(CatalogueFingerprint, ChangesWhenADirectoryAboveThePluginDirectoryChanges) {
+  const fs::path top = fs::canonical(temp_dir("listing_fingerprint_above"));
+  const fs::path dir = top / "plugins";
+  fs::create_directory(dir);
+  fs::copy_file(sorted_fixture("a_first"), dir / "libkforge_a.so");
+  const auto now = [&] { return listing::fingerprint(KFORGE_BIN, {dir}); };
+  const std::string before = now();
+  EXPECT_NE(before.find("above " + top.string() + " "), std::string::npos) << before;
+  ASSERT_EQ(::chmod(top.c_str(), 0777), 0);
+  EXPECT_NE(now(), before);
+  fs::remove_all(top);
 }
 
 TEST(CatalogueFingerprint, NamesEveryLibraryAndMissingFiles) {
