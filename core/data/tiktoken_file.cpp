@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <fstream>
@@ -102,6 +103,9 @@ bool looks_like_tiktoken_file(const std::filesystem::path& path) {
 std::unique_ptr<TokenizerBackend> load_tiktoken_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw sdk::Error(fmt::format("tokenizer '{}': cannot be read", path.string()));
+  const auto& known = tiktoken_encodings();
+  const TiktokenEncoding& largest = *std::max_element(
+      known.begin(), known.end(), [](const TiktokenEncoding& a, const TiktokenEncoding& b) { return a.ranks < b.ranks; });
   std::vector<std::string> tokens;
   std::string line;
   for (size_t number = 1; std::getline(in, line); ++number) {
@@ -110,6 +114,11 @@ std::unique_ptr<TokenizerBackend> load_tiktoken_file(const std::filesystem::path
     if (!parsed) {
       throw sdk::Error(fmt::format("tiktoken file '{}' line {}: '{}' is not `base64(token) rank`", path.string(),
                                    number, line.substr(0, 80)));
+    }
+    if (parsed->rank >= largest.ranks) {  // a rank past every known encoding's: no table of it is ever allocated
+      throw sdk::Error(fmt::format("tiktoken file '{}' line {}: rank {} is past every encoding kforge knows (the "
+                                   "largest, {}, has {} ranks)",
+                                   path.string(), number, parsed->rank, largest.name, largest.ranks));
     }
     if (parsed->rank >= tokens.size()) tokens.resize(parsed->rank + 1);
     if (!tokens[parsed->rank].empty() || parsed->token.empty()) {
@@ -120,7 +129,6 @@ std::unique_ptr<TokenizerBackend> load_tiktoken_file(const std::filesystem::path
   }
   const auto ranks =
       static_cast<size_t>(std::count_if(tokens.begin(), tokens.end(), [](auto& t) { return !t.empty(); }));
-  const auto& known = tiktoken_encodings();
   const auto encoding =
       std::find_if(known.begin(), known.end(), [&](const TiktokenEncoding& e) { return e.ranks == ranks; });
   if (encoding == known.end()) {

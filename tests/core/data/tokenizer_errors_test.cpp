@@ -7,6 +7,7 @@
 #include "core/data/fetched_tokenizers.h"
 #include "data/tokenizer.h"
 #include "kforge/sdk/error.h"
+#include "support/expect_text.h"
 #include "support/read_file.h"
 #include "support/test_host.h"
 
@@ -87,6 +88,13 @@ TEST(TokenizerErrors, ABadTiktokenLineIsRefusedNamingFileAndLine) {
   // A file that is well formed but none of the four kforge knows: its regex and special tokens are unknown.
   const auto unknown = write("tiktoken_unknown", "mine.tiktoken", whole.substr(0, ten_lines));
   EXPECT_NE(load_error(unknown).find("has 10 ranks"), std::string::npos);
+}
+
+TEST(TokenizerErrors, ATiktokenRankPastEveryKnownEncodingIsRefusedNamingTheLineNotAllocated) {
+  // Found by fuzz_tiktoken_file: the rank sized the token table, so one short line asked for terabytes.
+  const auto path = write("tiktoken_huge_rank", "mine.tiktoken", "IQ== 0\nIg== 99999999999999\n");
+  test::expect_has(load_error(path), {path.string() + "' line 2: rank 99999999999999 is past every encoding",
+                                      "o200k_base, has 199998 ranks"});
 }
 
 }  // namespace
