@@ -4,10 +4,8 @@
 #include <fmt/format.h>
 
 #include "interop/json_file.h"
-#include "kforge/sdk/abi.h"
 #include "kforge/sdk/config_view.h"
 #include "kforge/sdk/error.h"
-#include "kforge/sdk/kinds.h"
 
 namespace kforge::interop {
 namespace {
@@ -32,17 +30,6 @@ std::string arch_float_text(double v) {
 }
 
 }  // namespace
-
-void require_llama_layout(const plugins::Registry& registry, const config::JobConfig& job) {
-  const std::string model_type = job.view("model").get_string("model_type");
-  const uint32_t capabilities = registry.get(sdk::kind::model, model_type, "[model] model_type").meta.capabilities;
-  if ((capabilities & KFORGE_CAP_LLAMA_LAYOUT) == 0) {
-    throw sdk::ConfigError(
-        fmt::format("[model] model_type = \"{}\": that model does not declare the llama_layout capability (kforge "
-                    "list-plugins -v shows which do), so its parameters have no Hugging Face Llama/Mixtral counterpart",
-                    model_type));
-  }
-}
 
 HfArchitecture architecture_of_model(const sdk::ConfigView& m, int64_t intermediate_size) {
   arch_refuse_if(m.get_string("norm_type") != "rmsnorm", "norm_type", '"' + m.get_string("norm_type") + '"',

@@ -9,9 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "config/job_config.h"
-#include "plugins/registry.h"
-
 namespace kforge::sdk {
 class ConfigView;
 }
@@ -29,10 +26,6 @@ struct HfArchitecture {
   double router_aux_loss_coef = 0.01;
   bool moe() const { return num_experts > 0; }
 };
-
-/// Throws sdk::ConfigError unless the job's model component declares KFORGE_CAP_LLAMA_LAYOUT (its
-/// parameters and [model] keys are those the name mapping and this architecture assume).
-void require_llama_layout(const plugins::Registry& registry, const config::JobConfig& job);
 
 /// The architecture of a llama_layout model from its resolved [model] section and its SwiGLU width.
 /// Throws sdk::ConfigError naming the [model] key of anything Hugging Face Llama/Mixtral cannot

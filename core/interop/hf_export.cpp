@@ -17,6 +17,7 @@
 #include "interop/hf_architecture.h"
 #include "interop/hf_names.h"
 #include "interop/hf_tokenizer.h"
+#include "interop/llama_layout.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::interop {

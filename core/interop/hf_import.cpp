@@ -13,6 +13,7 @@
 #include "interop/hf_architecture.h"
 #include "interop/hf_names.h"
 #include "interop/hf_weight_files.h"
+#include "interop/llama_layout.h"
 #include "kforge/sdk/error.h"
 #include "plugins/catalog.h"
 #include "plugins/components.h"
