@@ -25,8 +25,8 @@ constexpr int64_t kInputs = 16;     // the fixture's seq_len: each window is 16 
 constexpr int64_t kWindows = 60;    // one epoch: 15 batches of 4 on one rank, 7 per rank on two
 const std::vector<std::string> kPacked = {"--data.pack_sequences=true", "--eval.enabled=false"};
 
-/// The fixture's data replaced by one shard of kWindows windows: tokens (i * 7) % 64 (the EOS once every 64 tokens), but
-/// the windows `empty` names are all EOS, so every label of a batch made of them is -100. Returns the tokens.
+/// The fixture's data replaced by one shard of kWindows windows: tokens (i * 7) % 64 (the EOS once every 64 tokens),
+/// but the windows `empty` names are all EOS, so every label of a batch made of them is -100. Returns the tokens.
 std::vector<int> write_corpus(const TrainFixture& fx, const std::set<int64_t>& empty) {
   std::vector<int> tokens(static_cast<size_t>(kWindows * (kInputs + 1)));
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -35,8 +35,10 @@ std::vector<int> write_corpus(const TrainFixture& fx, const std::set<int64_t>& e
   }
   std::filesystem::remove(fx.data_dir / "shard_1.npy");
   data::write_npy_tokens(fx.data_dir / "shard_0.npy", data::TokenDtype::uint16, tokens);
-  std::ofstream(fx.data_dir / "metadata.json") << fmt::format(
-      R"({{"format": "kforge-tokens-v1", "vocab_size": 64, "eos_id": {}, "shards": {{"train": [], "eval": []}}}})", kEos);
+  std::ofstream(fx.data_dir / "metadata.json")
+      << fmt::format(R"({{"format": "kforge-tokens-v1", "vocab_size": 64, "eos_id": {}, "shards": {{"train": [], )"
+                     R"("eval": []}}}})",
+                     kEos);
   return tokens;
 }
 
