@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "cli/exit_codes.h"
+#include "data/data_error.h"
 #include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
@@ -44,10 +45,12 @@ int run_from_cli(const config::JobConfig& job, const plugins::Registry& registry
       case train::Outcome::Preempted: return kExitPreempted;
       case train::Outcome::TooManyNans: return kExitFailure;
     }
-  } catch (const sdk::ConfigError& e) {
-    log.error("{}", e.what());
-    return kExitUsage;
   } catch (const std::exception& e) {
+    // A config or data error is refused before any step (train/preflight.h): nothing ran.
+    if (dynamic_cast<const sdk::ConfigError*>(&e) != nullptr || dynamic_cast<const data::DataError*>(&e) != nullptr) {
+      log.error("{}", e.what());
+      return kExitUsage;
+    }
     log.error("training failed: {}", e.what());
     return kExitFailure;
   }

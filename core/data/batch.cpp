@@ -2,9 +2,9 @@
 #include "data/batch.h"
 
 #include <ATen/ATen.h>
-#include <fmt/format.h>
 
 #include "data/documents.h"
+#include "data/token_ids.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::data {
@@ -15,14 +15,8 @@ Batch make_batch(const sdk::Dataset& dataset, const std::vector<int64_t>& indice
   rows.reserve(indices.size());
   for (int64_t i : indices) rows.push_back(dataset.window(i));
   const at::Tensor windows = at::stack(rows);  // [B, W]
-  if (vocab_size > 0 && windows.ge(vocab_size).any().item<bool>()) {
-    const at::Tensor first = windows.ge(vocab_size).nonzero()[0];  // (row, column), row-major first
-    const int64_t row = first[0].item<int64_t>(), col = first[1].item<int64_t>();
-    throw sdk::Error(fmt::format(
-        "sample window {}: token id {} at position {} of the window is >= [model] "
-        "vocab_size {}; set vocab_size to the tokenizer's vocabulary (prepare-data's "
-        "metadata.json vocab_size) or re-tokenise the data ({})",
-        indices[static_cast<size_t>(row)], windows[row][col].item<int64_t>(), col, vocab_size, dataset.describe()));
+  if (vocab_size > 0) {
+    if (const auto past = id_past_vocab(windows, indices, vocab_size, dataset)) throw sdk::Error(*past);
   }
   const int64_t w = windows.size(1);
   Batch batch{windows.narrow(1, 0, w - 1).contiguous(), windows.narrow(1, 1, w - 1).contiguous()};

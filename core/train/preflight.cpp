@@ -6,6 +6,8 @@
 
 #include "config/rules.h"
 #include "config/support_check.h"
+#include "data/data_error.h"
+#include "data/token_ids.h"
 #include "dist/device.h"
 #include "dist/rank_info.h"
 #include "kforge/sdk/abi.h"
@@ -190,6 +192,50 @@ void check_pipeline_parallel(const config::JobConfig& job, const plugins::Compon
   check_pipeline_orders(orders, schedule->chunks(), micro_batches, name);
 }
 
+// The training and eval data of a text run, opened into `out` (a Hugging Face export through its token cache).
+void open_text_data(const config::JobConfig& job, const plugins::Components& components, const HfCacheGroup& hf_group,
+                    Preflight& out) {
+  // Shards in `path`, or a Hugging Face export's token cache; null (the dry run) while that is not written.
+  // Every id checked against [model] vocab_size, so that no window the run may draw fails in the embedding.
+  const auto open = [&](const std::string& what, const std::string& path, const std::string& pattern,
+                        const std::optional<config::HfExport>& hf) -> std::unique_ptr<sdk::Dataset> {
+    std::unique_ptr<sdk::Dataset> dataset;
+    if (!hf) {
+      dataset = components.dataset(path, pattern);
+    } else if (const std::optional<ShardDir> cache = hf_shards(job, *hf, hf_group)) {
+      dataset = components.dataset(cache->dir, cache->pattern);
+    } else {
+      out.warnings.push_back(
+          fmt::format("{}: not tokenised yet: the run tokenises it into its token cache first", hf->where));
+      return nullptr;
+    }
+    data::check_token_ids(*dataset, job.view("model").get_int("vocab_size"), what);
+    return dataset;
+  };
+  if (!job.data.datasets.empty()) {
+    std::vector<data::MixtureDataset::Source> sources;
+    for (const config::DatasetSource& s : job.data.datasets) {
+      const std::string what = fmt::format("[[data.datasets]] '{}'", s.name);
+      if (auto dataset = open(what, s.path, job.data.file_pattern, s.hf)) {
+        sources.push_back({s.name, std::move(dataset)});
+      }
+    }
+    if (sources.size() == job.data.datasets.size()) {
+      auto mixture = std::make_unique<data::MixtureDataset>(std::move(sources));
+      out.mixture = mixture.get();
+      out.train_data = std::move(mixture);
+    }
+  } else if (job.data.dataset_path.empty() && !job.data.hf) {
+    throw sdk::ConfigError(
+        "[data] dataset_path is not set: point it at a directory of tokenised shards (make one with "
+        "`kforge prepare-data --input FILE.txt --output DIR --train-tokenizer --vocab-size 8000`), or set "
+        "hf_dataset_name to a Hugging Face dataset exported to JSON Lines");
+  } else {
+    out.train_data = open("train data", job.data.dataset_path, job.data.file_pattern, job.data.hf);
+  }
+  if (job.eval.enabled) out.eval_data = open("eval data", job.eval.dataset_path, job.eval.file_pattern, job.eval.hf);
+}
+
 }  // namespace
 
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size,
@@ -214,37 +260,16 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
     return out;
   }
   warn_image_keys(job, out.warnings);
-  // Shards in `path`, or a Hugging Face export's token cache; null (the dry run) while that is not written.
-  const auto open = [&](const std::string& path, const std::string& pattern,
-                        const std::optional<config::HfExport>& hf) -> std::unique_ptr<sdk::Dataset> {
-    if (!hf) return components.dataset(path, pattern);
-    const std::optional<ShardDir> cache = hf_shards(job, *hf, hf_group);
-    if (!cache) {
-      out.warnings.push_back(
-          fmt::format("{}: not tokenised yet: the run tokenises it into its token cache first", hf->where));
-      return nullptr;
-    }
-    return components.dataset(cache->dir, cache->pattern);
-  };
-  if (!job.data.datasets.empty()) {
-    std::vector<data::MixtureDataset::Source> sources;
-    for (const config::DatasetSource& s : job.data.datasets) {
-      if (auto dataset = open(s.path, job.data.file_pattern, s.hf)) sources.push_back({s.name, std::move(dataset)});
-    }
-    if (sources.size() == job.data.datasets.size()) {
-      auto mixture = std::make_unique<data::MixtureDataset>(std::move(sources));
-      out.mixture = mixture.get();
-      out.train_data = std::move(mixture);
-    }
-  } else if (job.data.dataset_path.empty() && !job.data.hf) {
-    throw sdk::ConfigError(
-        "[data] dataset_path is not set: point it at a directory of tokenised shards (make one with "
-        "`kforge prepare-data --input FILE.txt --output DIR --train-tokenizer --vocab-size 8000`), or set "
-        "hf_dataset_name to a Hugging Face dataset exported to JSON Lines");
-  } else {
-    out.train_data = open(job.data.dataset_path, job.data.file_pattern, job.data.hf);
+  // Data that cannot be read or holds ids past the vocabulary is refused before any step, as a config is (exit 2).
+  try {
+    open_text_data(job, components, hf_group, out);
+  } catch (const sdk::ConfigError&) {
+    throw;
+  } catch (const data::DataError&) {
+    throw;
+  } catch (const sdk::Error& e) {
+    throw data::DataError(e.what());
   }
-  if (job.eval.enabled) out.eval_data = open(job.eval.dataset_path, job.eval.file_pattern, job.eval.hf);
   out.eos_id = packing_eos_id(job, components.model_capabilities());
   return out;
 }

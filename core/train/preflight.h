@@ -27,7 +27,8 @@ struct Preflight {
 /// In the order a run meets them: the keys this kforge does not implement, the world-size rules,
 /// the precision, the mixture's names, and the training and eval data (opened; a Hugging Face
 /// export through its token cache, which `hf_group`'s rank 0 writes when missing: hf_data.h).
-/// Throws sdk::ConfigError for what the run must refuse.
+/// Throws sdk::ConfigError for what the run must refuse, and data::DataError for data it cannot use (a shard that
+/// cannot be read, a token id >= [model] vocab_size in any window of the training or eval data or a mixture source).
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size,
                     const HfCacheGroup& hf_group = {});
 
