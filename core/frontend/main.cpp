@@ -19,6 +19,7 @@
 #include "launch/heap_huge_pages.h"
 #include "launch/openblas_kernels.h"
 #include "listing/listing_cache.h"
+#include "resilience/fault_point.h"
 
 namespace {
 
@@ -34,10 +35,32 @@ bool print_cached_listing(int argc, char** argv, const std::filesystem::path& ho
   return true;
 }
 
+// SIGTERM, SIGUSR1 and SIGINT blocked while alive; the mask before it restored at its end.
+class ShutdownSignalsHeld {
+ public:
+  ShutdownSignalsHeld() {
+    sigset_t shutdown_signals;
+    sigemptyset(&shutdown_signals);
+    for (int sig : {SIGTERM, SIGUSR1, SIGINT}) sigaddset(&shutdown_signals, sig);
+    ::sigprocmask(SIG_BLOCK, &shutdown_signals, &before_);
+  }
+  ~ShutdownSignalsHeld() { ::sigprocmask(SIG_SETMASK, &before_, nullptr); }
+  ShutdownSignalsHeld(const ShutdownSignalsHeld&) = delete;
+  ShutdownSignalsHeld& operator=(const ShutdownSignalsHeld&) = delete;
+
+ private:
+  sigset_t before_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using kforge::cmdline::kExitOk, kforge::cmdline::kExitUsage;
+  // First of all, and held across exec until kforge-host has its handlers (resilience/shutdown.h): a SIGTERM while
+  // this process or LibTorch loads then asks `kforge run` to stop instead of killing it with code 143. Given back
+  // (a pending one then acts) on every return: only a successful exec keeps it.
+  const ShutdownSignalsHeld held;
+  kforge::resilience::fault_point("frontend.start");  // the fault suite's earliest moment (tests/core/cli)
   if (const std::optional<int> code = kforge::cmdline::answer_from_usage(argc, argv)) return *code;
   kforge::launch::ask_children_for_heap_huge_pages();  // for kforge-host (and launch's workers, its forks)
   const std::filesystem::path exe = kforge::listing::current_executable();
@@ -48,15 +71,7 @@ int main(int argc, char** argv) {
   const std::filesystem::path host = exe.parent_path() / "kforge-host";
   if (print_cached_listing(argc, argv, host)) return kExitOk;
   kforge::launch::ask_children_for_the_cpus_openblas_kernels();  // before kforge-host loads OpenBLAS
-  // Held across exec until kforge-host has its handlers (resilience/shutdown.h): a SIGTERM while
-  // LibTorch loads then asks `kforge run` to stop instead of killing it with code 143.
-  sigset_t shutdown_signals;
-  sigemptyset(&shutdown_signals);
-  for (int sig : {SIGTERM, SIGUSR1, SIGINT}) sigaddset(&shutdown_signals, sig);
-  sigset_t before;
-  ::sigprocmask(SIG_BLOCK, &shutdown_signals, &before);
   ::execv(host.c_str(), argv);
-  ::sigprocmask(SIG_SETMASK, &before, nullptr);
   std::fprintf(stderr, "kforge: cannot run the kforge host '%s': %s. kforge-host must be installed next to kforge.\n",
                host.c_str(), std::strerror(errno));
   return kExitUsage;
