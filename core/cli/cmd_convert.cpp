@@ -6,6 +6,7 @@
 
 #include "cli/command_options.h"
 #include "cli/commands.h"
+#include "cli/error_message.h"
 #include "cli/exit_codes.h"
 #include "generate/checkpoint_session.h"
 #include "interop/hf_export.h"
@@ -22,7 +23,7 @@ void convert_progress(const std::string& line) { std::cerr << "[convert] " << li
 // The exit code of a conversion that threw: 2 for what the user can fix in the arguments or files
 // given (config, format, names), 1 for a failure while writing.
 int convert_failed(const std::exception& e) {
-  std::cerr << kConvertCommand << ": " << e.what() << "\n";
+  std::cerr << kConvertCommand << ": " << error_message(e) << "\n";
   return dynamic_cast<const sdk::ConfigError*>(&e) != nullptr ? kExitUsage : kExitFailure;
 }
 

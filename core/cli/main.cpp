@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/error_message.h"
 #include "cli/exit_codes.h"
 #include "cmdline/usage.h"
 #include "kforge/sdk/abi.h"
@@ -60,7 +61,7 @@ int host_main(int argc, char** argv) {
   try {
     return dispatch(command, argc - 1, argv + 1);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kforge: error: %s\n", e.what());
+    std::fprintf(stderr, "kforge: error: %s\n", kforge::cli::error_message(e).c_str());
   } catch (...) {
     std::fprintf(stderr, "kforge: error: an unknown exception escaped 'kforge %s'\n", command.c_str());
   }

@@ -12,6 +12,7 @@
 #include "config/job_config.h"
 #include "interop/hf_architecture.h"
 #include "interop/hf_names.h"
+#include "interop/hf_tensor_shapes.h"
 #include "interop/hf_weight_files.h"
 #include "interop/llama_layout.h"
 #include "kforge/sdk/error.h"
@@ -68,39 +69,34 @@ fs::path import_hf(const fs::path& dir, const fs::path& out, const plugins::Regi
   options.progress(fmt::format("{}: {} with {} layers, hidden size {}{}", (dir / "config.json").string(),
                                arch.moe() ? "MixtralForCausalLM" : "LlamaForCausalLM", arch.n_layers, arch.dim,
                                arch.moe() ? fmt::format(", {} experts (top {})", arch.num_experts, arch.top_k) : ""));
-  const checkpoint::TensorMap weights =
-      import_rename(read_hf_weights(dir, options.progress), dir, arch.tie_embeddings, options);
-
   std::vector<std::string> overrides = model_overrides(arch);
   const bool has_tokenizer = fs::exists(dir / "tokenizer.model");
   if (has_tokenizer) overrides.push_back("--data.tokenizer_path=" + fs::absolute(out / "tokenizer.model").string());
   overrides.insert(overrides.end(), options.overrides.begin(), options.overrides.end());
   const config::JobConfig job = config::load_job_config("", overrides, plugins::make_catalog(registry));
   require_llama_layout(registry, job);
+  const checkpoint::TensorMap weights =
+      import_rename(read_hf_weights(dir, options.progress), dir, arch.tie_embeddings, options);
+  // Every tensor of the model config.json describes must come from the files with its shape, and each file tensor
+  // must be one of them: checked from the config's sizes before the model (as large as they say) is built.
+  check_hf_tensor_shapes(arch, weights, dir);
   const std::shared_ptr<sdk::Model> model = plugins::Components(registry, job).model();
-
-  // Every tensor of the model this config builds must come from the files, each file tensor must be used.
   checkpoint::Snapshot s;
   auto take = [&](const std::string& name, const at::Tensor& like) {
-    const auto hf = hf_name_of(name);
     const auto it = weights.find(name);
-    if (it == weights.end()) {
-      throw sdk::ConfigError(fmt::format("{}: tensor '{}' (kforge '{}') is missing from the weights", dir.string(),
-                                         hf.value_or(name), name));
-    }
-    if (!it->second.sizes().equals(like.sizes())) {
-      throw sdk::ConfigError(fmt::format("{}: tensor '{}' has shape {}, but config.json's sizes need {}", dir.string(),
-                                         hf.value_or(name), c10::str(it->second.sizes()), c10::str(like.sizes())));
+    if (it == weights.end() || !it->second.sizes().equals(like.sizes())) {
+      throw std::logic_error(fmt::format("kforge's transformer has tensor '{}' of shape {}, which interop/"
+                                         "hf_tensor_shapes.cpp does not give it for config.json",
+                                         name, c10::str(like.sizes())));
     }
     s.model.emplace(name, it->second);
   };
   for (const auto& item : model->named_parameters(true)) take(item.key(), item.value());
   for (const auto& item : model->named_buffers(true)) take(item.key(), item.value());
-  for (const auto& [name, t] : weights) {
-    if (!s.model.count(name)) {
-      throw sdk::ConfigError(fmt::format("{}: tensor '{}' is not a parameter of the model config.json describes",
-                                         dir.string(), hf_name_of(name).value_or(name)));
-    }
+  if (s.model.size() != weights.size()) {
+    throw std::logic_error(fmt::format("kforge's transformer has {} tensors where interop/hf_tensor_shapes.cpp "
+                                       "expects {} for config.json",
+                                       s.model.size(), weights.size()));
   }
 
   s.step = 0;

@@ -8,6 +8,7 @@
 
 #include "checkpoint/mapped_file.h"
 #include "checkpoint/safetensors.h"
+#include "cli/error_message.h"
 #include "core/interop/interop_test_util.h"
 #include "interop/hf_names.h"
 #include "support/test_host.h"
@@ -96,6 +97,54 @@ TEST(HfImportRefusal, MissingTensorIsRefusedNamingItAndTheDirectory) {
             std::string::npos)
       << text;
   EXPECT_FALSE(fs::exists(out / "step_0"));
+}
+
+// config.json with `changes` applied (head_dim dropped: it follows hidden_size), imported; returns the output.
+std::string import_with_config(const std::string& label, const nlohmann::json& changes, int* rc) {
+  const fs::path hf = exported_fp32(label);
+  auto config = nlohmann::json::parse(file_bytes(hf / "config.json"));
+  config.erase("head_dim");
+  config.update(changes);
+  std::ofstream(hf / "config.json") << config.dump();
+  const fs::path out = temp_dir(label + "_out") / "k";
+  const std::string text = kforge_cli(fmt::format("convert --from hf {} {}", hf.string(), out.string()), rc);
+  EXPECT_FALSE(fs::exists(out / "step_0")) << text;
+  // Refused from the config's sizes, before a model of those sizes is allocated; no LibTorch stack trace.
+  for (const char* torch_text : {"allocate", "Exception raised from", "frame #"}) {
+    EXPECT_EQ(text.find(torch_text), std::string::npos) << text;
+  }
+  return text;
+}
+
+TEST(HfImportRefusal, SizesTheWeightsDoNotHaveAreRefusedNamingTheTensorBeforeTheModelIsBuilt) {
+  int rc = 0;
+  const std::string text =
+      import_with_config("refuse_sizes", {{"vocab_size", 2000000000}, {"hidden_size", 65536}}, &rc);
+  EXPECT_EQ(rc, 2) << text;
+  EXPECT_NE(text.find("tensor 'model.embed_tokens.weight' has shape [64, 32], but config.json's sizes need "
+                      "[2000000000, 65536] (vocab_size, hidden_size)"),
+            std::string::npos)
+      << text;
+}
+
+TEST(HfImportRefusal, SizesWhoseParameterCountOverflowsInt64AreRefusedNamingTheKeys) {
+  int rc = 0;
+  const std::string text = import_with_config("refuse_overflow", {{"hidden_size", 2000000000}}, &rc);
+  EXPECT_EQ(rc, 2) << text;
+  EXPECT_NE(text.find("config.json: the attention's projections = "), std::string::npos) << text;
+  EXPECT_NE(text.find("does not fit in int64"), std::string::npos) << text;
+}
+
+TEST(HfConvertCli, ALibTorchErrorReadsAsItsMessageWithoutTheStackTrace) {
+  try {
+    at::empty({-1});
+    FAIL() << "at::empty({-1}) did not throw";
+  } catch (const c10::Error& e) {
+    const std::string text = kforge::cli::error_message(e);
+    EXPECT_NE(text.find("negative dimension -1"), std::string::npos) << text;
+    EXPECT_EQ(text.find("Exception raised from"), std::string::npos) << text;
+    EXPECT_NE(std::string(e.what()).find("Exception raised from"), std::string::npos) << e.what();
+  }
 }
 
 TEST(HfConvertCli, UsageErrorsExitTwo) {
