@@ -5,7 +5,8 @@ Usage:
   hf_llama.py logits HF_DIR TOKENS.npy OUT.npy
       Loads HF_DIR by its Hugging Face names and config.json (model.safetensors, or the shards
       model.safetensors.index.json lists) and writes the logits [B, S, vocab] (float64) for the
-      int64 token ids [B, S] of TOKENS.npy.
+      int64 token ids [B, S] of TOKENS.npy. Every config.json key the forward uses must be there:
+      a missing one is an error naming it, never a default.
   hf_llama.py build HF_DIR llama|mixtral SEED [--shards N] [--tie]
       Writes a small random model of that architecture as HF_DIR (config.json, generation_config.json
       and model.safetensors, or N shards plus model.safetensors.index.json), float32, with this
@@ -69,17 +70,33 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
+class Config:
+    """config.json, read strictly: every key the forward uses must be there (no defaults that could hide an export
+    that leaves one out or writes the wrong one)."""
+
+    def __init__(self, path):
+        self.path, self.values = path, json.load(open(path))
+
+    def __getitem__(self, key):
+        if key not in self.values:
+            raise SystemExit(f"{self.path}: no '{key}' (this oracle reads every key it uses, with no default)")
+        return self.values[key]
+
+
 def forward(cfg, W, tokens):
     arch = cfg["architectures"][0]
     if arch not in ("LlamaForCausalLM", "MixtralForCausalLM"):
         raise SystemExit(f"unknown architecture {arch}")
     mixtral = arch == "MixtralForCausalLM"
-    D, H = cfg["hidden_size"], cfg["num_attention_heads"]
-    KV = cfg.get("num_key_value_heads", H)
-    hd = cfg.get("head_dim") or D // H
+    D, H, KV, hd = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
     eps = cfg["rms_norm_eps"]
-    theta = cfg.get("rope_theta", 10000.0)
-    assert cfg.get("hidden_act", "silu") == "silu" and cfg.get("rope_scaling") is None
+    theta = cfg["rope_theta"]
+    if cfg["hidden_act"] != "silu" or cfg["rope_scaling"] is not None:
+        raise SystemExit(f"{cfg.path}: hidden_act {cfg['hidden_act']!r} and rope_scaling {cfg['rope_scaling']!r}: "
+                         "this oracle computes silu MLPs and plain RoPE only")
+    tie = cfg["tie_word_embeddings"]
+    if not isinstance(tie, bool):
+        raise SystemExit(f"{cfg.path}: tie_word_embeddings is {tie!r}, not true or false")
     B, S = tokens.shape
     used = set()
 
@@ -130,7 +147,7 @@ def forward(cfg, W, tokens):
             u = h @ w(p + "mlp.up_proj.weight").T
             x = x + (torch.nn.functional.silu(g) * u) @ w(p + "mlp.down_proj.weight").T
     x = rms_norm(x, w("model.norm.weight"), eps)
-    head = w("model.embed_tokens.weight") if cfg.get("tie_word_embeddings", False) else w("lm_head.weight")
+    head = w("model.embed_tokens.weight") if tie else w("lm_head.weight")
     unused = set(W) - used
     if unused:
         raise SystemExit(f"tensors the model does not use: {sorted(unused)}")
@@ -138,7 +155,7 @@ def forward(cfg, W, tokens):
 
 
 def cmd_logits(d, tokens_path, out_path):
-    cfg = json.load(open(os.path.join(d, "config.json")))
+    cfg = Config(os.path.join(d, "config.json"))
     tokens = torch.from_numpy(np.load(tokens_path)).long()
     logits = forward(cfg, load_weights(d), tokens)
     np.save(out_path, logits.numpy())
@@ -165,8 +182,9 @@ def cmd_build(d, arch, seed, shards, tie):
     hd = D // H
     cfg = {"architectures": ["MixtralForCausalLM" if mixtral else "LlamaForCausalLM"],
            "model_type": "mixtral" if mixtral else "llama", "hidden_size": D, "intermediate_size": I,
-           "num_hidden_layers": L, "num_attention_heads": H, "num_key_value_heads": KV, "vocab_size": V,
-           "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "rope_theta": 5000.0, "hidden_act": "silu",
+           "num_hidden_layers": L, "num_attention_heads": H, "num_key_value_heads": KV, "head_dim": hd,
+           "vocab_size": V, "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "rope_theta": 5000.0,
+           "rope_scaling": None, "hidden_act": "silu",
            "tie_word_embeddings": tie, "torch_dtype": "float32"}
     if mixtral:
         cfg.update({"num_local_experts": E, "num_experts_per_tok": 2, "router_aux_loss_coef": 0.02,

@@ -1,7 +1,9 @@
-// `kforge convert --to hf`: the independent HF oracle reproduces kforge's logits; dtypes, shards, tokenizer, FSDP.
+// `kforge convert --to hf`: the independent HF oracle reproduces kforge's logits (tied embeddings and a non-default
+// rope_theta too); dtypes, shards, tokenizer, FSDP.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -10,6 +12,7 @@
 #include "checkpoint/safetensors.h"
 #include "core/interop/interop_test_util.h"
 #include "support/launch_job.h"
+#include "support/npy.h"
 #include "support/oracle.h"
 #include "support/test_host.h"
 
@@ -59,6 +62,35 @@ TEST(HfExport, MoeFp32LogitsMatchTheHfOracleThroughMixtralNames) {
   EXPECT_TRUE(tensors.count("model.layers.1.block_sparse_moe.experts.3.w2.weight"));
   EXPECT_TRUE(tensors.count("model.layers.0.block_sparse_moe.gate.weight"));
   EXPECT_LT(oracle_error(trained_moe(), hf), kLogitTolerance);
+}
+
+// A model whose rope_theta is not the fixture's 10000 and whose head is its embedding: the export's config.json says
+// both, the oracle (which reads every key it uses, with no default) reproduces kforge's logits, and a config.json
+// without the key is the oracle's error naming it.
+TEST(HfExport, TiedEmbeddingsAndANonDefaultRopeThetaReachTheHfOracle) {
+  ASSERT_TRUE(oracle_available());
+  TrainFixture fx;
+  fx.run({"--train.max_steps=5", "--eval.enabled=false", "--model.rope_theta=500000", "--model.tie_embeddings=true"},
+         {});
+  const fs::path checkpoint = fx.checkpoint_dir / "step_5";
+  const fs::path hf = export_to_hf(checkpoint, "--dtype float32", "hf_tied_theta");
+  auto config = nlohmann::json::parse(file_bytes(hf / "config.json"));
+  EXPECT_EQ(config["rope_theta"], 500000.0);
+  EXPECT_EQ(config["tie_word_embeddings"], true);
+  EXPECT_FALSE(read_tensors(hf / "model.safetensors").count("lm_head.weight"));
+  EXPECT_LT(oracle_error(checkpoint, hf), kLogitTolerance);
+
+  config.erase("rope_theta");
+  std::ofstream(hf / "config.json") << config.dump(2);
+  const fs::path work = temp_dir("hf_missing_key");
+  write_npy(work / "tokens.npy", test_tokens());
+  std::string output;
+  EXPECT_NE(run_oracle("hf_llama.py", {"logits", hf.string(), (work / "tokens.npy").string(),
+                                       (work / "logits.npy").string()},
+                       &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("no 'rope_theta'"), std::string::npos) << output;
 }
 
 TEST(HfExport, Bf16AndFp16ValuesAreTheFp32ValuesRoundedToNearestEven) {
