@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <thread>
 
 #include "dist/group.h"
@@ -160,23 +161,33 @@ TEST(Collectives, ScatteredPartsAreSummedInMemberOrder) {
 }
 
 // dist/collective_seconds: a rank that reaches an all-reduce first counts the time it waits there for the other; each
-// thread counts only its own collectives, and taking the count restarts it.
+// thread counts only its own collectives, and taking the count restarts it. The order is set by an event, not by the
+// threads' timing: rank 0 announces that it is entering the second all-reduce, and rank 1 enters it only kHeld after
+// that announcement, so rank 0 waits there at least kHeld less the few instructions between its announcement and its
+// collective's start (half of kHeld leaves that much room for its thread to be preempted there), and rank 1 finds
+// rank 0 already waiting.
 TEST(Collectives, EachThreadCountsTheSecondsItWaitedInCollectives) {
-  constexpr double kLate = 1.0;  // rank 1 reaches the second all-reduce this much after the first
+  constexpr std::chrono::milliseconds kHeld{1000};
   std::vector<double> counted(2), again(2);
+  std::promise<std::chrono::steady_clock::time_point> rank0_entering;
+  std::shared_future<std::chrono::steady_clock::time_point> announced = rank0_entering.get_future().share();
   dist::take_collective_seconds();
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     const int r = rt.rank();
     at::Tensor x = at::ones({1});
     rt.world().all_reduce(x);
     dist::take_collective_seconds();  // the set-up and the first all-reduce
-    if (r == 1) std::this_thread::sleep_for(std::chrono::duration<double>(kLate));  // rank 0 waits; nothing to sync
+    if (r == 0) {
+      rank0_entering.set_value(std::chrono::steady_clock::now());
+    } else {
+      std::this_thread::sleep_until(announced.get() + kHeld);  // the wait under test, not a synchronisation
+    }
     rt.world().all_reduce(x);
     counted[static_cast<size_t>(r)] = dist::take_collective_seconds();
     again[static_cast<size_t>(r)] = dist::take_collective_seconds();
   });
   ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
-  EXPECT_GT(counted[0], kLate / 2);  // rank 0 left the first all-reduce with rank 1, then waited about kLate
+  EXPECT_GT(counted[0], std::chrono::duration<double>(kHeld).count() / 2);
   EXPECT_LT(counted[1], counted[0]);
   EXPECT_GT(counted[1], 0.0);
   EXPECT_EQ(again, (std::vector<double>{0.0, 0.0}));
