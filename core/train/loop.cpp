@@ -8,6 +8,7 @@
 
 #include "checkpoint/fault_points.h"
 #include "data/batch.h"
+#include "data/data_error.h"
 #include "dist/device.h"
 #include "dist/group.h"
 #include "kforge/sdk/error.h"
@@ -126,7 +127,7 @@ TrainingResult Trainer::train() {
                step_ + 1, total_skips_, consecutive_skips_, kMaxConsecutiveSkippedSteps);
       tracker_->log(step_ + 1, {{"train/skipped_steps", static_cast<double>(total_skips_)}});
       if (consecutive_skips_ >= kMaxConsecutiveSkippedSteps) {
-        throw sdk::ConfigError(fmt::format(
+        throw data::DataError(fmt::format(
             "{} steps in a row before step {} trained no token (every label of the global batch is -100, e.g. every "
             "clip or image of the batches failed to load): the training data trains nothing; check [data] and the "
             "warnings above",

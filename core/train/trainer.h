@@ -63,7 +63,7 @@ class Trainer {
 
   /// Runs the loop until max_steps, a shutdown signal, a hook's StopTraining or the NaN limit. A step whose global
   /// batch trains no token (every label -100) is skipped without advancing step(); kMaxConsecutiveSkippedSteps of
-  /// them in a row throw sdk::ConfigError (the data trains nothing).
+  /// them in a row throw data::DataError (the data trains nothing).
   TrainingResult train();
 
   // For step bodies and hooks.

@@ -11,9 +11,9 @@
 
 #include "checkpoint/checkpoint_manager.h"
 #include "core/train/train_fixture.h"
+#include "data/data_error.h"
 #include "data/npy_writer.h"
 #include "data/sampler.h"
-#include "kforge/sdk/error.h"
 #include "support/launch_job.h"
 #include "train/step.h"
 
@@ -183,7 +183,7 @@ TEST(SkippedStep, OneHundredSkippedStepsInARowStopTheRunWithExitCode2) {
   try {
     fx.run(packed({"--train.max_steps=4"}), {}, counting);
     ADD_FAILURE() << "an all-EOS corpus trained";
-  } catch (const sdk::ConfigError& e) {
+  } catch (const data::DataError& e) {
     EXPECT_NE(std::string(e.what()).find("100 steps in a row before step 1 trained no token"), std::string::npos)
         << e.what();
   }
