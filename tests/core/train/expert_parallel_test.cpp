@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint_manager.h"
+#include "core/train/replicated_parameters.h"
 #include "core/train/train_fixture.h"
 #include "dist/expert_group.h"
 #include "support/launch_job.h"
@@ -116,6 +118,25 @@ TEST(ExpertParallel, TwoRanksMatchOneRankWithEitherRouterPackedOrPerExpert) {
       }
       EXPECT_TRUE(metric(two, "ep/exchange_seconds").count(20));
     }
+  }
+}
+
+// After 10 steps at ep = 2 (packed experts, each rank holding half their rows), every parameter and buffer both ranks
+// hold whole (attention, norms, embedding, head, the router and its load-balancing bias) is bit-identical on them; and
+// at tp = 2 x ep = 2 on four ranks, within each ep group (ranks 0 and 2, 1 and 3: tp is the fastest dimension).
+TEST(ExpertParallel, TensorsEveryEpRankHoldsWholeStayBitIdentical) {
+  const auto args = moe_args("sigmoid_topk", true, 10);
+  TrainFixture two, four;
+  const auto two_dumps = two.root / "parameters", four_dumps = four.root / "parameters";
+  launch(two, 2, with(with(args, {"--distributed.ep=2"}), dumping_parameters(two_dumps)));
+  const auto compared = expect_whole_tensors_identical(two_dumps, {0, 1}, two.checkpoint_dir / "step_10");
+  for (const std::string name : {"layers.0.attention.q_proj.weight", "layers.0.mlp.router.gate.weight"}) {
+    EXPECT_NE(std::find(compared.begin(), compared.end(), name), compared.end())
+        << name << " not among " << fmt::format("{}", fmt::join(compared, ", "));
+  }
+  launch(four, 4, with(with(args, {"--distributed.ep=2", "--distributed.tp=2"}), dumping_parameters(four_dumps)));
+  for (const std::vector<int> group : {std::vector<int>{0, 2}, std::vector<int>{1, 3}}) {
+    EXPECT_FALSE(expect_whole_tensors_identical(four_dumps, group, four.checkpoint_dir / "step_10").empty());
   }
 }
 

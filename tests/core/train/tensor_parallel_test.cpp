@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/train/replicated_parameters.h"
 #include "core/train/scaled_preset.h"
 #include "core/train/train_fixture.h"
 #include "dist/tensor_group.h"
@@ -164,6 +166,26 @@ TEST(TensorParallel, TiedQkNormZLossAndMoEMatchOneRank) {
     launch(one, 1, args);
     launch(two, 2, with(args, {"--distributed.tp=2"}));
     expect_parity(two, one, 1, 20);
+  }
+}
+
+// After 10 steps at tp = 2, every parameter both ranks hold whole (the norms; with MoE the router and the experts too)
+// is bit-identical on them: the dense model with sequence parallelism (whose norms see each rank's half of the
+// sequence, so their gradients must be summed over tp), and the MoE model.
+TEST(TensorParallel, ParametersBothRanksHoldWholeStayBitIdentical) {
+  for (const auto& variant : std::vector<std::vector<std::string>>{
+           {}, {"--model.num_experts=4", "--model.moe_top_k=2", "--model.moe_router=sigmoid_topk"}}) {
+    SCOPED_TRACE(fmt::format("{}", fmt::join(variant, " ")));
+    TrainFixture two;
+    const auto dumps = two.root / "parameters";
+    launch(two, 2, with(with({"--train.max_steps=10", "--distributed.tp=2"}, variant), dumping_parameters(dumps)));
+    const auto compared = expect_whole_tensors_identical(dumps, {0, 1}, two.checkpoint_dir / "step_10");
+    EXPECT_NE(std::find(compared.begin(), compared.end(), "layers.0.attention_norm.weight"), compared.end())
+        << fmt::format("{}", fmt::join(compared, ", "));
+    if (!variant.empty()) {
+      EXPECT_NE(std::find(compared.begin(), compared.end(), "layers.0.mlp.router.gate.weight"), compared.end())
+          << fmt::format("{}", fmt::join(compared, ", "));
+    }
   }
 }
 
