@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -102,7 +103,9 @@ void read_checkpoints(const fs::path& dir, RunRecord& run) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_directory() || !std::regex_match(name, match, kStepDir)) continue;
     CheckpointRecord c;
-    c.step = std::stoll(match[1].str());
+    const std::string digits = match[1].str();
+    // A number past int64 is no step kforge wrote: that folder is not a checkpoint.
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), c.step).ec != std::errc()) continue;
     const auto state = run_record_json(entry.path() / "train_state.json");
     if (state && state->is_object() && state->contains("tokens_seen") && (*state)["tokens_seen"].is_number_integer()) {
       c.tokens_seen = (*state)["tokens_seen"].get<int64_t>();

@@ -67,6 +67,17 @@ TEST(RunRecord, ATornLastLineAndNonMetricLinesAreSkippedAndCounted) {
   EXPECT_EQ(run.unreadable_lines, (std::vector<int64_t>{2, 3, 6}));
 }
 
+TEST(RunRecord, AStepFolderPastInt64IsNotACheckpoint) {
+  // Found reading run_record.cpp for fuzz_run_record: the number went through std::stoll, whose out_of_range
+  // escaped kforge report.
+  const auto dir = temp_dir("report_huge_step");
+  std::filesystem::create_directories(dir / "step_99999999999999999999");
+  write_checkpoint(dir, 3);
+  const RunRecord run = read_run_record(dir);
+  ASSERT_EQ(run.checkpoints.size(), 1u);
+  EXPECT_EQ(run.checkpoints[0].step, 3);
+}
+
 TEST(RunRecord, AnEmptyMetricsFileIsNoError) {
   const auto dir = temp_dir("report_empty");
   write_text(dir / "metrics.jsonl", "");
