@@ -122,15 +122,17 @@ TEST(ExpertParallel, TwoRanksMatchOneRankWithEitherRouterPackedOrPerExpert) {
 }
 
 // After 10 steps at ep = 2 (packed experts, each rank holding half their rows), every parameter and buffer both ranks
-// hold whole (attention, norms, embedding, head, the router and its load-balancing bias) is bit-identical on them; and
-// at tp = 2 x ep = 2 on four ranks, within each ep group (ranks 0 and 2, 1 and 3: tp is the fastest dimension).
+// hold whole (attention, norms, embedding, head, the router, its load-balancing bias and that bias's EMA of the expert
+// loads) is bit-identical on them; and at tp = 2 x ep = 2 on four ranks, within each ep group (ranks 0 and 2, 1 and 3:
+// tp is the fastest dimension).
 TEST(ExpertParallel, TensorsEveryEpRankHoldsWholeStayBitIdentical) {
   const auto args = moe_args("sigmoid_topk", true, 10);
   TrainFixture two, four;
   const auto two_dumps = two.root / "parameters", four_dumps = four.root / "parameters";
   launch(two, 2, with(with(args, {"--distributed.ep=2"}), dumping_parameters(two_dumps)));
   const auto compared = expect_whole_tensors_identical(two_dumps, {0, 1}, two.checkpoint_dir / "step_10");
-  for (const std::string name : {"layers.0.attention.q_proj.weight", "layers.0.mlp.router.gate.weight"}) {
+  for (const std::string name : {"layers.0.attention.q_proj.weight", "layers.0.mlp.router.gate.weight",
+                                 "layers.0.mlp.router.expert_bias", "layers.0.mlp.router.expert_ema"}) {
     EXPECT_NE(std::find(compared.begin(), compared.end(), name), compared.end())
         << name << " not among " << fmt::format("{}", fmt::join(compared, ", "));
   }

@@ -1,6 +1,6 @@
-// Test plugin: hook "fixture_dump_parameters", which after every step writes each parameter this rank holds, its raw
-// bytes, to [train] fixture_dump_dir/rank_<RANK>/<name> (the last step's remain): what the model-parallel tests compare
-// between the ranks of a group to see that the parameters they replicate stay bit-identical.
+// Test plugin: hook "fixture_dump_parameters", which after every step writes each parameter and buffer this rank
+// holds, its raw bytes, to [train] fixture_dump_dir/rank_<RANK>/<name> (the last step's remain): what the
+// model-parallel tests compare between the ranks of a group to see that the tensors they replicate stay bit-identical.
 #include <ATen/ATen.h>
 
 #include <cstdlib>
@@ -21,15 +21,18 @@ class DumpParameters final : public kforge::sdk::Hook {
   }
 
   void on_step_end(const kforge::sdk::StepEvent& event) override {
-    for (const auto& item : event.model->named_parameters(/*recurse=*/true)) {
-      const at::Tensor t = item.value().detach().contiguous();
-      std::ofstream out(dir_ / item.key(), std::ios::binary | std::ios::trunc);
-      out.write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(t.nbytes()));
-      if (!out) throw kforge::sdk::Error("fixture_dump_parameters: cannot write " + (dir_ / item.key()).string());
-    }
+    for (const auto& item : event.model->named_parameters(/*recurse=*/true)) write(item.key(), item.value());
+    for (const auto& item : event.model->named_buffers(/*recurse=*/true)) write(item.key(), item.value());
   }
 
  private:
+  void write(const std::string& name, const at::Tensor& tensor) const {
+    const at::Tensor t = tensor.detach().contiguous();
+    std::ofstream out(dir_ / name, std::ios::binary | std::ios::trunc);
+    out.write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(t.nbytes()));
+    if (!out) throw kforge::sdk::Error("fixture_dump_parameters: cannot write " + (dir_ / name).string());
+  }
+
   std::filesystem::path dir_;
 };
 
@@ -38,7 +41,7 @@ constexpr kforge_config_key kKeys[] = {
 };
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::hook, "fixture_dump_parameters", "0.1.0",
-                               "writes every parameter's bytes after each step", kKeys),
+                               "writes every parameter's and buffer's bytes after each step", kKeys),
 };
 
 void register_all(kforge::sdk::Registrar& r) {
