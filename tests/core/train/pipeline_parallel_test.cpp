@@ -1,11 +1,18 @@
 // Pipeline parallelism ([distributed] pp): the built-in schedules' orders (well-formed, deadlock-free, their bubble
-// against the theory), the split of blocks over stages, and real jobs through `kforge launch` on 127.0.0.1 against one
+// against the theory), the split of blocks over stages, each stage's per-parameter gradients against the whole
+// model's (two thread ranks), and real jobs through `kforge launch` on 127.0.0.1 against one
 // rank: each schedule, pp x dp_shard, pp x tp, checkpoints that resume on other layouts, a killed stage, the
 // refusals, and KempnerForge's pipeline presets scaled to four ranks.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <torch/csrc/autograd/autograd.h>
+
+#include <cmath>
 #include <csignal>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "core/train/scaled_preset.h"
 #include "core/train/train_fixture.h"
@@ -14,9 +21,14 @@
 #include "schedules/interleaved_one_f_one_b.h"
 #include "schedules/one_f_one_b.h"
 #include "support/launch_job.h"
+#include "support/max_abs_diff.h"
 #include "support/same_checkpoint.h"
+#include "support/two_ranks.h"
 #include "train/pipeline_order.h"
+#include "train/stage_link.h"
+#include "train/stage_model.h"
 #include "train/stage_split.h"
+#include "transformer.h"
 
 namespace kforge::test {
 namespace {
@@ -111,6 +123,102 @@ TEST(StageSplit, EvenSplitsGiveEarlierStagesTheRemainderAndGivenSplitsAreChecked
   EXPECT_THROW(train::split_stages(6, 2, {2, 3}), sdk::ConfigError);
   EXPECT_THROW(train::split_stages(6, 2, {0, 6}), sdk::ConfigError);
   EXPECT_THROW(train::split_stages(6, 3, {3, 3}), sdk::ConfigError);
+}
+
+// A four-block float64 transformer, built alike (seed 7) on every thread.
+std::shared_ptr<builtin::models::Transformer> seeded_four_blocks() {
+  builtin::models::ModelConfig c;
+  c.dim = 32;
+  c.n_layers = 4;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.vocab_size = 48;
+  c.max_seq_len = 16;
+  static std::mutex draws;  // the rank threads share the global generator: one seeds and draws at a time
+  const std::lock_guard<std::mutex> lock(draws);
+  at::manual_seed(7);
+  auto model = std::make_shared<builtin::models::Transformer>(c);
+  model->to(at::kDouble);
+  return model;
+}
+
+// Micro-batch m's loss out of `micro` micro-batches: a fixed linear function of its logits.
+at::Tensor probe_loss(const at::Tensor& logits, const at::Tensor& probe, int micro) {
+  return (logits * probe).sum() / micro;
+}
+
+// Per-parameter gradients on two thread ranks: the model split into stages (StageModel), driven through each
+// schedule's order with the stages' transfers (StageLink) as Pipeline::run drives them, four micro-batches. Every
+// parameter is trained on exactly one rank, and its gradient there is the whole model's over the same micro-batches.
+// Each micro-batch's gradient is the same float64 operations in the same order (the transfers carry the bytes); only
+// the order in which the micro-batches' gradients are added differs by schedule, which moves a sum of n terms by at
+// most 2 (n - 1) u times the sum of their magnitudes (u = 2^-53).
+TEST(PipelineStages, EachParameterGetsTheWholeModelsGradientOnTheOneRankThatTrainsIt) {
+  constexpr int kMicro = 4, kRanks = 2;
+  at::manual_seed(11);
+  std::vector<at::Tensor> tokens, probes;
+  for (int m = 0; m < kMicro; ++m) {
+    tokens.push_back(at::randint(48, {2, 8}, at::kLong));
+    probes.push_back(at::randn({2, 8, 48}, at::kDouble));
+  }
+  const auto whole = seeded_four_blocks();
+  std::map<std::string, at::Tensor> expected, magnitude;
+  for (int m = 0; m < kMicro; ++m) {
+    whole->zero_grad();
+    probe_loss(whole->forward(tokens[m]), probes[m], kMicro).backward();
+    for (const auto& item : whole->named_parameters(true)) {
+      const at::Tensor g = item.value().grad();
+      expected[item.key()] = m == 0 ? g.clone() : expected[item.key()] + g;
+      magnitude[item.key()] = m == 0 ? g.abs() : magnitude[item.key()] + g.abs();
+    }
+  }
+  const double bound = 2 * (kMicro - 1) * std::ldexp(1.0, -53);
+  const std::vector<std::shared_ptr<sdk::PipelineSchedule>> schedules = {
+      std::make_shared<GPipe>(), std::make_shared<OneFOneB>(), std::make_shared<InterleavedOneFOneB>(2)};
+  for (const auto& schedule : schedules) {
+    const int stages = kRanks * schedule->chunks();
+    SCOPED_TRACE(fmt::format("{} virtual stages", stages));
+    std::vector<std::map<std::string, at::Tensor>> got(kRanks);
+    const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
+      const int rank = rt.rank();
+      train::StageModel stage(seeded_four_blocks(), train::split_stages(4, stages, {}), kRanks, rank);
+      train::StageLink link(rt.world(), stages);
+      std::vector<at::Tensor> inputs(static_cast<size_t>(schedule->chunks() * kMicro)), outputs(inputs.size());
+      for (const sdk::PipelinePass& pass : schedule->order(kRanks, rank, kMicro)) {
+        const int v = pass.chunk * kRanks + rank, m = pass.micro_batch;
+        const auto k = static_cast<size_t>(pass.chunk * kMicro + m);
+        if (pass.forward) {
+          inputs[k] = v > 0 ? link.receive_input(v, m, tokens[m].sizes()) : at::Tensor();
+          stage.set_pass(pass.chunk, inputs[k]);
+          outputs[k] = stage.forward(tokens[m]);
+          if (v + 1 == stages) {
+            outputs[k] = probe_loss(outputs[k], probes[m], kMicro);
+          } else {
+            link.send_output(v, m, outputs[k], tokens[m].sizes());
+          }
+        } else {
+          if (v + 1 < stages) {
+            torch::autograd::backward({outputs[k]}, {link.receive_output_gradient(v, m, outputs[k])});
+          } else {
+            outputs[k].backward();
+          }
+          if (v > 0) link.send_input_gradient(v, m, inputs[k].grad());
+        }
+      }
+      link.finish();
+      auto& mine = got[static_cast<size_t>(rank)];
+      for (const auto& item : stage.named_parameters(true)) mine[item.key()] = item.value().grad();
+    });
+    ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+    for (const auto& [name, want] : expected) {
+      const int holders = static_cast<int>(got[0].count(name) + got[1].count(name));
+      ASSERT_EQ(holders, 1) << name << " is trained on " << holders << " ranks";
+      const at::Tensor& g = got[0].count(name) ? got[0].at(name) : got[1].at(name);
+      ASSERT_TRUE(g.defined()) << name << " got no gradient";
+      EXPECT_TRUE(((g - want).abs() <= magnitude.at(name) * bound).all().item<bool>())
+          << name << ": max |stage - whole| = " << max_abs_diff(g, want);
+    }
+  }
 }
 
 // Four blocks and four micro-batches per step: enough for two stages of two chunks each.
