@@ -206,6 +206,7 @@ int main(int argc, char** argv) {
   table.set("min_frames", config::Value::integer(kMinFrames));
   table.set("fps", config::Value::floating(kFps));
   table.set("frame_size", config::Value::integer(a.size));
+  table.set("max_clip_bytes", config::Value::integer(int64_t{2} << 30));
   table.set("prompt", config::Value::string("Describe the video: "));
   const config::SectionView section("video", table);
   std::shared_ptr<const sdk::FrameSampler> sampler = video::make_uniform_sampler(section);

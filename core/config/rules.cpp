@@ -237,6 +237,7 @@ void check_moma_experts(const Section& v) {
 
 void check_vlm(const Section& v) {
   v.positive("max_text_len");
+  v.positive("max_image_bytes");
   check_freeze_schedule(v);
   const std::string arch = v.at("arch").s;
   if (arch == "cross_attention") {
@@ -267,6 +268,7 @@ void check_video(const Section& v) {
             fmt::format("must be <= max_frames ({})", v.i("max_frames")));
   v.positive("fps");
   v.positive("frame_size");
+  v.positive("max_clip_bytes");
 }
 
 void check_time_embedding(const Section& t) {

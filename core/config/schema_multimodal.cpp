@@ -35,6 +35,8 @@ std::vector<SectionSpec> multimodal_sections() {
                 int_key("min_frames", 4, "fewest frames sampled per clip"),
                 float_key("fps", 2.0, "sampling rate in frames per second"),
                 int_key("frame_size", 224, "square frame size in pixels"),
+                bounded(int_key("max_clip_bytes", int64_t{2} << 30, "largest video file read, in bytes (up to 4 GiB)"),
+                        static_cast<double>((int64_t{1} << 32) - 1)),
                 string_key("prompt", "", "instruction before the caption (masked from the loss)")},
                true,
                "video training through the VLM (requires [vlm])"});

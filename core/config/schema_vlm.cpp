@@ -46,6 +46,7 @@ std::vector<KeySpec> vlm_base_keys(const std::string& arch) {
           string_key("dataset", "image_text",
                      "image-text data reader (an image_text_dataset plugin) of [data] dataset_path"),
           int_key("max_text_len", 512, "fixed text length (padded)"),
+          int_key("max_image_bytes", int64_t{64} << 20, "largest image (or WebDataset member) read, in bytes"),
           table_list_key("freeze", &schema_parts::freeze_spec_schema(), "static freeze directives ([[vlm.freeze]])",
                          Value::make_list({freeze_directive("vision_encoder", true)})),
           table_list_key("freeze_schedule", &schema_parts::freeze_stage_schema(),

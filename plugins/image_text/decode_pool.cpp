@@ -1,4 +1,4 @@
-// The pool's argument checks and skip warning, and the image-text pool: the source's raw sample, preprocessed.
+// The pool's argument checks, and the image-text pool: the source's raw sample, preprocessed.
 #include "image_text/decode_pool.h"
 
 #include <fmt/format.h>
@@ -18,8 +18,6 @@ void check_pool_arguments(bool has_load, bool has_index_at, int64_t start, int64
                                        options.num_workers, options.queue_depth));
   }
 }
-
-void warn_skipped(const SampleError& error, const Warn& warn) { warn(fmt::format("{}; skipped", error.what())); }
 
 }  // namespace detail
 namespace {

@@ -1,8 +1,8 @@
 // DecodePool: `num_workers` threads read and preprocess the samples the sampler names, in its order, into a
 // bounded window of `queue_depth` slots, so a training step takes a ready sample once the pool is warm. The
 // output order is the sampler's whatever the threads' timing; a sample whose image is corrupt or missing
-// (SampleError) is skipped with a warning naming its origin and key and counted. Any other error is rethrown
-// by next() at that sample's place. OrderedDecodePool<T> is the same window over any sample type, made by a
+// (SampleError) is skipped and counted, and reported to a FailureLog (rate-limited warnings naming its origin and
+// key; sdk::ConfigError after too many in a row). Any other error is rethrown by next() at that sample's place. OrderedDecodePool<T> is the same window over any sample type, made by a
 // given function (the video datasets' clips); DecodePool is the image-text one.
 #pragma once
 
@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "image_text/failure_log.h"
 #include "image_text/image_text_source.h"
 #include "image_text/sample_error.h"
 #include "image_text/sample_preprocess.h"
@@ -28,6 +29,7 @@ struct DecodePoolOptions {
   int num_workers = 0;  ///< 0: next() reads and decodes on the calling thread
   int queue_depth = 0;  ///< samples read ahead at most (0: 2 x num_workers); ignored without workers
   Warn warn = stderr_warn();
+  std::string dataset = "the dataset";  ///< names the data in the failure messages (its describe() line)
 };
 
 struct DecodePoolStats {
@@ -39,8 +41,6 @@ namespace detail {
 /// Throws for a missing loader or sampler order, a bad range, or negative thread counts.
 void check_pool_arguments(bool has_load, bool has_index_at, int64_t start, int64_t end,
                           const DecodePoolOptions& options);
-/// Reports a skipped sample: "<what>; skipped".
-void warn_skipped(const SampleError& error, const Warn& warn);
 }  // namespace detail
 
 template <typename T>
@@ -48,16 +48,20 @@ class OrderedDecodePool {
  public:
   /// Makes the sample of `position`, whose source index is `index`; called on the workers at once.
   using Load = std::function<T(int64_t position, int64_t index)>;
+  /// Why a loaded sample is a failed one, handed out all the same (a clip without frames); "" when it is not.
+  using FailureOf = std::function<std::string(const T&)>;
 
   /// Serves the samples `load(p, index_at(p))` for positions p in [start, end) of the sampler's order (index_at is
-  /// called under the pool's lock, one position at a time in order).
+  /// called under the pool's lock, one position at a time in order). The samples `failure_of` names count as failures
+  /// as the SampleErrors do.
   OrderedDecodePool(Load load, std::function<int64_t(int64_t)> index_at, int64_t start, int64_t end,
-                    DecodePoolOptions options);
+                    DecodePoolOptions options, FailureOf failure_of = {});
   ~OrderedDecodePool();
   OrderedDecodePool(const OrderedDecodePool&) = delete;
   OrderedDecodePool& operator=(const OrderedDecodePool&) = delete;
 
-  /// The next usable sample in order; nullopt after position end - 1.
+  /// The next usable sample in order; nullopt after position end - 1. Throws sdk::ConfigError once
+  /// kMaxConsecutiveFailures samples in a row failed.
   std::optional<T> next();
   DecodePoolStats stats() const;
 
@@ -71,6 +75,8 @@ class OrderedDecodePool {
   std::function<int64_t(int64_t)> index_at_;
   int64_t end_;
   DecodePoolOptions options_;
+  FailureOf failure_of_;
+  FailureLog failures_;  ///< used by next() only
 
   mutable std::mutex mutex_;
   std::condition_variable ready_;  ///< a slot was filled
@@ -92,19 +98,20 @@ class DecodePool : public OrderedDecodePool<Sample> {
 
 // The ordered decode window: position p goes to slot p % depth; a worker claims a position only while it is
 // within depth of the next one to be taken, so at most depth samples are held, and next() takes the slots in
-// order. Warnings are issued by next(), so they come in the sampler's order too.
+// order. Failures are reported by next(), so they come in the sampler's order too.
 
 template <typename T>
 OrderedDecodePool<T>::OrderedDecodePool(Load load, std::function<int64_t(int64_t)> index_at, int64_t start, int64_t end,
-                                        DecodePoolOptions options)
+                                        DecodePoolOptions options, FailureOf failure_of)
     : load_(std::move(load)),
       index_at_(std::move(index_at)),
       end_(end),
       options_(std::move(options)),
+      failure_of_(std::move(failure_of)),
+      failures_(options_.dataset, options_.warn ? options_.warn : stderr_warn()),
       claimed_(start),
       taken_(start) {
   detail::check_pool_arguments(static_cast<bool>(load_), static_cast<bool>(index_at_), start, end, options_);
-  if (!options_.warn) options_.warn = stderr_warn();
   if (options_.num_workers == 0) return;
   slots_.resize(options_.queue_depth > 0 ? options_.queue_depth : 2 * options_.num_workers);
   workers_.reserve(options_.num_workers);
@@ -182,8 +189,16 @@ std::optional<T> OrderedDecodePool<T>::next() {
       }
     }
     if (T* sample = std::get_if<T>(&outcome)) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++stats_.delivered;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.delivered;
+      }
+      const std::string failure = failure_of_ ? failure_of_(*sample) : std::string();
+      if (failure.empty()) {
+        failures_.succeeded();
+      } else {
+        failures_.failed(failure);
+      }
       return std::move(*sample);
     }
     if (const SampleError* skipped = std::get_if<SampleError>(&outcome)) {
@@ -191,7 +206,7 @@ std::optional<T> OrderedDecodePool<T>::next() {
         std::lock_guard<std::mutex> lock(mutex_);
         ++stats_.skipped;
       }
-      detail::warn_skipped(*skipped, options_.warn);
+      failures_.failed(std::string(skipped->what()) + "; skipped");
       continue;
     }
     std::rethrow_exception(std::get<std::exception_ptr>(outcome));

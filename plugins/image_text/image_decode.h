@@ -19,6 +19,11 @@ struct RgbImage {
 /// Images above this many pixels are refused (a decompression bomb, not a photo).
 inline constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
 
+/// The default cap on one image file's bytes ([vlm] max_image_bytes): far above a photograph's (LLaVA's and WebDataset
+/// images are well under 1 MiB; a lossless 8K PNG is about 100 MiB raw and compresses below it), far below what a
+/// decode worker may hold; a file above it is not a training image.
+inline constexpr int64_t kDefaultMaxImageBytes = int64_t{64} << 20;
+
 /// Decodes `bytes`; `what` names the image in errors (shard and key, or file). Throws SampleError for
 /// data that is not a JPEG, PNG or WebP image, or that its decoder rejects.
 RgbImage decode_image(std::string_view bytes, const std::string& what);

@@ -6,9 +6,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -17,6 +15,7 @@
 #include "image_text/image_decode.h"
 #include "image_text/image_transform.h"
 #include "image_text/jsonl_manifest.h"
+#include "image_text/regular_file.h"
 #include "image_text/webdataset_source.h"
 #include "kforge/sdk/error.h"
 
@@ -120,7 +119,8 @@ class PoolStream : public sdk::ImageTextStream {
 
 }  // namespace
 
-ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec) : warn_(spec.warn ? spec.warn : stderr_warn()) {
+ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec, int64_t max_image_bytes)
+    : max_image_bytes_(max_image_bytes), warn_(spec.warn ? spec.warn : stderr_warn()) {
   if (spec.image_size <= 0) {
     throw sdk::ConfigError(fmt::format(
         "image_text dataset: image size {} must be > 0 (the vision encoder's input size)", spec.image_size));
@@ -129,6 +129,9 @@ ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec) : warn_(spec.warn ?
     throw sdk::ConfigError(fmt::format("[vlm] max_text_len = {} must be > 0", spec.max_text_len));
   }
   if (!spec.tokenize) throw sdk::Error("image_text dataset: the host gave no tokenizer");
+  if (max_image_bytes <= 0) {
+    throw sdk::ConfigError(fmt::format("[vlm] max_image_bytes = {} must be > 0", max_image_bytes));
+  }
   preprocess_.image_height = spec.image_size;
   preprocess_.image_width = spec.image_size;
   preprocess_.normalization = Normalization{spec.pixels.mean, spec.pixels.std};
@@ -137,6 +140,7 @@ ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec) : warn_(spec.warn ?
   num_workers_ = spec.num_workers;
   queue_depth_ = spec.queue_depth;
   section_ = spec.section;
+  path_ = spec.path;
 
   if (spec.path.empty()) {
     description_ = "no samples: images read one at a time";
@@ -150,14 +154,14 @@ ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec) : warn_(spec.warn ?
         fmt::format("[{}] dataset_path = \"{}\" does not exist; {}", spec.section, spec.path, kExpected));
   }
   if (fs::is_regular_file(status) && path.extension() == ".jsonl") {
-    source_ = open_source(spec.section, spec.path, [&] { return std::make_shared<JsonlManifestSource>(path); });
+    source_ = open_source(spec.section, spec.path, [&] { return std::make_shared<JsonlManifestSource>(path, max_image_bytes); });
     description_ = fmt::format("JSONL manifest {}: {}", spec.path, plural(source_->size(), "sample", "samples"));
   } else if (fs::is_directory(status)) {
     const std::string pattern = spec.file_pattern.empty() ? "*.tar" : spec.file_pattern;
     std::vector<fs::path> shards = matching_shards(spec.section, path, pattern);
     const int64_t shard_count = static_cast<int64_t>(shards.size());
     auto webdataset = open_source(spec.section, spec.path,
-                                  [&] { return std::make_shared<WebDatasetSource>(std::move(shards), warn_); });
+                                  [&] { return std::make_shared<WebDatasetSource>(std::move(shards), warn_, max_image_bytes); });
     description_ = webdataset_description(spec.path, shard_count, *webdataset);
     source_ = std::move(webdataset);
   } else {
@@ -178,14 +182,13 @@ std::unique_ptr<sdk::ImageTextStream> ImageTextData::stream(std::function<int64_
   options.num_workers = num_workers_;
   options.queue_depth = queue_depth_;
   options.warn = warn_;
+  options.dataset = fmt::format("[{}] dataset_path = \"{}\" ({})", section_, path_, description_);
   return std::make_unique<PoolStream>(source_, preprocess_, std::move(index_at), start, end, std::move(options));
 }
 
 at::Tensor ImageTextData::pixel_values(const std::string& image_file) const {
-  std::ifstream in(image_file, std::ios::binary);
-  std::ostringstream bytes;
-  if (!in || !(bytes << in.rdbuf())) throw sdk::Error(fmt::format("cannot read the image '{}'", image_file));
-  const RgbImage image = decode_image(std::move(bytes).str(), image_file);
+  const std::string bytes = read_data_file(image_file, max_image_bytes_, "[vlm] max_image_bytes", "the image");
+  const RgbImage image = decode_image(bytes, image_file);
   return to_pixel_values(image, preprocess_.image_height, preprocess_.image_width, preprocess_.normalization);
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "image_text/image_decode.h"
 #include "image_text/image_text_source.h"
 #include "image_text/sample_preprocess.h"
 #include "image_text/warn.h"
@@ -22,8 +23,9 @@ class ImageTextData : public sdk::ImageTextDataset {
   /// empty: "*.tar"), in name order. Throws
   /// sdk::ConfigError naming [spec.section] dataset_path ([data] or [eval]) for a path that is neither, a directory
   /// without a matching shard, a manifest or shard the source refuses (a bad line, not a tar archive) and a dataset
-  /// without samples; and for a non-positive image size or max_text_len.
-  explicit ImageTextData(const sdk::ImageTextSpec& spec);
+  /// without samples; and for a non-positive image size, max_text_len or max_image_bytes. Images (and WebDataset
+  /// members) are read up to `max_image_bytes` bytes ([vlm] max_image_bytes), from regular files only.
+  explicit ImageTextData(const sdk::ImageTextSpec& spec, int64_t max_image_bytes = kDefaultMaxImageBytes);
 
   int64_t size() const override { return source_ ? source_->size() : 0; }
   std::string describe() const override { return description_; }
@@ -37,6 +39,8 @@ class ImageTextData : public sdk::ImageTextDataset {
   int num_workers_ = 0;
   int queue_depth_ = 0;
   std::string section_;  ///< spec.section
+  std::string path_;     ///< spec.path
+  int64_t max_image_bytes_;
   Warn warn_;
   std::string description_;
 };

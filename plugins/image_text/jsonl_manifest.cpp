@@ -5,9 +5,8 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
-#include "image_text/sample_error.h"
+#include "image_text/regular_file.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::image_text {
@@ -36,13 +35,22 @@ ManifestLine parse_manifest_line(std::string_view json, const std::string& file,
   return parsed;
 }
 
-JsonlManifestSource::JsonlManifestSource(const std::filesystem::path& manifest) : manifest_(manifest) {
+JsonlManifestSource::JsonlManifestSource(const std::filesystem::path& manifest, int64_t max_image_bytes)
+    : manifest_(manifest), max_image_bytes_(max_image_bytes) {
+  if (max_image_bytes <= 0) {
+    throw sdk::ConfigError(fmt::format("[vlm] max_image_bytes = {} must be > 0", max_image_bytes));
+  }
   std::ifstream in(manifest);
   if (!in) throw sdk::Error(fmt::format("cannot open the image-text manifest '{}'", manifest.string()));
   std::string text;
   for (int64_t line = 1; std::getline(in, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     lines_.push_back(parse_manifest_line(text, manifest.string(), line));
+    try {
+      images_.push_back(resolve_manifest_path(manifest.parent_path(), lines_.back().image));
+    } catch (const sdk::Error& e) {
+      throw sdk::Error(fmt::format("{}:{}: {}", manifest.string(), line, e.what()));
+    }
   }
   if (lines_.empty()) throw sdk::Error(fmt::format("the image-text manifest '{}' holds no sample", manifest.string()));
 }
@@ -53,14 +61,9 @@ RawSample JsonlManifestSource::load(int64_t index) const {
         fmt::format("manifest '{}': sample {} out of range (0 to {})", manifest_.string(), index, size() - 1));
   }
   const ManifestLine& l = lines_[index];
-  const std::filesystem::path image = manifest_.parent_path() / l.image;
-  std::ifstream in(image, std::ios::binary);
-  std::ostringstream bytes;
-  if (!in || !(bytes << in.rdbuf())) {
-    throw SampleError(
-        fmt::format("manifest '{}' line {}: cannot read the image '{}'", manifest_.string(), l.line, image.string()));
-  }
-  return RawSample{manifest_.string(), fmt::format("line {} ({})", l.line, l.image), std::move(bytes).str(), l.text,
+  std::string bytes = read_data_file(images_[index].string(), max_image_bytes_, "[vlm] max_image_bytes",
+                                     fmt::format("manifest '{}' line {}: the image", manifest_.string(), l.line));
+  return RawSample{manifest_.string(), fmt::format("line {} ({})", l.line, l.image), std::move(bytes), l.text,
                    l.prompt};
 }
 

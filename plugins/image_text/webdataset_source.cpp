@@ -76,8 +76,11 @@ std::vector<std::filesystem::path> find_shards(const std::filesystem::path& path
   return shards;
 }
 
-WebDatasetSource::WebDatasetSource(std::vector<std::filesystem::path> shards, Warn warn)
-    : shards_(std::move(shards)), warn_(std::move(warn)) {
+WebDatasetSource::WebDatasetSource(std::vector<std::filesystem::path> shards, Warn warn, int64_t max_image_bytes)
+    : shards_(std::move(shards)), warn_(std::move(warn)), max_image_bytes_(max_image_bytes) {
+  if (max_image_bytes <= 0) {
+    throw sdk::ConfigError(fmt::format("[vlm] max_image_bytes = {} must be > 0", max_image_bytes));
+  }
   for (uint32_t s = 0; s < shards_.size(); ++s) index_shard(s);
   stats_.shards = static_cast<int64_t>(shards_.size());
   stats_.samples = size();
@@ -178,6 +181,12 @@ RawSample WebDatasetSource::load(int64_t index) const {
     const bool wanted = is_image_extension(member.extension) ? sample.image.empty()
                                                              : member.extension == "txt" || member.extension == "json";
     if (!wanted) continue;
+    if (archive_entry_size(entry) > max_image_bytes_) {  // the image's cap bounds the caption's too
+      throw SampleError(fmt::format("WebDataset shard '{}': sample '{}': member '{}' has {} bytes, more than [vlm] "
+                                    "max_image_bytes = {}; raise it if the member is genuine",
+                                    name, e.key, archive_entry_pathname(entry), archive_entry_size(entry),
+                                    max_image_bytes_));
+    }
     std::string data(static_cast<size_t>(std::max<la_int64_t>(archive_entry_size(entry), 0)), '\0');
     const la_ssize_t got = data.empty() ? 0 : archive_read_data(a, data.data(), data.size());
     if (got != static_cast<la_ssize_t>(data.size())) {

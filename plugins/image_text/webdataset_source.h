@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "image_text/image_decode.h"
 #include "image_text/image_text_source.h"
 #include "image_text/warn.h"
 
@@ -29,9 +30,12 @@ class WebDatasetSource : public ImageTextSource {
  public:
   /// Indexes `shards` (throws sdk::Error when one cannot be opened or is not a tar archive); a truncated shard
   /// and incomplete samples are warned about, naming the shard and key, and counted.
-  WebDatasetSource(std::vector<std::filesystem::path> shards, Warn warn = stderr_warn());
+  WebDatasetSource(std::vector<std::filesystem::path> shards, Warn warn = stderr_warn(),
+                   int64_t max_image_bytes = kDefaultMaxImageBytes);
 
   int64_t size() const override { return static_cast<int64_t>(entries_.size()); }
+  /// Throws SampleError for a sample that cannot be read, or whose image or caption member is larger than
+  /// max_image_bytes.
   RawSample load(int64_t index) const override;
   const WebDatasetIndexStats& stats() const { return stats_; }
   /// The key of sample `index`, without reading it.
@@ -50,6 +54,7 @@ class WebDatasetSource : public ImageTextSource {
   std::vector<Entry> entries_;
   WebDatasetIndexStats stats_;
   Warn warn_;
+  int64_t max_image_bytes_;
 };
 
 }  // namespace kforge::image_text

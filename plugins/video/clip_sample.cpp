@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "image_text/regular_file.h"
 #include "kforge/sdk/error.h"
 #include "video/clip_decoder.h"
 #include "video/video_error.h"
@@ -27,6 +28,11 @@ ClipSample clip_sample(const Clip& clip, const ClipOptions& options) {
     DecodeOptions decode;
     decode.frame_size = size;
     decode.timeout_s = options.deadline_s;
+    if (const std::string refusal =
+            image_text::data_file_refusal(clip.path, options.max_clip_bytes, "[video] max_clip_bytes");
+        !refusal.empty()) {
+      throw VideoError(VideoError::Kind::kOpen, fmt::format("{}: {}", clip.path, refusal));
+    }
     ClipDecoder decoder(clip.path, decode);
     const std::vector<double> times = options.frame_times(decoder.duration_s());
     if (times.empty() || static_cast<int64_t>(times.size()) > f) {

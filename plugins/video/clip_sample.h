@@ -17,6 +17,10 @@ namespace kforge::video {
 
 /// The decode deadline of one clip, in seconds: generous, a stuck read rather than a slow clip.
 inline constexpr double kClipDeadlineSeconds = 60.0;
+/// The default cap on a clip's file size ([video] max_clip_bytes): a clip of minutes at high bit rate is well below
+/// it; a file above it is not a training clip (the decoder reads only what the frames need, so memory is not the
+/// reason: refusing a device or an archive named by mistake is).
+inline constexpr int64_t kDefaultMaxClipBytes = int64_t{2} << 30;
 
 struct ClipOptions {
   int64_t frame_size = 0;  ///< S: frames are S x S
@@ -27,6 +31,7 @@ struct ClipOptions {
   /// The frame sampler: times (seconds) to take for a clip of the given duration, 1 to max_frames of them.
   std::function<std::vector<double>(double duration_s)> frame_times;
   double deadline_s = kClipDeadlineSeconds;
+  int64_t max_clip_bytes = kDefaultMaxClipBytes;  ///< clips are read from regular files of at most this size
 };
 
 struct ClipSample {
@@ -34,7 +39,8 @@ struct ClipSample {
   std::string failure;  ///< why the clip could not be decoded (its origin, file and reason); empty when it was
 };
 
-/// The sample of `clip`. A VideoError (missing, not a video, truncated, no frames, past the deadline) gives a sample
+/// The sample of `clip`. A VideoError (missing, not a regular file or larger than max_clip_bytes, not a video,
+/// truncated, no frames, past the deadline) gives a sample
 /// without real frames whose labels are all -100, and `failure`; a frame sampler that gives no time or more than
 /// max_frames throws sdk::Error.
 ClipSample clip_sample(const Clip& clip, const ClipOptions& options);

@@ -12,8 +12,9 @@ namespace {
 
 // The [video] keys each component reads (list-plugins shows them); frame size and max_frames reach the datasets
 // through the host's ImageTextSpec.
-constexpr const char* kWebVidKeys[] = {"data_root", "dataset_name", "split", "max_samples", "prompt"};
-constexpr const char* kVideoJsonlKeys[] = {"data_root", "max_samples", "prompt"};
+constexpr const char* kWebVidKeys[] = {"data_root",   "dataset_name", "split",
+                                       "max_samples", "prompt",       "max_clip_bytes"};
+constexpr const char* kVideoJsonlKeys[] = {"data_root", "max_samples", "prompt", "max_clip_bytes"};
 constexpr const char* kUniformKeys[] = {"fps", "min_frames", "max_frames"};
 constexpr const char* kSinusoidalKeys[] = {"num_bands", "min_period", "max_period"};
 

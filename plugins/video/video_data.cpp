@@ -15,25 +15,25 @@
 namespace kforge::video {
 namespace {
 
+// The pool reports a clip that could not be decoded as a failure (rate-limited warnings, and the data path stops after
+// too many in a row) and hands out its sample without frames and loss; the stream counts them.
 class ClipStream : public sdk::ImageTextStream {
  public:
   ClipStream(image_text::OrderedDecodePool<ClipSample>::Load load, std::function<int64_t(int64_t)> index_at,
              int64_t start, int64_t end, image_text::DecodePoolOptions options)
-      : warn_(options.warn), pool_(std::move(load), std::move(index_at), start, end, std::move(options)) {}
+      : pool_(std::move(load), std::move(index_at), start, end, std::move(options), [](const ClipSample& clip) {
+          return clip.failure.empty() ? std::string() : clip.failure + "; the sample has no frames and no loss";
+        }) {}
 
   std::optional<sdk::ImageTextSample> next() override {
     std::optional<ClipSample> clip = pool_.next();
     if (!clip) return std::nullopt;
-    if (!clip->failure.empty()) {
-      ++failed_;
-      warn_(clip->failure + "; the sample has no frames and no loss");
-    }
+    if (!clip->failure.empty()) ++failed_;
     return std::move(clip->sample);
   }
   int64_t skipped() const override { return failed_.load() + pool_.stats().skipped; }
 
  private:
-  image_text::Warn warn_;
   std::atomic<int64_t> failed_{0};
   image_text::OrderedDecodePool<ClipSample> pool_;
 };
@@ -50,7 +50,8 @@ std::string clip_root_key(const sdk::ImageTextSpec& spec) {
 
 }  // namespace
 
-VideoData::VideoData(const sdk::ImageTextSpec& spec, const std::function<std::shared_ptr<const ClipSource>()>& open)
+VideoData::VideoData(const sdk::ImageTextSpec& spec, const std::function<std::shared_ptr<const ClipSource>()>& open,
+                     int64_t max_clip_bytes)
     : warn_(spec.warn ? spec.warn : image_text::stderr_warn()) {
   if (spec.image_size <= 0) {
     throw sdk::ConfigError(
@@ -62,6 +63,10 @@ VideoData::VideoData(const sdk::ImageTextSpec& spec, const std::function<std::sh
   }
   if (!spec.tokenize) throw sdk::Error("video dataset: the host gave no tokenizer");
   if (!spec.frame_times) throw sdk::Error("video dataset: the host gave no frame sampler (frame_times)");
+  if (max_clip_bytes <= 0) {
+    throw sdk::ConfigError(fmt::format("[video] max_clip_bytes = {} must be > 0", max_clip_bytes));
+  }
+  options_.max_clip_bytes = max_clip_bytes;
   options_.frame_size = spec.image_size;
   options_.max_frames = spec.max_frames;
   options_.normalization = image_text::Normalization{spec.pixels.mean, spec.pixels.std};
@@ -80,7 +85,7 @@ std::unique_ptr<sdk::ImageTextStream> VideoData::stream(std::function<int64_t(in
     clip.sample.position = position;
     return clip;
   };
-  image_text::DecodePoolOptions options{num_workers_, queue_depth_, warn_};
+  image_text::DecodePoolOptions options{num_workers_, queue_depth_, warn_, source_->describe()};
   return std::make_unique<ClipStream>(std::move(load), std::move(index_at), start, end, std::move(options));
 }
 
@@ -91,14 +96,18 @@ std::unique_ptr<sdk::VideoDataset> make_webvid(const sdk::ConfigView& video, con
                         video.get_int("max_samples"),
                         video.get_string("prompt"),
                         clip_root_key(spec)};
-  return std::make_unique<VideoData>(spec, [&] { return std::make_shared<WebVidSource>(std::move(options)); });
+  return std::make_unique<VideoData>(
+      spec, [&] { return std::make_shared<WebVidSource>(std::move(options)); }, video.get_int("max_clip_bytes"));
 }
 
 std::unique_ptr<sdk::VideoDataset> make_video_jsonl(const sdk::ConfigView& video, const sdk::ImageTextSpec& spec) {
-  return std::make_unique<VideoData>(spec, [&] {
-    return std::make_shared<VideoManifestSource>(clip_root(video, spec), video.get_string("prompt"),
-                                                 video.get_int("max_samples"), clip_root_key(spec));
-  });
+  return std::make_unique<VideoData>(
+      spec,
+      [&] {
+        return std::make_shared<VideoManifestSource>(clip_root(video, spec), video.get_string("prompt"),
+                                                     video.get_int("max_samples"), clip_root_key(spec));
+      },
+      video.get_int("max_clip_bytes"));
 }
 
 }  // namespace kforge::video

@@ -1,4 +1,4 @@
-// Reading a JSONL video manifest once into clips (paths resolved against the manifest's directory).
+// Reading a JSONL video manifest once into clips (relative paths resolved under the manifest's directory).
 #include "video/video_manifest.h"
 
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 #include <system_error>
 #include <utility>
 
+#include "image_text/regular_file.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::video {
@@ -60,7 +61,13 @@ VideoManifestSource::VideoManifestSource(const std::string& manifest, const std:
       if (video.empty()) throw sdk::Error(where + ": \"video\" is an empty path");
       std::string caption = string_member(object, "text", true, where);
       std::string own_prompt = string_member(object, "prompt", false, where);
-      clips_.push_back(Clip{(dir / video).string(), std::move(caption),
+      std::string path;
+      try {
+        path = image_text::resolve_manifest_path(dir, video).string();
+      } catch (const sdk::Error& e) {
+        throw sdk::Error(fmt::format("{}: {}", where, e.what()));
+      }
+      clips_.push_back(Clip{std::move(path), std::move(caption),
                             object.contains("prompt") ? std::move(own_prompt) : prompt,
                             fmt::format("{} line {}", manifest, line)});
     } catch (const sdk::Error& e) {

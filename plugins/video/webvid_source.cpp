@@ -122,8 +122,13 @@ bool WebVidSource::read_partition(const std::string& file) {
           fmt::format("{}:{}: the row has {} field(s), but the header puts videoid in column {} and name in column {}",
                       file, record.line, record.fields.size(), id_column + 1, caption_column + 1));
     }
-    if (record.fields[id_column].empty()) {
-      refuse_webvid(options_, fmt::format("{}:{}: the row's videoid is empty", file, record.line));
+    const std::string& id = record.fields[id_column];
+    if (id.empty()) refuse_webvid(options_, fmt::format("{}:{}: the row's videoid is empty", file, record.line));
+    // An id names a file under raw/videos: no separator, and no leading dot ("..", or a prefix such as "../x").
+    if (id.find_first_of("/\\") != std::string::npos || id.front() == '.') {
+      refuse_webvid(options_, fmt::format("{}:{}: the row's videoid \"{}\" is not an id (it may not hold '/' or '\\' "
+                                          "or start with '.'): clips are read under raw/videos only",
+                                          file, record.line, id));
     }
     rows_.push_back(Row{std::move(record.fields[id_column]), std::move(record.fields[caption_column]),
                         static_cast<uint32_t>(files_.size() - 1), record.line});

@@ -28,7 +28,7 @@ class WebVidSource : public ClipSource {
  public:
   /// Reads the CSV partitions. Throws sdk::ConfigError naming [video] data_root and the path expected for a missing
   /// partitions directory or one without a .csv file, naming the file and line for a header without the videoid and
-  /// name columns or a row without them, naming [video] split, dataset_name or max_samples for a bad value, and for
+  /// name columns, a row without them or a videoid that is not an id (a path separator, a leading dot), naming [video] split, dataset_name or max_samples for a bad value, and for
   /// a dataset without rows.
   explicit WebVidSource(WebVidOptions options);
 

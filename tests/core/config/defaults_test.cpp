@@ -152,7 +152,8 @@ const Default kOptionalDefaults[] = {
     {"video", "data_root", "\"\""}, {"video", "dataset_type", "\"webvid\""},
     {"video", "dataset_name", "\"webvid-10M\""}, {"video", "sampling_policy", "\"uniform\""},
     {"video", "split", "\"train\""}, {"video", "max_samples", "0"}, {"video", "max_frames", "16"},
-    {"video", "min_frames", "4"}, {"video", "fps", "2.0"}, {"video", "frame_size", "224"}, {"video", "prompt", "\"\""},
+    {"video", "min_frames", "4"}, {"video", "fps", "2.0"}, {"video", "frame_size", "224"},
+    {"video", "max_clip_bytes", "2147483648"}, {"vlm", "max_image_bytes", "67108864"}, {"video", "prompt", "\"\""},
 };
 
 void expect_default(const config::JobConfig& job, const Default& d) {
@@ -249,8 +250,8 @@ TEST(ConfigDefaults, VlmArchDefaults) {
   EXPECT_EQ(at(moma, "vlm", "moma_capacity_factor").f, 0.0);
   EXPECT_TRUE(at(moma, "vlm", "moma_gumbel_noise").b);
   EXPECT_NE(at(moma, "vlm", "module_patterns").find("moma"), nullptr);
-  // The joint decoder has no arch keys: only the base five.
-  EXPECT_EQ(load("[vision_encoder]\n[vlm]\n").tree.find("vlm")->table.size(), 6u);
+  // The joint decoder has no arch keys: only the base seven.
+  EXPECT_EQ(load("[vision_encoder]\n[vlm]\n").tree.find("vlm")->table.size(), 7u);
 }
 
 TEST(ConfigDefaults, DynamicWindowDefaults) {

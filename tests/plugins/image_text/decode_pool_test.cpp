@@ -1,6 +1,7 @@
 // The decode pool: the sampler's order whatever the threads' timing (a sample that finishes last is still
 // served first), a bounded read-ahead, resume from a position, corrupt samples skipped with a named warning
-// and counted, other errors rethrown at their place.
+// and counted, data without a usable sample stopped with a ConfigError and a bounded number of warnings, other
+// errors rethrown at their place.
 #include "image_text/decode_pool.h"
 
 #include <ATen/ATen.h>
@@ -163,6 +164,38 @@ TEST(DecodePool, CorruptImagesAreSkippedWithAWarningNamingShardAndKey) {
   EXPECT_NE(warnings[0].find("shard-000.tar' sample 'k2': corrupt JPEG"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[1].find("shard-000.tar' sample 'k4'"), std::string::npos) << warnings[1];
   EXPECT_NE(warnings[1].find("skipped"), std::string::npos) << warnings[1];
+}
+
+// Every image garbage after a JPEG signature (the WebDataset): the pool stops at the
+// kMaxConsecutiveFailures-th with a ConfigError naming the dataset, having warned kFailuresShown times, instead of
+// skipping (and warning) through every position of the range.
+TEST(DecodePool, DataWithoutAUsableSampleStopsWithAConfigErrorAfterAFewWarnings) {
+  const auto dir = temp_dir("pool_all_garbage");
+  data::TarShardWriter shard(dir / "shard-000.tar");
+  for (int k = 0; k < 7; ++k) {
+    shard.add("k" + std::to_string(k) + ".jpg", std::string("\xff\xd8\xff\xe0", 4) + std::string(300, 'x'));
+    shard.add("k" + std::to_string(k) + ".txt", "caption");
+  }
+  shard.close();
+  const auto source = std::make_shared<image_text::WebDatasetSource>(image_text::find_shards(dir));
+  for (const int workers : {0, 3}) {
+    std::vector<std::string> warnings;
+    DecodePoolOptions options{workers, 4, [&warnings](const std::string& w) { warnings.push_back(w); }, "the shards"};
+    // Many passes over the 7 samples, as a training stream's range is.
+    DecodePool pool(
+        source, small_preprocess(), [](int64_t p) { return p % 7; }, 0, 100 * image_text::kMaxConsecutiveFailures,
+        options);
+    std::string message;
+    try {
+      pool.next();
+    } catch (const sdk::ConfigError& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find("the shards: 100 samples in a row could not be used"), std::string::npos) << message;
+    EXPECT_NE(message.find("shard-000.tar' sample 'k0': corrupt JPEG"), std::string::npos) << message;
+    EXPECT_EQ(pool.stats().skipped, image_text::kMaxConsecutiveFailures) << workers << " workers";
+    EXPECT_EQ(warnings.size(), static_cast<size_t>(image_text::kFailuresShown)) << workers << " workers";
+  }
 }
 
 TEST(DecodePool, OtherErrorsAreRethrownInOrder) {

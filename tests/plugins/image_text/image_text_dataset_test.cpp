@@ -1,10 +1,12 @@
 // ImageTextData, the image_text_dataset component: a JSONL manifest or a directory of WebDataset shards chosen by
 // [data] dataset_path and file_pattern, samples served in the sampler's order as sdk samples (normalised pixels,
 // shifted prompt-masked labels), a corrupt image skipped with a named warning and counted, one image file read as a
-// sample's pixels (no dataset_path), and the config errors.
+// sample's pixels (no dataset_path), the config errors, and the files it reads: relative manifest paths under the
+// manifest's directory, regular files only, up to max_image_bytes.
 #include "image_text/image_text_dataset.h"
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -338,6 +340,68 @@ TEST(ImageTextData, BadManifestLineIsAConfigErrorNamingDatasetPathAndLine) {
                          ":2: \"text\" must be a string and is missing"),
             std::string::npos)
       << message;
+}
+
+TEST(ImageTextData, AManifestPathOutOfItsDirectoryIsAConfigErrorNamingTheLine) {
+  const auto dir = temp_dir("itd_escape");
+  std::ofstream(dir / "m.jsonl") << R"({"image": "a.png", "text": "ok"})" << "\n"
+                                 << R"({"image": "../../../../etc/passwd", "text": "x"})" << "\n";
+  const std::string message = config_error_of(small_spec(dir / "m.jsonl", "*.npy", nullptr, 0));
+  EXPECT_NE(message.find((dir / "m.jsonl").string() + ":2: the relative path \"../../../../etc/passwd\" leaves the "
+                         "manifest's directory"),
+            std::string::npos)
+      << message;
+}
+
+// An absolute path is kept (LLaVA-style manifests), but only a regular file is read and none of its bytes is shown:
+// /dev/zero is refused unread, a text file is "not an image" by its size alone, an image over the cap is refused.
+TEST(ImageTextData, OnlyRegularFilesUpToTheCapAreReadAndNoMessageShowsTheirBytes) {
+  const auto dir = temp_dir("itd_confined");
+  const std::string png = encode_png_by_hand(5, 5, 3, test_pattern(5, 5, 7).pixels);
+  std::ofstream(dir / "good.png", std::ios::binary) << png;
+  std::ofstream(dir / "secret.txt") << "password=hunter2\n";
+  std::ofstream(dir / "m.jsonl") << R"({"image": "/dev/zero", "text": "zero"})" << "\n"
+                                 << R"({"image": ")" << (dir / "secret.txt").string() << R"(", "text": "s"})" << "\n"
+                                 << R"({"image": "good.png", "text": "good"})" << "\n";
+  DatasetWarnings warnings;
+  const ImageTextData data(small_spec(dir / "m.jsonl", "", &warnings, 0), static_cast<int64_t>(png.size()));
+  auto stream = data.stream([](int64_t p) { return p; }, 0, 3);
+  std::vector<int64_t> positions;
+  while (std::optional<sdk::ImageTextSample> s = stream->next()) positions.push_back(s->position);
+  EXPECT_EQ(positions, (std::vector<int64_t>{2}));
+  ASSERT_EQ(warnings.lines.size(), 2u);
+  EXPECT_NE(warnings.lines[0].find("line 1: the image: '/dev/zero' is a device, not a regular file"), std::string::npos)
+      << warnings.lines[0];
+  EXPECT_NE(warnings.lines[1].find("17 bytes that are not a JPEG, PNG or WebP image"), std::string::npos)
+      << warnings.lines[1];
+  for (const std::string& line : warnings.lines) EXPECT_EQ(line.find("hunter2"), std::string::npos) << line;
+
+  DatasetWarnings capped;
+  const ImageTextData small(small_spec(dir / "m.jsonl", "", &capped, 0), static_cast<int64_t>(png.size()) - 1);
+  auto none = small.stream([](int64_t p) { return p; }, 2, 3);
+  EXPECT_FALSE(none->next().has_value());
+  ASSERT_EQ(capped.lines.size(), 1u);
+  EXPECT_NE(capped.lines[0].find(fmt::format("has {} bytes, more than [vlm] max_image_bytes = {}", png.size(),
+                                             png.size() - 1)),
+            std::string::npos)
+      << capped.lines[0];
+}
+
+TEST(ImageTextData, AWebDatasetMemberOverTheCapIsSkipped) {
+  const auto dir = temp_dir("itd_member_cap");
+  const std::string png = encode_png_by_hand(5, 5, 3, test_pattern(5, 5, 7).pixels);
+  write_dataset_shard(dir / "shard.tar",
+                      {{"big.png", png + std::string(64, '\0')}, {"big.txt", "big"}, {"ok.png", png}, {"ok.txt", "ok"}});
+  DatasetWarnings warnings;
+  const ImageTextData data(small_spec(dir, "*.tar", &warnings, 0), static_cast<int64_t>(png.size()));
+  auto stream = data.stream([](int64_t p) { return p; }, 0, 2);
+  EXPECT_EQ(stream->next()->position, 1);
+  ASSERT_EQ(warnings.lines.size(), 1u);
+  EXPECT_NE(warnings.lines[0].find(fmt::format("sample 'big': member 'big.png' has {} bytes, more than [vlm] "
+                                               "max_image_bytes = {}",
+                                               png.size() + 64, png.size())),
+            std::string::npos)
+      << warnings.lines[0];
 }
 
 }  // namespace

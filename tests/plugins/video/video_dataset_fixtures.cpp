@@ -25,6 +25,7 @@ VideoSection::VideoSection() : table_(config::Value::make_table()), view_("video
   table_.set("min_frames", config::Value::integer(4));
   table_.set("fps", config::Value::floating(2.0));
   table_.set("frame_size", config::Value::integer(224));
+  table_.set("max_clip_bytes", config::Value::integer(int64_t{2} << 30));
   table_.set("prompt", config::Value::string(""));
 }
 

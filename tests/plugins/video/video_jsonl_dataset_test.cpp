@@ -1,6 +1,8 @@
 // The video_jsonl video dataset: a JSON Lines manifest at [video] data_root whose clips are relative to its directory
-// or absolute, each line's own prompt over [video] prompt, max_samples, and the errors naming the manifest's line or
-// [video] data_root.
+// or absolute, each line's own prompt over [video] prompt, max_samples, the errors naming the manifest's line or
+// [video] data_root, the files it reads (under the manifest's directory, regular, up to [video] max_clip_bytes), and
+// the stop when every clip fails.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "image_text/failure_log.h"
 #include "kforge/sdk/error.h"
 #include "support/test_host.h"
 #include "video/video_data.h"
@@ -124,6 +127,73 @@ TEST(VideoJsonlDataset, InEvaluationTheManifestIsTheSpecsPath) {
   spec.path = (dir / "missing.jsonl").string();
   const std::string message = config_error_of([&] { video::make_video_jsonl(section.view(), spec); });
   EXPECT_NE(message.find("[eval] dataset_path = \"" + spec.path + "\""), std::string::npos) << message;
+}
+
+TEST(VideoJsonlDataset, ARelativePathOutOfTheManifestsDirectoryIsAConfigErrorNamingTheLine) {
+  const fs::path manifest = temp_dir("video_jsonl_escape") / "m.jsonl";
+  write_manifest(manifest, "{\"video\": \"a.mp4\", \"text\": \"a\"}\n{\"video\": \"../../x.mp4\", \"text\": \"b\"}\n");
+  const std::string message = config_error_of([&] { open_manifest(manifest, "", 0, nullptr, 0); });
+  EXPECT_NE(message.find(manifest.string() + ":2: the relative path \"../../x.mp4\" leaves the manifest's directory"),
+            std::string::npos)
+      << message;
+}
+
+// Only regular files up to [video] max_clip_bytes are handed to the decoder: a device and a clip over the cap are
+// failed clips (no frames, no loss), each warning naming the file and why.
+TEST(VideoJsonlDataset, ADeviceOrAClipOverMaxClipBytesIsAFailedClip) {
+  const fs::path dir = temp_dir("video_jsonl_confined");
+  write_testsrc_clip((dir / "one.mp4").string(), 1);
+  const auto size = static_cast<int64_t>(fs::file_size(dir / "one.mp4"));
+  write_manifest(dir / "m.jsonl", "{\"video\": \"/dev/zero\", \"text\": \"zero\"}\n"
+                                  "{\"video\": \"one.mp4\", \"text\": \"one\"}\n");
+  for (const int64_t cap : {size, size - 1}) {
+    VideoSection section;
+    section.set("data_root", config::Value::string((dir / "m.jsonl").string()));
+    section.set("max_clip_bytes", config::Value::integer(cap));
+    ClipWarnings warnings;
+    const auto data = video::make_video_jsonl(section.view(), clip_spec(&warnings, 1));
+    int64_t skipped = -1;
+    const std::vector<sdk::ImageTextSample> samples = stream_all(
+        *data, [](int64_t p) { return p; }, 0, 2, &skipped);
+    ASSERT_EQ(samples.size(), 2u);
+    expect_no_frames(samples[0]);
+    EXPECT_NE(warnings.lines.at(0).find("'/dev/zero' is a device, not a regular file"), std::string::npos)
+        << warnings.lines[0];
+    if (cap == size) {
+      expect_clip_frames(samples[1], (dir / "one.mp4").string(), 2);
+      EXPECT_EQ(skipped, 1);
+    } else {
+      expect_no_frames(samples[1]);
+      EXPECT_EQ(skipped, 2);
+      EXPECT_NE(warnings.lines.at(1).find(fmt::format("has {} bytes, more than [video] max_clip_bytes = {}", size, cap)),
+                std::string::npos)
+          << warnings.lines[1];
+    }
+  }
+}
+
+// Every clip fails (the video dataset): the stream stops with a ConfigError naming the dataset after
+// kMaxConsecutiveFailures clips in a row, having warned kFailuresShown times, instead of handing out frame-less samples
+// for ever.
+TEST(VideoJsonlDataset, ClipsThatAllFailStopTheStreamWithAConfigErrorAfterAFewWarnings) {
+  const fs::path dir = temp_dir("video_jsonl_all_fail");
+  write_manifest(dir / "m.jsonl", "{\"video\": \"none-a.mp4\", \"text\": \"a\"}\n"
+                                  "{\"video\": \"none-b.mp4\", \"text\": \"b\"}\n");
+  for (const int workers : {0, 2}) {
+    ClipWarnings warnings;
+    const auto data = open_manifest(dir / "m.jsonl", "", 0, &warnings, workers);
+    auto stream = data->stream([](int64_t p) { return p % 2; }, 0, 100 * image_text::kMaxConsecutiveFailures);
+    int64_t handed_out = 0;
+    const std::string message = config_error_of([&] {
+      while (stream->next()) ++handed_out;
+    });
+    EXPECT_NE(message.find("video JSONL manifest " + (dir / "m.jsonl").string() +
+                           ": 2 clips: 100 samples in a row could not be used"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(handed_out, image_text::kMaxConsecutiveFailures - 1) << workers << " workers";
+    EXPECT_EQ(warnings.lines.size(), static_cast<size_t>(image_text::kFailuresShown)) << workers << " workers";
+  }
 }
 
 }  // namespace

@@ -281,6 +281,20 @@ TEST(WebVidDataset, BadPartitionsAreConfigErrorsNamingFileAndLine) {
   EXPECT_NE(message.find(csv.string() + ":2: the row's videoid is empty"), std::string::npos) << message;
 }
 
+// A videoid names a file under raw/videos: one that would lead out of it ("../../..", "..") is refused.
+TEST(WebVidDataset, AVideoidThatIsNotAnIdIsAConfigErrorNamingFileAndLine) {
+  const fs::path root = temp_dir("webvid_bad_id");
+  const fs::path csv = root / "raw/webvid-10M/data/train/partitions/p.csv";
+  VideoSection section;
+  section.set("data_root", config::Value::string(root.string()));
+  for (const std::string id : {"../../../..", "..", "12/34", "..123", "12\\34"}) {
+    write_text_file(csv, "videoid,name\n1000001,fine\n" + id + ",escape\n");
+    const std::string message = config_error_of([&] { open_webvid(section, clip_spec(nullptr, 0)); });
+    EXPECT_NE(message.find(csv.string() + ":3: the row's videoid \"" + id + "\" is not an id"), std::string::npos)
+        << message;
+  }
+}
+
 TEST(WebVidDataset, BadKeysAreConfigErrorsNamingThem) {
   VideoSection section;
   section.set("data_root", config::Value::string(webvid_tree().string()));
