@@ -35,11 +35,16 @@ class HfTokenizerJson {
     std::vector<std::string> tokens;
     const json& vocab = at(model, "vocab", "model.vocab");
     if (!vocab.is_object()) refuse("model.vocab", "(not an object)");
+    // The ids of an N-token vocab are 0 to N-1 (the table is sized by the highest: a stray large id would ask for
+    // gigabytes).
+    const auto entries = static_cast<int64_t>(vocab.size());
     for (const auto& [text, id] : vocab.items()) {
       const auto bytes = unicode_to_bytes(text);
-      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > (1 << 30) || !bytes) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= entries || !bytes) {
         refuse(fmt::format("model.vocab[\"{}\"]", text), id,
-               "a byte-level token (characters of GPT-2's byte mapping) with an id >= 0");
+               fmt::format("a byte-level token (characters of GPT-2's byte mapping) with an id from 0 to {}, "
+                           "one per token of the {}-token vocab",
+                           entries - 1, entries));
       }
       const auto index = static_cast<size_t>(id.get<int64_t>());
       if (index >= tokens.size()) tokens.resize(index + 1);

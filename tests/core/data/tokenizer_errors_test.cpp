@@ -90,6 +90,16 @@ TEST(TokenizerErrors, ABadTiktokenLineIsRefusedNamingFileAndLine) {
   EXPECT_NE(load_error(unknown).find("has 10 ranks"), std::string::npos);
 }
 
+TEST(TokenizerErrors, AVocabIdPastTheVocabIsRefusedNamingTheTokenNotAllocated) {
+  // The highest id sized the token table: up to 2^30 was accepted, 32 GiB (fuzz_hf_tokenizer_json's harness aborts
+  // on allocations over 4 GiB). This id asks for 1.6 GB before the fix.
+  json file = bpe_skeleton();
+  file["model"]["vocab"] = {{"a", 0}, {"b", 50000000}};
+  const auto path = write("tokenizer_vocab_id", "tokenizer.json", file.dump());
+  test::expect_has(load_error(path), {path.string(), "model.vocab[\"b\"] = 50000000 is not supported",
+                                      "an id from 0 to 1, one per token of the 2-token vocab"});
+}
+
 TEST(TokenizerErrors, ATiktokenRankPastEveryKnownEncodingIsRefusedNamingTheLineNotAllocated) {
   // Found by fuzz_tiktoken_file: the rank sized the token table, so one short line asked for terabytes.
   const auto path = write("tiktoken_huge_rank", "mine.tiktoken", "IQ== 0\nIg== 99999999999999\n");
