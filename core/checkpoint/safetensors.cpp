@@ -96,8 +96,7 @@ WrittenFile write_safetensors(const std::filesystem::path& path, const TensorMap
   return {file.bytes(), file.checksum()};
 }
 
-TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, const TensorFilter& wanted,
-                             std::map<std::string, std::string>* metadata) {
+SafetensorsHeader read_safetensors_header(std::string_view bytes, const std::string& origin) {
   auto bad = [&](const std::string& what) {
     return sdk::Error(fmt::format("{}: not a valid safetensors file: {}", origin, what));
   };
@@ -113,24 +112,25 @@ TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, 
   } catch (const std::exception& e) {
     throw bad(std::string("header is not JSON: ") + e.what());
   }
-  const std::string_view data = bytes.substr(8 + length);
-  TensorMap out;
+  const uint64_t data_size = bytes.size() - 8 - length;
+  SafetensorsHeader out;
+  out.data_offset = static_cast<size_t>(8 + length);
   std::vector<std::tuple<size_t, size_t, std::string>> spans;  // [begin, end) of every tensor, and its name
   if (!header.is_object()) throw bad("header is not a JSON object");
   try {
     for (const auto& [name, info] : header.items()) {
       if (name == "__metadata__") {
-        if (metadata != nullptr) *metadata = info.get<std::map<std::string, std::string>>();
+        out.metadata = info.get<std::map<std::string, std::string>>();
         continue;
       }
       const std::string dtype = info.at("dtype").get<std::string>();
       const auto* type =
           std::find_if(std::begin(kTypes), std::end(kTypes), [&](const DType& d) { return dtype == d.name; });
       if (type == std::end(kTypes)) throw bad(fmt::format("tensor '{}' has unsupported dtype {}", name, dtype));
-      const auto shape = info.at("shape").get<std::vector<int64_t>>();
+      SafetensorsEntry entry{type->type, info.at("shape").get<std::vector<int64_t>>(), 0, 0};
       const auto offsets = info.at("data_offsets").get<std::vector<size_t>>();
       size_t nbytes = c10::elementSize(type->type);
-      for (const int64_t size : shape) {
+      for (const int64_t size : entry.shape) {
         if (size < 0) throw bad(fmt::format("tensor '{}' has a negative dimension", name));
         if (__builtin_mul_overflow(nbytes, static_cast<size_t>(size), &nbytes)) {
           throw bad(fmt::format("tensor '{}' has a shape whose byte count overflows", name));
@@ -139,15 +139,14 @@ TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, 
       if (offsets.size() != 2 || offsets[1] < offsets[0] || offsets[1] - offsets[0] != nbytes) {
         throw bad(fmt::format("tensor '{}' offsets do not match its shape and dtype", name));
       }
-      if (offsets[1] > data.size()) {
+      if (offsets[1] > data_size) {
         throw bad(fmt::format("tensor '{}' ends at byte {} but the data section has {} (truncated?)", name, offsets[1],
-                              data.size()));
+                              data_size));
       }
+      entry.begin = offsets[0];
+      entry.end = offsets[1];
       spans.emplace_back(offsets[0], offsets[1], name);
-      if (wanted && !wanted(name)) continue;
-      at::Tensor t = at::empty(shape, at::TensorOptions().dtype(type->type));
-      if (nbytes > 0) std::memcpy(t.data_ptr(), data.data() + offsets[0], nbytes);  // an empty tensor has no storage
-      out.emplace(name, std::move(t));
+      out.tensors.emplace(name, std::move(entry));
     }
   } catch (const nlohmann::json::exception& e) {  // a missing field, or a field of the wrong type
     throw bad(std::string("malformed header entry: ") + e.what());
@@ -162,7 +161,22 @@ TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, 
     }
     end = span_end;
   }
-  if (end != data.size()) throw bad(fmt::format("{} trailing bytes after the last tensor", data.size() - end));
+  if (end != data_size) throw bad(fmt::format("{} trailing bytes after the last tensor", data_size - end));
+  return out;
+}
+
+TensorMap decode_safetensors(std::string_view bytes, const std::string& origin, const TensorFilter& wanted,
+                             std::map<std::string, std::string>* metadata) {
+  SafetensorsHeader header = read_safetensors_header(bytes, origin);
+  if (metadata != nullptr) *metadata = std::move(header.metadata);
+  const std::string_view data = bytes.substr(header.data_offset);
+  TensorMap out;
+  for (const auto& [name, entry] : header.tensors) {
+    if (wanted && !wanted(name)) continue;
+    at::Tensor t = at::empty(entry.shape, at::TensorOptions().dtype(entry.dtype));
+    if (entry.end > entry.begin) std::memcpy(t.data_ptr(), data.data() + entry.begin, entry.end - entry.begin);
+    out.emplace(name, std::move(t));
+  }
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kforge::checkpoint {
 
@@ -32,6 +33,25 @@ struct WrittenFile {
 /// strerror(errno) when it cannot be written.
 WrittenFile write_safetensors(const std::filesystem::path& path, const TensorMap& tensors,
                               const std::map<std::string, std::string>& metadata = {});
+
+/// One tensor of a safetensors header: dtype, shape and [begin, end) in the data section.
+struct SafetensorsEntry {
+  at::ScalarType dtype;
+  std::vector<int64_t> shape;
+  size_t begin = 0, end = 0;
+};
+
+/// A safetensors header: every tensor's entry by name, the string metadata, and where the data section starts.
+struct SafetensorsHeader {
+  std::map<std::string, SafetensorsEntry> tensors;
+  std::map<std::string, std::string> metadata;
+  size_t data_offset = 0;
+};
+
+/// Parses and validates the header of a whole file image (dtypes, shapes, offsets that tile the data section and
+/// lie within the image) without reading any tensor's bytes. Throws sdk::Error naming `origin` and the defect
+/// (truncated data, bad header, offsets out of range, unknown dtype).
+SafetensorsHeader read_safetensors_header(std::string_view bytes, const std::string& origin);
 
 /// Parses a whole file image (in memory or mapped) and copies out the tensors `wanted` accepts;
 /// the others are validated but never read. Throws sdk::Error naming `origin` and the defect

@@ -41,7 +41,7 @@ int cmd_run(int argc, char** argv) {
                            "checkpoint.dir (or checkpoint.load_path). Any config key can be overridden as\n"
                            "--section.key=value or --section.key value (after CONFIG.toml), e.g.\n"
                            "--train.max_steps=100 --optimizer.lr 1e-3; a bare --section.key means true.\n"
-                           "Exit codes: 0 done, 1 failed, 2 bad config/plugins (nothing ran),\n"
+                           "Exit codes: 0 done, 1 failed, 2 bad config/data/plugins (nothing ran),\n"
                            "75 stopped by SIGTERM/SIGUSR1/SIGINT after saving a checkpoint, or before training\n"
                            "started with nothing to save (rerun to resume).");
   options.positional_help("CONFIG.toml");

@@ -28,10 +28,11 @@ bool import_ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The HF tensors under kforge names, in float32; refuses a tensor kforge has no place for.
-checkpoint::TensorMap import_rename(const std::map<std::string, HfTensor>& hf, const fs::path& dir, bool tied,
-                                    const ImportOptions& options) {
-  checkpoint::TensorMap out;
+// The kforge name of each HF tensor to import, by HF name; refuses a tensor kforge has no place for or of a dtype
+// that is not a float weight.
+std::map<std::string, std::string> import_names(const std::map<std::string, HfTensorInfo>& hf, const fs::path& dir,
+                                                bool tied, const ImportOptions& options) {
+  std::map<std::string, std::string> out;
   for (const auto& [name, item] : hf) {
     const std::optional<std::string> kforge = kforge_name_of(name);
     if (!kforge) {
@@ -46,12 +47,11 @@ checkpoint::TensorMap import_rename(const std::map<std::string, HfTensor>& hf, c
                                    name, item.file));
       continue;
     }
-    const at::ScalarType type = item.tensor.scalar_type();
-    if (type != at::kFloat && type != at::kBFloat16 && type != at::kHalf) {
+    if (item.dtype != at::kFloat && item.dtype != at::kBFloat16 && item.dtype != at::kHalf) {
       throw sdk::ConfigError(fmt::format("{}: tensor '{}' is {}, not a float32, bfloat16 or float16 weight",
-                                         (dir / item.file).string(), name, c10::toString(type)));
+                                         (dir / item.file).string(), name, c10::toString(item.dtype)));
     }
-    out.emplace(*kforge, item.tensor.to(at::kFloat).contiguous());
+    out.emplace(name, *kforge);
   }
   return out;
 }
@@ -75,11 +75,22 @@ fs::path import_hf(const fs::path& dir, const fs::path& out, const plugins::Regi
   overrides.insert(overrides.end(), options.overrides.begin(), options.overrides.end());
   const config::JobConfig job = config::load_job_config("", overrides, plugins::make_catalog(registry));
   require_llama_layout(registry, job);
-  const checkpoint::TensorMap weights =
-      import_rename(read_hf_weights(dir, options.progress), dir, arch.tie_embeddings, options);
-  // Every tensor of the model config.json describes must come from the files with its shape, and each file tensor
-  // must be one of them: checked from the config's sizes before the model (as large as they say) is built.
-  check_hf_tensor_shapes(arch, weights, dir);
+  // Every tensor of the model config.json describes must be in the files with its shape, and each file tensor must
+  // be one of them: checked from the headers and the config's sizes before any tensor data is read or the model
+  // (as large as the sizes say) is built.
+  const std::map<std::string, HfTensorInfo> headers = read_hf_weight_headers(dir);
+  const std::map<std::string, std::string> names = import_names(headers, dir, arch.tie_embeddings, options);
+  std::map<std::string, HfTensorInfo> wanted;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& [hf, kforge] : names) {
+    wanted.emplace(hf, headers.at(hf));
+    shapes.emplace(kforge, headers.at(hf).shape);
+  }
+  check_hf_tensor_shapes(arch, shapes, dir);
+  checkpoint::TensorMap weights;
+  for (const auto& [hf, item] : read_hf_weights(dir, wanted, options.progress)) {
+    weights.emplace(names.at(hf), item.tensor.to(at::kFloat).contiguous());
+  }
   const std::shared_ptr<sdk::Model> model = plugins::Components(registry, job).model();
   checkpoint::Snapshot s;
   auto take = [&](const std::string& name, const at::Tensor& like) {

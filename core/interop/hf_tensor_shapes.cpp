@@ -3,6 +3,7 @@
 #include "interop/hf_tensor_shapes.h"
 
 #include <c10/util/ArrayRef.h>
+#include <c10/util/StringUtil.h>
 #include <fmt/format.h>
 
 #include <functional>
@@ -95,26 +96,26 @@ void for_each_tensor(const HfArchitecture& a, const std::function<void(const Sha
 
 }  // namespace
 
-void check_hf_tensor_shapes(const HfArchitecture& arch, const std::map<std::string, at::Tensor>& weights,
+void check_hf_tensor_shapes(const HfArchitecture& arch, const std::map<std::string, std::vector<int64_t>>& shapes,
                             const fs::path& dir) {
   check_parameter_bytes(arch, dir / "config.json");
-  // The first tensor missing from `weights` throws, so at most weights.size() + 1 tensors are visited.
+  // The first tensor missing from `shapes` throws, so at most shapes.size() + 1 tensors are visited.
   std::set<std::string> expected;
   for_each_tensor(arch, [&](const ShapedTensor& t) {
     const std::string hf = hf_name_of(t.name).value_or(t.name);
-    const auto it = weights.find(t.name);
-    if (it == weights.end()) {
+    const auto it = shapes.find(t.name);
+    if (it == shapes.end()) {
       throw sdk::ConfigError(
           fmt::format("{}: tensor '{}' (kforge '{}') is missing from the weights", dir.string(), hf, t.name));
     }
-    if (!it->second.sizes().equals(t.shape)) {
+    if (it->second != t.shape) {
       throw sdk::ConfigError(fmt::format("{}: tensor '{}' has shape {}, but config.json's sizes need {} ({})",
-                                         dir.string(), hf, c10::str(it->second.sizes()),
+                                         dir.string(), hf, c10::str(c10::IntArrayRef(it->second)),
                                          c10::str(c10::IntArrayRef(t.shape)), t.keys));
     }
     expected.insert(t.name);
   });
-  for (const auto& [name, tensor] : weights) {
+  for (const auto& [name, shape] : shapes) {
     if (!expected.count(name)) {
       throw sdk::ConfigError(fmt::format("{}: tensor '{}' is not a parameter of the model config.json describes",
                                          dir.string(), hf_name_of(name).value_or(name)));

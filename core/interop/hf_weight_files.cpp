@@ -76,9 +76,8 @@ std::vector<std::string> write_hf_weights(const fs::path& out,
   return files;
 }
 
-std::map<std::string, HfTensor> read_hf_weights(const fs::path& dir,
-                                                const std::function<void(const std::string&)>& progress) {
-  std::map<std::string, std::set<std::string>> wanted;  // file -> the tensors the index puts in it
+std::map<std::string, HfTensorInfo> read_hf_weight_headers(const fs::path& dir) {
+  std::map<std::string, std::set<std::string>> listed;  // file -> the tensors the index puts in it
   if (fs::exists(dir / kIndexFile)) {
     const fs::path index_path = dir / kIndexFile;
     const nlohmann::json index = read_json_object(index_path);
@@ -91,27 +90,27 @@ std::map<std::string, HfTensor> read_hf_weights(const fs::path& dir,
         throw sdk::ConfigError(fmt::format("{}: weight_map['{}'] is {}, not a file of the directory",
                                            index_path.string(), name, file.dump()));
       }
-      wanted[f].insert(name);
+      listed[f].insert(name);
     }
   } else if (fs::exists(dir / kSingleFile)) {
-    wanted[kSingleFile] = {};
+    listed[kSingleFile] = {};
   } else {
     throw sdk::ConfigError(
         fmt::format("{}: neither {} nor {} is there (kforge reads safetensors weights only; convert "
                     "pytorch_model.bin files to safetensors first)",
                     dir.string(), kSingleFile, kIndexFile));
   }
-  std::map<std::string, HfTensor> out;
-  for (const auto& [file, names] : wanted) {
+  std::map<std::string, HfTensorInfo> out;
+  for (const auto& [file, names] : listed) {
     const fs::path path = dir / file;
     if (!fs::exists(path)) {
       throw sdk::ConfigError(fmt::format("{}: missing, but {} lists it", path.string(), kIndexFile));
     }
     const checkpoint::MappedFile mapped(path);
     const bool indexed = !names.empty();
-    for (auto& [name, t] : checkpoint::decode_safetensors(
-             mapped.bytes(), path.string(), [&](const std::string& n) { return !indexed || names.count(n) > 0; })) {
-      if (!out.emplace(name, HfTensor{t, file}).second) {
+    for (auto& [name, entry] : checkpoint::read_safetensors_header(mapped.bytes(), path.string()).tensors) {
+      if (indexed && names.count(name) == 0) continue;
+      if (!out.emplace(name, HfTensorInfo{entry.dtype, std::move(entry.shape), file}).second) {
         throw sdk::ConfigError(fmt::format("{}: tensor '{}' is also in {}", path.string(), name, out.at(name).file));
       }
     }
@@ -120,6 +119,22 @@ std::map<std::string, HfTensor> read_hf_weights(const fs::path& dir,
         throw sdk::ConfigError(
             fmt::format("{}: holds no tensor '{}', which {} places there", path.string(), name, kIndexFile));
       }
+    }
+  }
+  return out;
+}
+
+std::map<std::string, HfTensor> read_hf_weights(const fs::path& dir, const std::map<std::string, HfTensorInfo>& wanted,
+                                                const std::function<void(const std::string&)>& progress) {
+  std::map<std::string, std::set<std::string>> by_file;
+  for (const auto& [name, info] : wanted) by_file[info.file].insert(name);
+  std::map<std::string, HfTensor> out;
+  for (const auto& [file, names] : by_file) {
+    const fs::path path = dir / file;
+    const checkpoint::MappedFile mapped(path);
+    for (auto& [name, t] : checkpoint::decode_safetensors(mapped.bytes(), path.string(),
+                                                          [&](const std::string& n) { return names.count(n) > 0; })) {
+      out.emplace(name, HfTensor{t, file});
     }
     progress(fmt::format("read {}", path.string()));
   }

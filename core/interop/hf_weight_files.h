@@ -31,15 +31,27 @@ std::vector<std::string> write_hf_weights(const std::filesystem::path& out,
                                           int64_t max_shard_bytes,
                                           const std::function<void(const std::string&)>& progress);
 
+/// A tensor of a Hugging Face directory as its safetensors header describes it.
+struct HfTensorInfo {
+  at::ScalarType dtype;
+  std::vector<int64_t> shape;
+  std::string file;  ///< the file that holds it (for messages)
+};
+
+/// Every tensor of a Hugging Face directory from the safetensors headers alone (no tensor data read): the shards
+/// model.safetensors.index.json lists (each tensor in the file its weight_map names), or model.safetensors. Throws
+/// sdk::ConfigError naming the file: neither present, a listed shard missing, a tensor not where the index says, a
+/// duplicate; sdk::Error for a file that is not valid safetensors.
+std::map<std::string, HfTensorInfo> read_hf_weight_headers(const std::filesystem::path& dir);
+
 struct HfTensor {
   at::Tensor tensor;
   std::string file;  ///< the file it was read from (for messages)
 };
 
-/// Every tensor of a Hugging Face directory: the shards model.safetensors.index.json lists (each
-/// tensor in the file its weight_map names), or model.safetensors. Throws sdk::ConfigError naming the
-/// file: neither present, a listed shard missing, a tensor not where the index says, a duplicate.
+/// The tensors `wanted` names (read_hf_weight_headers of the same directory, or some of them), read from their files.
 std::map<std::string, HfTensor> read_hf_weights(const std::filesystem::path& dir,
+                                                const std::map<std::string, HfTensorInfo>& wanted,
                                                 const std::function<void(const std::string&)>& progress);
 
 }  // namespace kforge::interop
