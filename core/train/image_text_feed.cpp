@@ -116,16 +116,29 @@ void ImageTextFeed::restore(int64_t position) {
 int64_t ImageTextFeed::skipped() const { return stream_ ? stream_->skipped() : 0; }
 
 data::Batch ImageTextFeed::next_batch() {
+  return *next_batch_unless([] { return false; });
+}
+
+std::optional<data::Batch> ImageTextFeed::next_batch_unless(const std::function<bool()>& stop) {
   if (!stream_) {  // opened on first use, at the position restore() set: nothing read ahead is thrown away
     stream_ =
         dataset_->stream([this](int64_t p) { return index_at(p); }, position_, std::numeric_limits<int64_t>::max());
   }
+  const int64_t first = position_;
   std::vector<at::Tensor> pixels, ids, labels, masks, times;
   while (static_cast<int64_t>(pixels.size()) < batch_size_) {
+    if (stop()) return std::nullopt;
     const auto start = std::chrono::steady_clock::now();
     std::optional<sdk::ImageTextSample> sample = stream_->next();
     wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!sample) throw sdk::Error("the image-text stream ended before the end of training");
+    // Positions [first, first + samples_per_rank) are a whole pass over this rank's samples.
+    if (sample->position >= first + order_.samples_per_rank()) {
+      throw sdk::ConfigError(fmt::format(
+          "{}: a whole pass over this rank's {} samples gave {} usable, fewer than [train] batch_size = {} (the "
+          "warnings above name the unusable ones); fix or replace the data",
+          dataset_->describe(), order_.samples_per_rank(), pixels.size(), batch_size_));
+    }
     position_ = sample->position + 1;
     pixels.push_back(std::move(sample->pixel_values));
     ids.push_back(std::move(sample->input_ids));

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "config/job_config.h"
@@ -34,8 +36,12 @@ class ImageTextFeed {
   ~ImageTextFeed();
 
   /// train.batch_size samples: pixel_values [B, 3, S, S] (clips: [B, F, 3, S, S] and frame_mask [B, F]), input_ids
-  /// and labels [B, max_text_len].
+  /// and labels [B, max_text_len]. Throws sdk::ConfigError naming the dataset when a whole pass over this rank's
+  /// samples gave fewer usable ones than a batch (and, from the dataset, when too many in a row are unusable).
   data::Batch next_batch();
+  /// As next_batch(), but gives up once `stop()` is true before a sample (a shutdown signal): nullopt, and the
+  /// samples taken for the batch are lost (restore() a position from before them).
+  std::optional<data::Batch> next_batch_unless(const std::function<bool()>& stop);
   /// Samples of this rank's order consumed so far.
   int64_t position() const { return position_; }
   /// Where position() is in the sampler's terms, for the checkpoint's record (epoch, whole batches into it).

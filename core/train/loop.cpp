@@ -42,7 +42,20 @@ std::vector<data::Batch> Trainer::read_micro_batches() {
   // Rows carry their sources (and the step computes their losses) only for a step whose metrics are logged.
   if (mixture_) return mixture_->micro_batches(step_, vocab_size, eos_id_, tracker_->is_log_step(step_ + 1));
   if (images_) {
-    for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) batches.push_back(images_->next_batch());
+    // A shutdown signal while the data is read (slow or bad data) gives the step's samples back: none, and the feed at
+    // the step's first sample, so the checkpoint of the last step resumes exactly. Only a single process stops there:
+    // ranks could otherwise part, one in the step's collectives and one in the save's.
+    const bool may_stop = runtime_->world_size() == 1;
+    const int64_t step_start = images_->position();
+    for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) {
+      std::optional<data::Batch> batch =
+          images_->next_batch_unless([may_stop] { return may_stop && resilience::shutdown_requested(); });
+      if (!batch) {
+        images_->restore(step_start);
+        return {};
+      }
+      batches.push_back(std::move(*batch));
+    }
     return batches;
   }
   for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) {
@@ -111,6 +124,12 @@ TrainingResult Trainer::train() {
     tracker_->start_step();
     int64_t local_trained = 0;
     const std::vector<data::Batch> batches = next_micro_batches(local_trained);
+    if (batches.empty()) {  // a shutdown signal while the step's data was read (read_micro_batches)
+      log.warn("shutdown requested (signal {}) while step {}'s data was read: saving step {} and exiting; rerun the "
+               "same command to resume", resilience::shutdown_signal(), step_ + 1, step_);
+      outcome = Outcome::Preempted;
+      break;
+    }
     model_->set_step(step_, train.max_steps);
     const double lr_factor = scheduler_->factor(step_);
     optimizer_->set_lr_factor(mixture_ ? lr_factor * mixture_->lr_scale(step_) : lr_factor);  // a phase's lr_scale
