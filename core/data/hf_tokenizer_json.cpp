@@ -27,7 +27,7 @@ class HfTokenizerJson {
       if (model.contains(key) && !model[key].is_null() && model[key] != "")
         refuse("model." + std::string(key), model[key]);
     }
-    if (model.value("byte_fallback", false)) refuse("model.byte_fallback", model["byte_fallback"]);
+    if (flag(model, "model", "byte_fallback", false)) refuse("model.byte_fallback", model["byte_fallback"]);
     const bool nfc = read_normalizer();
     std::vector<std::string> patterns = read_pre_tokenizer();
     read_decoder();
@@ -60,7 +60,7 @@ class HfTokenizerJson {
     const json config = read_tokenizer_config();
     options.name = config_token(config, "tokenizer_class");
     if (options.name.empty()) options.name = path_.filename().string();
-    BpeModel bpe(std::move(tokens), &merges, model.value("ignore_merges", false),
+    BpeModel bpe(std::move(tokens), &merges, flag(model, "model", "ignore_merges", false),
                  fmt::format("'{}' model.merges", path_.string()));
     const auto id_of = [&](const std::string& text) -> int {
       for (const auto& token : options.added) {
@@ -115,6 +115,20 @@ class HfTokenizerJson {
                                  path_.string(), key, text));
   }
 
+  /// object[key] as a bool, `fallback` when it is absent or null; another type is refused naming where.key.
+  bool flag(const json& object, const std::string& where, const char* key, bool fallback) const {
+    if (!object.is_object() || !object.contains(key) || object[key].is_null()) return fallback;
+    if (!object[key].is_boolean()) refuse(where + "." + key, object[key], "true or false");
+    return object[key].get<bool>();
+  }
+
+  /// object[key] as a string, "" when `object` is no object or the key is absent; another type is refused.
+  std::string text(const json& object, const std::string& where, const char* key) const {
+    if (!object.is_object() || !object.contains(key)) return "";
+    if (!object[key].is_string()) refuse(where + "." + key, object[key], "a string");
+    return object[key].get<std::string>();
+  }
+
   const json& at(const json& object, const char* key, const std::string& where) const {
     if (!object.is_object() || !object.contains(key)) {
       throw sdk::Error(fmt::format("tokenizer '{}': {} is missing", path_.string(), where));
@@ -131,24 +145,27 @@ class HfTokenizerJson {
   bool read_normalizer() const {
     const json& normalizer = root_.value("normalizer", json());
     if (normalizer.is_null()) return false;
-    if (normalizer.value("type", "") != "NFC") refuse("normalizer", normalizer, "null or {\"type\": \"NFC\"}");
+    if (text(normalizer, "normalizer", "type") != "NFC") {
+      refuse("normalizer", normalizer, "null or {\"type\": \"NFC\"}");
+    }
     return true;
   }
 
   /// The regexes, in order; a ByteLevel step is required (the vocabulary is byte-level).
   std::vector<std::string> read_pre_tokenizer() const {
     const json& pre = at(root_, "pre_tokenizer", "pre_tokenizer");
-    const bool sequence = pre.is_object() && pre.value("type", "") == "Sequence";
+    const bool sequence = text(pre, "pre_tokenizer", "type") == "Sequence";
     const json steps = sequence ? at(pre, "pretokenizers", "pre_tokenizer.pretokenizers") : json::array({pre});
+    if (!steps.is_array()) refuse("pre_tokenizer.pretokenizers", steps, "a list of steps");
     std::vector<std::string> patterns;
     bool byte_level = false;
     for (size_t i = 0; i < steps.size(); ++i) {
       const json& step = steps[i];
       const std::string where = sequence ? fmt::format("pre_tokenizer.pretokenizers[{}]", i) : "pre_tokenizer";
-      const std::string type = step.is_object() ? step.value("type", "") : "";
+      const std::string type = text(step, where, "type");
       if (type == "ByteLevel" && !byte_level) {
-        if (step.value("add_prefix_space", false)) refuse(where + ".add_prefix_space", step["add_prefix_space"]);
-        if (step.value("use_regex", true)) patterns.emplace_back(kGpt2Pattern);
+        if (flag(step, where, "add_prefix_space", false)) refuse(where + ".add_prefix_space", step["add_prefix_space"]);
+        if (flag(step, where, "use_regex", true)) patterns.emplace_back(kGpt2Pattern);
         byte_level = true;
       } else if (type == "Split" && !byte_level) {
         const json& pattern = at(step, "pattern", where + ".pattern");
@@ -156,7 +173,7 @@ class HfTokenizerJson {
           refuse(where + ".pattern", pattern, "{\"Regex\": ...}");
         }
         expect_value(step, where, "behavior", "Isolated", "the Split behavior");
-        if (step.value("invert", false)) refuse(where + ".invert", step["invert"]);
+        if (flag(step, where, "invert", false)) refuse(where + ".invert", step["invert"]);
         patterns.push_back(pattern["Regex"].get<std::string>());
       } else {
         refuse(where, step, "Split {Regex, Isolated} steps followed by one ByteLevel");
@@ -168,7 +185,7 @@ class HfTokenizerJson {
 
   void read_decoder() const {
     const json& decoder = root_.value("decoder", json());
-    if (!decoder.is_null() && decoder.value("type", "") != "ByteLevel") {
+    if (!decoder.is_null() && text(decoder, "decoder", "type") != "ByteLevel") {
       refuse("decoder", decoder, "the ByteLevel decoder");
     }
   }
@@ -204,6 +221,7 @@ class HfTokenizerJson {
   std::vector<AddedToken> read_added_tokens() const {
     std::vector<AddedToken> out;
     const json& added = root_.value("added_tokens", json::array());
+    if (!added.is_array()) refuse("added_tokens", added, "a list of {\"id\": N, \"content\": \"...\"}");
     for (size_t i = 0; i < added.size(); ++i) {
       const json& token = added[i];
       const std::string where = fmt::format("added_tokens[{}]", i);
@@ -211,8 +229,8 @@ class HfTokenizerJson {
           !token["id"].is_number_integer() || token["id"].get<int64_t>() < 0) {
         refuse(where, token, "{\"id\": N, \"content\": \"...\"}");
       }
-      for (const char* flag : {"single_word", "lstrip", "rstrip"}) {
-        if (token.value(flag, false)) refuse(where + "." + flag, token[flag]);
+      for (const char* name : {"single_word", "lstrip", "rstrip"}) {
+        if (flag(token, where, name, false)) refuse(where + "." + name, token[name]);
       }
       out.push_back(AddedToken{token["content"].get<std::string>(), static_cast<int>(token["id"].get<int64_t>())});
     }
@@ -233,7 +251,7 @@ class HfTokenizerJson {
 
   /// tokenizer_config.json's `key`: a string, or an AddedToken object's content; empty when absent or otherwise.
   static std::string config_token(const json& config, const char* key) {
-    const json& value = config.value(key, json());
+    const json& value = config.is_object() ? config.value(key, json()) : json();
     if (value.is_string()) return value.get<std::string>();
     if (value.is_object() && value.contains("content") && value["content"].is_string()) return value["content"];
     return "";

@@ -90,6 +90,28 @@ TEST(TokenizerErrors, ABadTiktokenLineIsRefusedNamingFileAndLine) {
   EXPECT_NE(load_error(unknown).find("has 10 ranks"), std::string::npos);
 }
 
+TEST(TokenizerErrors, AFieldOfTheWrongTypeIsRefusedNamingItsJsonPath) {
+  // Found by fuzz_hf_tokenizer_json: nlohmann's value() threw its own type_error, which escaped the loader.
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"pre_tokenizer", {{"type", "ByteLevel"}, {"use_regex", {{"a", 1}}}}}}, "pre_tokenizer.use_regex = {\"a\":1}"},
+      {{{"pre_tokenizer", {{"type", 7}}}}, "pre_tokenizer.type = 7"},
+      {{{"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", "ByteLevel"}}}},
+       "pre_tokenizer.pretokenizers = \"ByteLevel\""},
+      {{{"normalizer", 5}}, "normalizer = 5"},
+      {{{"decoder", {{"type", true}}}}, "decoder.type = true"},
+      {{{"added_tokens", {{"id", 3}}}}, "added_tokens = {\"id\":3}"},
+      {{{"added_tokens", {{{"id", 3}, {"content", "x"}, {"lstrip", "yes"}}}}}, "added_tokens[0].lstrip = \"yes\""},
+      {{{"model", {{"type", "BPE"}, {"vocab", json::object()}, {"merges", json::array()}, {"ignore_merges", 1}}}},
+       "model.ignore_merges = 1"},
+  };
+  for (const auto& [patch, expected] : cases) {
+    json file = bpe_skeleton();
+    file.merge_patch(patch);
+    const auto path = write("tokenizer_wrong_type", "tokenizer.json", file.dump());
+    test::expect_has(load_error(path), {path.string(), expected + " is not supported"});
+  }
+}
+
 TEST(TokenizerErrors, AVocabIdPastTheVocabIsRefusedNamingTheTokenNotAllocated) {
   // The highest id sized the token table: up to 2^30 was accepted, 32 GiB (fuzz_hf_tokenizer_json's harness aborts
   // on allocations over 4 GiB). This id asks for 1.6 GB before the fix.
