@@ -5,7 +5,8 @@
 #                                             KFORGE_TSAN_FILTER: their GoogleTest filter)
 # LibTorch, Gloo and OpenBLAS are not instrumented: leak checking is off and scripts/sanitizers/*.supp
 # silence findings inside them only. Extra arguments go to ctest (e.g. -R test_config). Env:
-# KFORGE_SANITIZE_JOBS (build and ctest parallelism, default nproc), CXX (the compiler at the first configure).
+# KFORGE_SANITIZE_JOBS (build and ctest parallelism, default nproc), CXX (the compiler at the first configure),
+# KFORGE_SANITIZE_TARGETS (space-separated targets to build instead: a subset, with ctest args that pick its tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:?usage: scripts/sanitize.sh asan|tsan [ctest args...]}
@@ -37,6 +38,9 @@ case "$kind" in
     ;;
 esac
 
+if [[ -n ${KFORGE_SANITIZE_TARGETS:-} ]]; then
+  read -r -a targets <<<"$KFORGE_SANITIZE_TARGETS"
+fi
 build_dir=build-$kind
 start=$(date +%s)
 # -O1 -g1: line tables for the stack traces at a fraction of the compile time of -O2 -g.

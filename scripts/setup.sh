@@ -19,6 +19,8 @@ packages=(
   libjpeg-turbo-progs                       # djpeg: the JPEG reference of the image-text tests
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg  # video clips: FFmpeg's decoders, and its CLI
                                                                       # to make test clips and extract reference frames
+  clang libclang-rt-dev llvm                # the fuzz targets (libFuzzer, ASan and UBSan runtimes of compiler-rt)
+                                            # and llvm-symbolizer, for the sanitizers' stack traces
 )
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs, fetches the test data, builds, compile-checks the CUDA code and runs every test (unit, integration,
-# multi-process) with CTest.
+# multi-process) with CTest; then fuzzes every parser of outside input briefly and runs its unit tests under ASan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,3 +10,10 @@ python3 scripts/cuda_check.py "${KFORGE_BUILD_DIR:-build}"  # the GPU code compi
 # One entry more than cores: an entry often waits (a rendezvous, a collective timeout under test, a rank's exit), and
 # the extra one uses that time (2 cores: 397 s with -j 2, 374 s with -j 3, the same tree and CPU time).
 ctest --test-dir "${KFORGE_BUILD_DIR:-build}" --output-on-failure -j "$(($(nproc) + 1))"
+# The parsers of outside input under ASan + UBSan: every fuzz target for 5 s on its corpus (clang, build-fuzz/), and
+# the config and tokenizer unit tests in an instrumented build (build-asan/; the tokenizer goldens and the
+# prepare-data runs, minutes under ASan, are left to the main run above).
+bash scripts/fuzz.sh --smoke
+KFORGE_SANITIZE_TARGETS="test_config test_data" \
+  GTEST_FILTER="-TiktokenGolden.*:TokenizerRoundTrip.*:PrepareData.*:PrepareProgress.*" \
+  bash scripts/sanitize.sh asan -R "^test_(config|data)"
