@@ -190,19 +190,25 @@ TEST(TensorParallel, ParametersBothRanksHoldWholeStayBitIdentical) {
 }
 
 // Four ranks: tp = 2 inside dp_shard = 2 (FSDP over the ranks holding the same slices), against one rank with the
-// global batch and against dp_shard = 2 alone; and with activation checkpointing, against one rank.
-TEST(TensorParallel, TpTimesFsdpOnFourRanksMatchesOneRankAndFsdpAlone) {
-  const std::vector<std::string> args = {"--train.max_steps=20"};
+// global batch and against dp_shard = 2 alone, which matches one rank too; and with activation checkpointing, against
+// one rank. In fp32 and under bf16 autocast (its parity: launch_job.h).
+class TensorParallelAt : public ::testing::TestWithParam<Precision> {};
+INSTANTIATE_TEST_SUITE_P(Precisions, TensorParallelAt, ::testing::ValuesIn(parity_precisions()), precision_name);
+
+TEST_P(TensorParallelAt, TpTimesFsdpOnFourRanksMatchesOneRankAndFsdpAlone) {
+  const Precision& p = GetParam();
+  const std::vector<std::string> args = {"--train.max_steps=20", p.flag()};
   TrainFixture one, fsdp, four;
   launch(one, 1, with(args, {"--train.batch_size=8"}));
   launch(fsdp, 2, with(args, {"--distributed.dp_shard=2"}));
   launch(four, 4, with(args, {"--distributed.tp=2", "--distributed.dp_shard=2"}));
-  expect_parity(four, one, 1, 20);
-  expect_parity(four, fsdp, 1, 20);
+  expect_parity(fsdp, one, p);
+  expect_parity(four, one, p);
+  expect_parity(four, fsdp, p);
   TrainFixture recomputed;
   launch(recomputed, 4,
          with(args, {"--distributed.tp=2", "--distributed.dp_shard=2", "'--train.activation_checkpointing=\"full\"'"}));
-  expect_parity(recomputed, one, 1, 20);
+  expect_parity(recomputed, one, p);
 }
 
 // Written at tp = 2 x dp_shard = 2: the logical tensors (the one-rank run's names and shapes, values within the parity
