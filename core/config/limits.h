@@ -19,6 +19,10 @@ inline constexpr int kMaxConfigDepth = 32;
 /// product of two such numbers or a conversion to milliseconds fits an int64.
 inline constexpr double kMaxConfigNumber = 2147483647.0;
 
+/// Largest [train] num_threads: Linux's largest CPU count (CONFIG_NR_CPUS). LibTorch starts that many threads, and
+/// a million of them hang the run in thread creation until the address space runs out.
+inline constexpr double kMaxThreads = 8192;
+
 /// Largest timeout in seconds (one year): converted to milliseconds or to alarm()'s unsigned, it fits.
 inline constexpr double kMaxTimeoutSec = 365.0 * 24 * 3600;
 

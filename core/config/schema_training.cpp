@@ -42,7 +42,7 @@ std::vector<SectionSpec> training_sections() {
         bounded(float_key("shutdown_timeout_sec", 600.0, "forced exit this long after a shutdown signal (0: never)"),
                 kMaxTimeoutSec),
         int_key("nccl_health_check_interval", 0, "steps between collective health checks (0: off)"),
-        int_key("num_threads", 0, "intra-op CPU threads (0: all cores)"),
+        bounded(int_key("num_threads", 0, "intra-op CPU threads (0: all cores)"), kMaxThreads),
         string_key("device", "auto",
                    "where the model, optimizer state, batches and collectives live: \"auto\" (cuda:LOCAL_RANK in a "
                    "CUDA build with a GPU, else the CPU), \"cpu\" or \"cuda\"",

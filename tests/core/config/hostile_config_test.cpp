@@ -158,6 +158,13 @@ TEST(HostileConfig, EveryNumberKeyRefusesAHugeValueNamingTheKeyFileAndValue) {
   EXPECT_GE(keys.size(), 80u);  // every Int and Float key of the schema, not a hand-picked few
 }
 
+// LibTorch starts [train] num_threads threads: more than Linux's most CPUs is refused, not left to hang the run.
+TEST(HostileConfig, NumThreadsBeyondLinuxsMostCpusIsRefused) {
+  expect_has(load_error("", {"--train.num_threads=1000000"}),
+             {"command line: [train] num_threads = 1000000: out of range: must be between -8192 and 8192"});
+  EXPECT_EQ(load("", {"--train.num_threads=8192"}).train.num_threads, 8192);
+}
+
 TEST(HostileConfig, EveryFloatKeyRefusesInfinityAndNan) {
   int checked = 0;
   for (const NumberKey& k : schema_number_keys()) {
