@@ -46,9 +46,10 @@ TEST(VideoPlugin, RegistersTheDatasetsAndTheSamplerWithTheVideoKeysTheyRead) {
   using Keys = std::vector<std::string>;
   const plugins::Entry& webvid = registered(*host, "video_dataset", "webvid");
   EXPECT_EQ(webvid.plugin->path.filename(), "libkforge_video.so");
-  EXPECT_EQ(webvid.meta.core_keys, (Keys{"data_root", "dataset_name", "split", "max_samples", "prompt"}));
+  EXPECT_EQ(webvid.meta.core_keys,
+            (Keys{"data_root", "dataset_name", "split", "max_samples", "prompt", "max_clip_bytes"}));
   EXPECT_EQ(registered(*host, "video_dataset", "video_jsonl").meta.core_keys,
-            (Keys{"data_root", "max_samples", "prompt"}));
+            (Keys{"data_root", "max_samples", "prompt", "max_clip_bytes"}));
   EXPECT_EQ(registered(*host, "frame_sampler", "uniform").meta.core_keys, (Keys{"fps", "min_frames", "max_frames"}));
 }
 
