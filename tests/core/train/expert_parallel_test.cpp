@@ -14,6 +14,7 @@
 #include "dist/expert_group.h"
 #include "support/launch_job.h"
 #include "support/max_abs_diff.h"
+#include "support/precision_parity.h"
 #include "support/same_checkpoint.h"
 #include "support/two_ranks.h"
 
@@ -89,7 +90,7 @@ std::vector<std::string> moe_args(const std::string& router, bool packed, int64_
 
 // 20 steps at ep = 2 against one rank, with either router, packed or per-expert experts. In fp32 and under bf16
 // autocast, where the MoE layer sums its experts' bf16 outputs (it threw on a float32 sum before, on one rank too) and
-// the exchanges carry bf16 rows (its parity: launch_job.h).
+// the exchanges carry bf16 rows (its parity: support/precision_parity.h).
 class ExpertParallelAt : public ::testing::TestWithParam<Precision> {};
 INSTANTIATE_TEST_SUITE_P(Precisions, ExpertParallelAt, ::testing::ValuesIn(parity_precisions()), precision_name);
 
@@ -98,7 +99,7 @@ TEST_P(ExpertParallelAt, TwoRanksMatchOneRankWithEitherRouterPackedOrPerExpert) 
   for (const std::string router : {"softmax_topk", "sigmoid_topk"}) {
     for (const bool packed : {false, true}) {
       SCOPED_TRACE(fmt::format("{}, packed = {}", router, packed));
-      const auto args = with(moe_args(router, packed, 20), {p.flag()});
+      const auto args = with(moe_args(router, packed, 20), p.overrides);
       TrainFixture one, two;
       launch(one, 1, args);
       std::string output;

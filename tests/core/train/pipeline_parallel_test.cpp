@@ -22,6 +22,7 @@
 #include "schedules/one_f_one_b.h"
 #include "support/launch_job.h"
 #include "support/max_abs_diff.h"
+#include "support/precision_parity.h"
 #include "support/same_checkpoint.h"
 #include "support/two_ranks.h"
 #include "train/pipeline_order.h"
@@ -227,13 +228,13 @@ const std::vector<std::string> kPipelined = {"--model.n_layers=4", "--train.grad
 // 20 steps at pp = 2 against one rank with the same micro-batches, with each schedule (interleaved 1F1B over two
 // chunks per rank, so four virtual stages of one block), and 1F1B with its blocks recomputed in the backward; the
 // evaluations every 5 steps run through the stages too (compared within the precision's steps). In fp32 and under
-// bf16 autocast (its parity: launch_job.h).
+// bf16 autocast (its parity: support/precision_parity.h).
 class PipelineParallelAt : public ::testing::TestWithParam<Precision> {};
 INSTANTIATE_TEST_SUITE_P(Precisions, PipelineParallelAt, ::testing::ValuesIn(parity_precisions()), precision_name);
 
 TEST_P(PipelineParallelAt, TwoStagesMatchOneRankWithEverySchedule) {
   const Precision& p = GetParam();
-  const auto args = with(kPipelined, {"--train.max_steps=20", "--eval.enabled=true", p.flag()});
+  const auto args = with(with(kPipelined, {"--train.max_steps=20", "--eval.enabled=true"}), p.overrides);
   TrainFixture one;
   launch(one, 1, args);
   const std::vector<std::vector<std::string>> variants = {

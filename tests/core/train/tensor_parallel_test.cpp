@@ -16,6 +16,7 @@
 #include "losses/vocab_parallel_cross_entropy.h"
 #include "support/launch_job.h"
 #include "support/max_abs_diff.h"
+#include "support/precision_parity.h"
 #include "support/same_checkpoint.h"
 #include "support/two_ranks.h"
 
@@ -191,13 +192,13 @@ TEST(TensorParallel, ParametersBothRanksHoldWholeStayBitIdentical) {
 
 // Four ranks: tp = 2 inside dp_shard = 2 (FSDP over the ranks holding the same slices), against one rank with the
 // global batch and against dp_shard = 2 alone, which matches one rank too; and with activation checkpointing, against
-// one rank. In fp32 and under bf16 autocast (its parity: launch_job.h).
+// one rank. In fp32 and under bf16 autocast (its parity: support/precision_parity.h).
 class TensorParallelAt : public ::testing::TestWithParam<Precision> {};
 INSTANTIATE_TEST_SUITE_P(Precisions, TensorParallelAt, ::testing::ValuesIn(parity_precisions()), precision_name);
 
 TEST_P(TensorParallelAt, TpTimesFsdpOnFourRanksMatchesOneRankAndFsdpAlone) {
   const Precision& p = GetParam();
-  const std::vector<std::string> args = {"--train.max_steps=20", p.flag()};
+  const auto args = with({"--train.max_steps=20"}, p.overrides);
   TrainFixture one, fsdp, four;
   launch(one, 1, with(args, {"--train.batch_size=8"}));
   launch(fsdp, 2, with(args, {"--distributed.dp_shard=2"}));
