@@ -76,9 +76,9 @@ int cmd_eval(int argc, char** argv) {
           std::make_unique<train::ImageTextFeed>(job, components, ckpt.pixels, self, train::ImageTextFeed::Split::Eval);
     } else if (job.eval.hf) {  // through its token cache, written now if missing (this process is the group)
       const auto cache = train::hf_shards(job, *job.eval.hf, [&self]() -> const dist::Group& { return self; });
-      data = components.dataset(cache->dir, cache->pattern);
+      data = components.dataset(cache->dir, cache->pattern, job.view("model").get_int("vocab_size"));
     } else {
-      data = components.dataset(job.eval.dataset_path, job.eval.file_pattern);
+      data = components.dataset(job.eval.dataset_path, job.eval.file_pattern, job.view("model").get_int("vocab_size"));
     }
     eos_id = train::packing_eos_id(job, components.model_capabilities());
   } catch (const std::exception& e) {

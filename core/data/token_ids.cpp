@@ -4,8 +4,6 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
-#include "data/data_error.h"
-
 namespace kforge::data {
 
 std::optional<std::string> id_past_vocab(const at::Tensor& windows, const std::vector<int64_t>& indices,
@@ -18,26 +16,6 @@ std::optional<std::string> id_past_vocab(const at::Tensor& windows, const std::v
       "sample window {}: token id {} at position {} of the window is >= [model] vocab_size {}; set vocab_size to the "
       "tokenizer's vocabulary (prepare-data's metadata.json vocab_size) or re-tokenise the data ({})",
       indices[static_cast<size_t>(row)], windows[row][col].item<int64_t>(), col, vocab_size, dataset.describe());
-}
-
-void check_token_ids(const sdk::Dataset& dataset, int64_t vocab_size, const std::string& what) {
-  constexpr int64_t kChunkTokens = int64_t{1} << 20;
-  std::vector<int64_t> indices;
-  std::vector<at::Tensor> rows;
-  int64_t tokens = 0;
-  for (int64_t i = 0, n = dataset.size(); i < n; ++i) {
-    rows.push_back(dataset.window(i));
-    indices.push_back(i);
-    tokens += rows.back().numel();
-    if (tokens < kChunkTokens && i + 1 < n) continue;
-    const at::Tensor windows = at::stack(rows);
-    if (windows.max().item<int64_t>() >= vocab_size) {
-      throw DataError(fmt::format("{}: {}", what, *id_past_vocab(windows, indices, vocab_size, dataset)));
-    }
-    rows.clear();
-    indices.clear();
-    tokens = 0;
-  }
 }
 
 }  // namespace kforge::data

@@ -1,4 +1,4 @@
-// Token ids against [model] vocab_size: the first id at or past it in a batch of windows, or in a whole dataset.
+// Token ids against [model] vocab_size: the first id at or past it in a batch of windows.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -17,10 +17,5 @@ namespace kforge::data {
 /// memmap dataset's describe() names the file holding its largest id and where); nullopt when there is none.
 std::optional<std::string> id_past_vocab(const at::Tensor& windows, const std::vector<int64_t>& indices,
                                          int64_t vocab_size, const sdk::Dataset& dataset);
-
-/// Reads every window of `dataset` (about 1M tokens at a time) and throws DataError "<what>: <id_past_vocab>"
-/// at the first id >= vocab_size: the check a run makes before its first step, so that no window it may draw
-/// later fails in the model's embedding.
-void check_token_ids(const sdk::Dataset& dataset, int64_t vocab_size, const std::string& what);
 
 }  // namespace kforge::data

@@ -101,9 +101,10 @@ std::unique_ptr<sdk::PipelineSchedule> Components::pipeline_schedule() const {
   return build_selected<sdk::PipelineScheduleFactory>(sdk::kind::pipeline_schedule);
 }
 
-std::unique_ptr<sdk::Dataset> Components::dataset(const std::string& path, const std::string& file_pattern) const {
+std::unique_ptr<sdk::Dataset> Components::dataset(const std::string& path, const std::string& file_pattern,
+                                                 int64_t vocab_size) const {
   return build_selected<sdk::DatasetFactory>(sdk::kind::dataset,
-                                             sdk::DatasetSpec{path, file_pattern, job_.train.seq_len + 1});
+                                             sdk::DatasetSpec{path, file_pattern, job_.train.seq_len + 1, vocab_size});
 }
 
 std::vector<std::unique_ptr<sdk::Hook>> Components::hooks() const {

@@ -39,8 +39,10 @@ class Components final : public sdk::ComponentSource {
   std::unique_ptr<sdk::Loss> loss() const;
   /// The [distributed] pp_schedule (pipeline parallelism).
   std::unique_ptr<sdk::PipelineSchedule> pipeline_schedule() const;
-  /// The configured dataset plugin over `path` (train or eval data).
-  std::unique_ptr<sdk::Dataset> dataset(const std::string& path, const std::string& file_pattern) const;
+  /// The configured dataset plugin over `path` (train or eval data); vocab_size > 0 makes it refuse ids at or past it
+  /// as it opens ([model] vocab_size in a run; 0: no check).
+  std::unique_ptr<sdk::Dataset> dataset(const std::string& path, const std::string& file_pattern,
+                                        int64_t vocab_size) const;
   std::vector<std::unique_ptr<sdk::Hook>> hooks() const;
   /// The backends of [metrics] backends, in that order; each gets `run` with resumed_run_id set to
   /// its entry in `resumed_run_ids` (by backend name; absent: "").

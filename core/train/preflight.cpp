@@ -7,7 +7,6 @@
 #include "config/rules.h"
 #include "config/support_check.h"
 #include "data/data_error.h"
-#include "data/token_ids.h"
 #include "dist/device.h"
 #include "dist/rank_info.h"
 #include "kforge/sdk/abi.h"
@@ -196,21 +195,24 @@ void check_pipeline_parallel(const config::JobConfig& job, const plugins::Compon
 void open_text_data(const config::JobConfig& job, const plugins::Components& components, const HfCacheGroup& hf_group,
                     Preflight& out) {
   // Shards in `path`, or a Hugging Face export's token cache; null (the dry run) while that is not written.
-  // Every id checked against [model] vocab_size, so that no window the run may draw fails in the embedding.
+  // The dataset refuses ids past [model] vocab_size as it opens (DatasetSpec::vocab_size), so that no window the run
+  // may draw fails in the embedding; its errors are data errors, named by `what`.
   const auto open = [&](const std::string& what, const std::string& path, const std::string& pattern,
                         const std::optional<config::HfExport>& hf) -> std::unique_ptr<sdk::Dataset> {
-    std::unique_ptr<sdk::Dataset> dataset;
-    if (!hf) {
-      dataset = components.dataset(path, pattern);
-    } else if (const std::optional<ShardDir> cache = hf_shards(job, *hf, hf_group)) {
-      dataset = components.dataset(cache->dir, cache->pattern);
-    } else {
-      out.warnings.push_back(
-          fmt::format("{}: not tokenised yet: the run tokenises it into its token cache first", hf->where));
-      return nullptr;
+    const int64_t vocab_size = job.view("model").get_int("vocab_size");
+    try {
+      if (!hf) return components.dataset(path, pattern, vocab_size);
+      if (const std::optional<ShardDir> cache = hf_shards(job, *hf, hf_group)) {
+        return components.dataset(cache->dir, cache->pattern, vocab_size);
+      }
+    } catch (const sdk::ConfigError&) {
+      throw;
+    } catch (const sdk::Error& e) {
+      throw data::DataError(fmt::format("{}: {}", what, e.what()));
     }
-    data::check_token_ids(*dataset, job.view("model").get_int("vocab_size"), what);
-    return dataset;
+    out.warnings.push_back(
+        fmt::format("{}: not tokenised yet: the run tokenises it into its token cache first", hf->where));
+    return nullptr;
   };
   if (!job.data.datasets.empty()) {
     std::vector<data::MixtureDataset::Source> sources;

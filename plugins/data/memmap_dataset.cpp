@@ -79,6 +79,13 @@ MemmapDataset::MemmapDataset(const sdk::DatasetSpec& spec, BinDtype bin_dtype, s
                       "kforge prepare-data",
                       path, token_at(s.tokens, at, s.itemsize), at, vocab->vocab_size, vocab->metadata));
     }
+    if (spec.vocab_size > 0 && s.max_id >= spec.vocab_size) {
+      const int64_t at = first_token_at_least(s.tokens, s.length, s.itemsize, spec.vocab_size);
+      throw sdk::Error(fmt::format("{}: token id {} at position {} is >= [model] vocab_size {}; set vocab_size to the "
+                                   "tokenizer's vocabulary (prepare-data's metadata.json vocab_size) or re-tokenise "
+                                   "the data",
+                                   path, token_at(s.tokens, at, s.itemsize), at, spec.vocab_size));
+    }
     s.windows = s.length / spec.window;
     if (s.windows == 0 && log != nullptr) {
       log->warn(fmt::format("{}: {} tokens, fewer than one window of {}; it contributes no samples", path, s.length,

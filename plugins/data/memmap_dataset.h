@@ -21,7 +21,8 @@ class MemmapDataset final : public sdk::Dataset {
  public:
   /// Maps every shard of spec.path matching spec.file_pattern (sorted by name). Each shard gives
   /// len // spec.window windows; the tail is dropped and windows never cross shards. Each shard's ids
-  /// are scanned once: a shard prepare-data's metadata.json lists must hold only ids below its vocab_size.
+  /// are scanned once: a shard prepare-data's metadata.json lists must hold only ids below its vocab_size, and every
+  /// shard only ids below spec.vocab_size (when > 0).
   MemmapDataset(const sdk::DatasetSpec& spec, BinDtype bin_dtype, sdk::Logger* log = nullptr);
 
   int64_t size() const override { return cumulative_.empty() ? 0 : cumulative_.back(); }

@@ -52,14 +52,14 @@ std::vector<int64_t> arange(int64_t start, int64_t n) {
 }
 
 std::unique_ptr<sdk::Dataset> open_dataset(const std::filesystem::path& dir, const std::string& pattern,
-                                           int64_t seq_len, const std::string& data_toml) {
+                                           int64_t seq_len, const std::string& data_toml, int64_t vocab_size) {
   // Plugin libraries stay loaded for the life of the process; one host serves every test.
   static const auto host = load_builtin_plugins();
   const std::string toml = "[train]\nseq_len = " + std::to_string(seq_len) + "\n[data]\ndataset_path = \"" +
                            dir.string() + "\"\nfile_pattern = \"" + pattern + "\"\n" + data_toml;
   const config::JobConfig job = job_from_toml(toml, host->registry);
   const plugins::Components comps(host->registry, job);
-  return comps.dataset(dir.string(), pattern);
+  return comps.dataset(dir.string(), pattern, vocab_size);
 }
 
 std::vector<int64_t> to_vector(const at::Tensor& t) {

@@ -23,9 +23,9 @@ std::string u32_bytes(const std::vector<int64_t>& values);
 std::vector<int64_t> arange(int64_t start, int64_t n);
 
 /// The configured dataset plugin (default memmap) over `dir`, built through plugins::Components with
-/// [train] seq_len and any extra [data] lines.
+/// [train] seq_len and any extra [data] lines; vocab_size > 0 makes it refuse ids at or past it (0: no check).
 std::unique_ptr<sdk::Dataset> open_dataset(const std::filesystem::path& dir, const std::string& pattern,
-                                           int64_t seq_len, const std::string& data_toml = "");
+                                           int64_t seq_len, const std::string& data_toml = "", int64_t vocab_size = 0);
 
 /// Tensor contents as a vector.
 std::vector<int64_t> to_vector(const at::Tensor& t);

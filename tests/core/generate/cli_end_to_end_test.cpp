@@ -83,7 +83,8 @@ TEST_F(GenerateEvalCli, EvalMatchesTrainEvaluateOnTheSameWeights) {
   const auto ckpt = generate::load_checkpoint_model(step_dir(), fixture_->plugins->registry);
   const plugins::Components components(fixture_->plugins->registry, ckpt.job);
   auto loss = components.loss();
-  auto data = components.dataset(ckpt.job.eval.dataset_path, ckpt.job.eval.file_pattern);
+  auto data = components.dataset(ckpt.job.eval.dataset_path, ckpt.job.eval.file_pattern,
+                                 ckpt.job.view("model").get_int("vocab_size"));
   const auto metrics = train::evaluate(*ckpt.model, *loss, *data, ckpt.job.train.batch_size, ckpt.job.eval.steps,
                                        ckpt.job.view("model").get_int("vocab_size"));
   EXPECT_NEAR(json["eval/loss"].get<double>(), metrics[0].second, 1e-6);

@@ -156,6 +156,34 @@ TEST(MemmapDataset, NpyHeaderErrorsNameTheFileAndTheFault) {
   EXPECT_HAS(open_error(edir), "e.npy: not a .npy file");
 }
 
+// The spec's vocab_size ([model] vocab_size in a run): a shard holding an id at or past it is refused as the data
+// opens, naming the file, the first such id and its position in the shard, even where no window would draw it yet;
+// ids below it, and no vocab_size at all, open.
+TEST(MemmapDataset, AnIdAtOrPastTheSpecsVocabSizeIsRefusedAtOpenNamingTheFileAndTheFirstPosition) {
+  const fs::path dir = temp_dir("memmap_vocab");
+  std::vector<int64_t> ids = arange(0, 40);  // ids 0..39; 39 lies in the dropped tail (windows of 8)
+  ids[13] = 50;
+  ids[21] = 60;
+  write_raw_npy(dir / "a.npy", "<u2", false, "(40,)", u16_bytes(ids));
+  try {
+    open_dataset(dir, "*.npy", 7, "", 50);
+    FAIL() << "an id of 50 opened with vocab_size 50";
+  } catch (const sdk::Error& e) {
+    EXPECT_HAS(e.what(), (dir / "a.npy").string() + ": token id 50 at position 13 is >= [model] vocab_size 50");
+  }
+  EXPECT_EQ(open_dataset(dir, "*.npy", 7, "", 61)->size(), 5);
+  EXPECT_EQ(open_dataset(dir, "*.npy", 7)->size(), 5);
+  ids[13] = 13;
+  ids[21] = 21;
+  write_raw_npy(dir / "a.npy", "<u2", false, "(40,)", u16_bytes(ids));
+  try {
+    open_dataset(dir, "*.npy", 7, "", 39);  // only the dropped tail's 39 is past it
+    FAIL() << "an id of 39 opened with vocab_size 39";
+  } catch (const sdk::Error& e) {
+    EXPECT_HAS(e.what(), "token id 39 at position 39 is >= [model] vocab_size 39");
+  }
+}
+
 TEST(MemmapDataset, MissingDirectoryNoMatchAndTooLittleDataAreClear) {
   const fs::path dir = temp_dir("memmap_missing");
   EXPECT_HAS(open_error(dir / "nope"), "data directory '" + (dir / "nope").string() + "' does not exist");

@@ -12,6 +12,9 @@ struct DatasetSpec {
   std::string path;          ///< directory of shards
   std::string file_pattern;  ///< glob over file names, e.g. "*.npy"
   int64_t window = 0;        ///< tokens per sample (train.seq_len + 1)
+  /// [model] vocab_size: a dataset refuses, when it opens, data holding an id >= vocab_size (throws naming the file
+  /// and the first such id's position), so that no window drawn later fails in the embedding; 0: no check.
+  int64_t vocab_size = 0;
 };
 
 class Dataset {
