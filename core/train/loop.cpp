@@ -152,6 +152,13 @@ TrainingResult Trainer::train() {
             "warnings above",
             consecutive_skips_, step_ + 1));
       }
+      if (any_rank(resilience::shutdown_requested())) {  // skipped steps end on a signal as trained ones do
+        log.warn("step {}: shutdown requested (signal {}) while skipping steps with no trained token: saving and "
+                 "exiting; rerun the same command to resume",
+                 step_, resilience::shutdown_signal());
+        outcome = Outcome::Preempted;
+        break;
+      }
       continue;
     }
     consecutive_skips_ = 0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -191,6 +192,24 @@ TEST(SkippedStep, OneHundredSkippedStepsInARowStopTheRunWithExitCode2) {
   EXPECT_FALSE(std::filesystem::exists(fx.checkpoint_dir / "latest")) << "nothing trained, nothing saved";
   std::string output;
   EXPECT_EQ(launch(fx, 1, packed({"--train.max_steps=4"}), &output), 2) << output;
+}
+
+// A shutdown signal while steps are skipped ends the run as preempted at the next skip, as at a trained step's end,
+// instead of after the 100 skips that stop the run.
+TEST(SkippedStep, ASignalWhileStepsAreSkippedEndsTheRunAsPreemptedAtTheNextSkip) {
+  TrainFixture fx;
+  std::set<int64_t> all;
+  for (int64_t w = 0; w < kWindows; ++w) all.insert(w);
+  write_corpus(fx, all);
+  int64_t calls = 0;
+  const train::StepFn signalling = [&](train::Trainer& trainer, const std::vector<data::Batch>& batches) {
+    if (++calls == 3) std::raise(SIGTERM);  // the run's handlers record it
+    return train::standard_step(trainer, batches);
+  };
+  const train::TrainingResult result = fx.run(packed({"--train.max_steps=4"}), {}, signalling);
+  EXPECT_EQ(result.outcome, train::Outcome::Preempted);
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(result.step, 0);
 }
 
 }  // namespace
