@@ -23,6 +23,10 @@ inline constexpr double kMaxConfigNumber = 2147483647.0;
 /// a million of them hang the run in thread creation until the address space runs out.
 inline constexpr double kMaxThreads = 8192;
 
+/// Largest [data] prefetch_factor: with num_workers <= kMaxThreads and a batch size <= kMaxConfigNumber, the samples
+/// an image-text run reads ahead (their product) fit an int64.
+inline constexpr double kMaxPrefetchFactor = 1024;
+
 /// Largest timeout in seconds (one year): converted to milliseconds or to alarm()'s unsigned, it fits.
 inline constexpr double kMaxTimeoutSec = 365.0 * 24 * 3600;
 

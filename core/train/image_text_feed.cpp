@@ -65,7 +65,16 @@ sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const plugins::
     return std::vector<int64_t>(ids.begin(), ids.end());
   };
   spec.num_workers = static_cast<int>(data.get_int("num_workers"));
-  spec.queue_depth = static_cast<int>(data.get_int("prefetch_factor") * spec.num_workers * job.train.batch_size);
+  // Samples read ahead; each is decoded and held, so a product that asks for millions is a mistake, not a setting.
+  const int64_t ahead = data.get_int("prefetch_factor") * spec.num_workers * job.train.batch_size;
+  constexpr int64_t kMaxAhead = int64_t{1} << 20;
+  if (ahead > kMaxAhead) {
+    throw sdk::ConfigError(fmt::format(
+        "[data] prefetch_factor {} x num_workers {} x [train] batch_size {} = {} samples read ahead, more than {}: "
+        "lower prefetch_factor or num_workers",
+        data.get_int("prefetch_factor"), spec.num_workers, job.train.batch_size, ahead, kMaxAhead));
+  }
+  spec.queue_depth = static_cast<int>(ahead);
   spec.warn = [](const std::string& message) { log::get().warn("{}", message); };
   if (video) {
     spec.max_frames = job.view("video").get_int("max_frames");

@@ -165,6 +165,16 @@ TEST(HostileConfig, NumThreadsBeyondLinuxsMostCpusIsRefused) {
   EXPECT_EQ(load("", {"--train.num_threads=8192"}).train.num_threads, 8192);
 }
 
+TEST(HostileConfig, DataWorkersAndPrefetchBeyondTheirBoundsAreRefused) {
+  expect_has(load_error("", {"--data.num_workers=1000000"}),
+             {"command line: [data] num_workers = 1000000: out of range: must be between -8192 and 8192"});
+  expect_has(load_error("", {"--data.prefetch_factor=2000000000"}),
+             {"command line: [data] prefetch_factor = 2000000000: out of range: must be between -1024 and 1024"});
+  const config::JobConfig job = load("", {"--data.num_workers=8192", "--data.prefetch_factor=1024"});
+  EXPECT_EQ(job.view("data").get_int("num_workers"), 8192);
+  EXPECT_EQ(job.view("data").get_int("prefetch_factor"), 1024);
+}
+
 TEST(HostileConfig, EveryFloatKeyRefusesInfinityAndNan) {
   int checked = 0;
   for (const NumberKey& k : schema_number_keys()) {
