@@ -43,6 +43,13 @@ std::vector<int> write_corpus(const TrainFixture& fx, const std::set<int64_t>& e
   return tokens;
 }
 
+/// The fixture's data with every window all EOS: no batch trains a token.
+void write_all_eos_corpus(const TrainFixture& fx) {
+  std::set<int64_t> all;
+  for (int64_t w = 0; w < kWindows; ++w) all.insert(w);
+  write_corpus(fx, all);
+}
+
 /// The windows data-parallel rank `rank` of `world` reads for its `batch`-th batch of the first epoch (the trainer's
 /// sampler over the fixture's data seed and batch size).
 std::vector<int64_t> batch_windows(const TrainFixture& fx, int64_t batch, int rank = 0, int world = 1) {
@@ -173,9 +180,7 @@ TEST(SkippedStep, TokensPerSecondCountsTheTrainedTokensOfTheStep) {
 
 TEST(SkippedStep, OneHundredSkippedStepsInARowStopTheRunWithExitCode2) {
   TrainFixture fx;
-  std::set<int64_t> all;
-  for (int64_t w = 0; w < kWindows; ++w) all.insert(w);
-  write_corpus(fx, all);
+  write_all_eos_corpus(fx);
   int64_t calls = 0;
   const train::StepFn counting = [&](train::Trainer& trainer, const std::vector<data::Batch>& batches) {
     ++calls;
@@ -198,9 +203,7 @@ TEST(SkippedStep, OneHundredSkippedStepsInARowStopTheRunWithExitCode2) {
 // instead of after the 100 skips that stop the run.
 TEST(SkippedStep, ASignalWhileStepsAreSkippedEndsTheRunAsPreemptedAtTheNextSkip) {
   TrainFixture fx;
-  std::set<int64_t> all;
-  for (int64_t w = 0; w < kWindows; ++w) all.insert(w);
-  write_corpus(fx, all);
+  write_all_eos_corpus(fx);
   int64_t calls = 0;
   const train::StepFn signalling = [&](train::Trainer& trainer, const std::vector<data::Batch>& batches) {
     if (++calls == 3) std::raise(SIGTERM);  // the run's handlers record it
