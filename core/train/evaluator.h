@@ -11,14 +11,20 @@
 #include "kforge/sdk/loss.h"
 #include "kforge/sdk/model.h"
 #include "kforge/sdk/vision_language_model.h"
+#include "train/batch_feed.h"
 #include "train/image_text_feed.h"
 
 namespace kforge::train {
 
-/// {"eval/loss", "eval/perplexity" = exp(min(loss, 20))} over `steps` batches of `batch_size`
-/// windows taken in order (wrapping around), without gradients, in eval mode; the model's
-/// training mode is restored afterwards. Collective over `group`: each member evaluates its
-/// rank-strided share of the windows and the loss is the token mean over all members' batches (token_weights).
+/// {"eval/loss", "eval/perplexity" = exp(min(loss, 20))} over `steps` batches of `source` from its start (rewound
+/// first), each moved to the model's device and scored by `batch_loss` (its mean loss over the trained tokens), without
+/// gradients, in eval mode; the model's training mode is restored afterwards. Collective over `group`: each member
+/// scores its share and the loss is the token mean over all members' batches (token_weights).
+sdk::MetricList evaluate_source(sdk::Model& model, BatchSource& source, int64_t steps, const dist::Group& group,
+                                const std::function<double(const data::Batch&)>& batch_loss);
+
+/// evaluate_source() over `steps` batches of `batch_size` windows of `data` taken in order (wrapping around), each
+/// member of `group` its rank-strided share (a TokenFeed).
 /// `forward` replaces model.forward (the trainer's, which gathers FSDP shards) when given. A token id at or past
 /// `vocab_size` is refused naming where it is (data::make_batch). With `eos_id` >= 0 ([data] pack_sequences)
 /// the windows are split into documents there, and the model is given them (sdk::Model::set_documents). `batch_loss`
@@ -28,8 +34,8 @@ sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset&
                          const std::function<at::Tensor(const at::Tensor&)>& forward = nullptr, int64_t eos_id = -1,
                          const std::function<double(const data::Batch&)>& batch_loss = nullptr);
 
-/// evaluate() for a vision-language model over `steps` batches of image-text data from its start (rewound first),
-/// each batch's images set on the model before `forward` (the trainer's).
+/// evaluate_source() for a vision-language model over `steps` batches of image-text data, each batch's images set on
+/// the model before `forward` (the trainer's).
 sdk::MetricList evaluate_images(sdk::VisionLanguageModel& model, sdk::Loss& loss, ImageTextFeed& data, int64_t steps,
                                 const dist::Group& group, const std::function<at::Tensor(const at::Tensor&)>& forward);
 

@@ -10,6 +10,7 @@
 #include "data/tokenizer.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
+#include "resilience/shutdown.h"
 
 namespace kforge::train {
 namespace {
@@ -93,10 +94,14 @@ std::unique_ptr<sdk::VisualTextSource> open_source(const config::JobConfig& job,
 }  // namespace
 
 ImageTextFeed::ImageTextFeed(const config::JobConfig& job, const plugins::Components& components,
-                             const sdk::PixelFormat& pixels, const dist::Group& dp, Split split)
+                             const sdk::PixelFormat& pixels, const dist::Group& dp, Split split,
+                             int64_t visual_tokens, bool stop_on_signal)
     : dataset_(open_source(job, components, image_text_spec(job, components, pixels, split))),
       dp_(dp),
       batch_size_(job.train.batch_size),
+      micro_batches_(job.train.grad_accum_steps),
+      visual_tokens_(visual_tokens),
+      stop_on_signal_(stop_on_signal),
       order_(dataset_->size(), job.train.batch_size, split == Split::Train ? job.train.effective_data_seed() : 0,
              dp.rank(), dp.size(), /*shuffle=*/split == Split::Train) {}
 
@@ -162,6 +167,55 @@ std::optional<data::Batch> ImageTextFeed::next_batch_unless(const std::function<
   if (!masks.empty()) batch.frame_mask = at::stack(masks);
   if (!times.empty()) batch.frame_times = at::stack(times);
   return batch;
+}
+
+std::vector<data::Batch> ImageTextFeed::micro_batches(int64_t /*step*/, bool /*logged*/) {
+  const int64_t step_start = position_;
+  std::vector<data::Batch> batches;
+  for (int64_t k = 0; k < micro_batches_; ++k) {
+    std::optional<data::Batch> batch =
+        next_batch_unless([this] { return stop_on_signal_ && resilience::shutdown_requested(); });
+    if (!batch) {
+      restore(step_start);
+      return {};
+    }
+    batches.push_back(std::move(*batch));
+  }
+  return batches;
+}
+
+sdk::MetricList ImageTextFeed::step_metrics(const std::vector<data::Batch>& batches,
+                                            const std::vector<at::Tensor>& /*row_losses*/) {
+  return metrics(batches, visual_tokens_);
+}
+
+void ImageTextFeed::save_position(nlohmann::json& entry, nlohmann::json& /*train_state*/,
+                                  int64_t /*steps_drawn*/) const {
+  const data::BatchSampler::Position position = sampler_position();
+  entry["epoch"] = position.epoch;
+  entry["batches_yielded"] = position.batches_yielded;
+  entry["image_text_position"] = position_;
+}
+
+void ImageTextFeed::resume(const nlohmann::json& ts, int64_t /*step*/) {
+  const auto& entries = ts.at("data");
+  auto saved = [](const nlohmann::json& entry) {
+    if (!entry.contains("image_text_position")) {
+      throw sdk::Error("the checkpoint holds no image-text data position: it was not written by a vision-language run");
+    }
+    return entry.at("image_text_position").get<int64_t>();
+  };
+  if (static_cast<int64_t>(entries.size()) == dp_.size()) {
+    for (const auto& entry : entries) {
+      if (entry.at("rank").get<int64_t>() == dp_.rank()) return restore(saved(entry));
+    }
+  }
+  int64_t total = 0;
+  for (const auto& entry : entries) total += saved(entry);
+  log::get().info(
+      "image-text data order re-derived for {} data-parallel ranks (checkpoint had {}): {} samples consumed",
+      dp_.size(), entries.size(), total);
+  restore(total / dp_.size());
 }
 
 sdk::MetricList ImageTextFeed::metrics(const std::vector<data::Batch>& batches, int64_t visual_tokens) {

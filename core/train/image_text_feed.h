@@ -17,10 +17,11 @@
 #include "kforge/sdk/image_text_dataset.h"
 #include "kforge/sdk/hook.h"
 #include "plugins/components.h"
+#include "train/batch_feed.h"
 
 namespace kforge::train {
 
-class ImageTextFeed {
+class ImageTextFeed final : public BatchFeed, public BatchSource {
  public:
   /// Training data ([data] dataset_path and file_pattern, shuffled per epoch by the data seed) or evaluation data
   /// ([eval] dataset_path and file_pattern, in order).
@@ -30,15 +31,33 @@ class ImageTextFeed {
   /// the [video] dataset_type plugin, its clips of [video] max_frames frames taken at the [video] sampling_policy's
   /// times), the text of [data] tokenizer_path padded to [vlm] max_text_len, [data] num_workers threads and
   /// prefetch_factor x num_workers batches read ahead from the first next_batch() on. Throws sdk::ConfigError naming
-  /// the key without a dataset_path or a tokenizer_path. `dp` must outlive the feed.
+  /// the key without a dataset_path or a tokenizer_path. `dp` must outlive the feed. As a training feed: the model
+  /// makes `visual_tokens` tokens of each image or real frame (step_metrics()), and `stop_on_signal` lets a shutdown
+  /// signal end micro_batches() (a single process only: ranks could otherwise part, one in the step's collectives
+  /// and one in the save's).
   ImageTextFeed(const config::JobConfig& job, const plugins::Components& components, const sdk::PixelFormat& pixels,
-                const dist::Group& dp, Split split = Split::Train);
+                const dist::Group& dp, Split split = Split::Train, int64_t visual_tokens = 0,
+                bool stop_on_signal = false);
   ~ImageTextFeed();
 
   /// train.batch_size samples: pixel_values [B, 3, S, S] (clips: [B, F, 3, S, S] and frame_mask [B, F]), input_ids
   /// and labels [B, max_text_len]. Throws sdk::ConfigError naming the dataset when a whole pass over this rank's
   /// samples gave fewer usable ones than a batch (and, from the dataset, when too many in a row are unusable).
-  data::Batch next_batch();
+  data::Batch next_batch() override;
+  void rewind() override { restore(0); }
+  /// [train] grad_accum_steps batches. A shutdown signal while they are read (slow or bad data; with
+  /// `stop_on_signal`) gives the step's samples back: none, and the feed at the step's first sample, so the checkpoint
+  /// of the last step resumes exactly.
+  std::vector<data::Batch> micro_batches(int64_t step, bool logged) override;
+  /// metrics(batches, visual_tokens).
+  sdk::MetricList step_metrics(const std::vector<data::Batch>& batches,
+                               const std::vector<at::Tensor>& row_losses) override;
+  /// The entry records sampler_position() and position() ("image_text_position").
+  void save_position(nlohmann::json& entry, nlohmann::json& train_state, int64_t steps_drawn) const override;
+  /// Another data-parallel size: the ranks together consumed the sum of their positions; each continues at its share
+  /// of it (exact when no rank skipped an image and the sum divides). Throws sdk::Error for a checkpoint of a run
+  /// that was not vision-language.
+  void resume(const nlohmann::json& train_state, int64_t step) override;
   /// As next_batch(), but gives up once `stop()` is true before a sample (a shutdown signal): nullopt, and the
   /// samples taken for the batch are lost (restore() a position from before them).
   std::optional<data::Batch> next_batch_unless(const std::function<bool()>& stop);
@@ -64,7 +83,8 @@ class ImageTextFeed {
 
   std::unique_ptr<sdk::VisualTextSource> dataset_;
   const dist::Group& dp_;
-  int64_t batch_size_;
+  int64_t batch_size_, micro_batches_, visual_tokens_;
+  bool stop_on_signal_;
   data::BatchSampler order_;
   std::unique_ptr<sdk::ImageTextStream> stream_;  ///< from position_, opened by next_batch()
   int64_t position_ = 0;

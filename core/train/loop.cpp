@@ -29,39 +29,22 @@
 namespace kforge::train {
 
 std::vector<data::Batch> Trainer::next_micro_batches(int64_t& trained) {
-  std::vector<data::Batch> batches = read_micro_batches();
+  // Rows carry their sources (and the step computes their losses) only for a step whose metrics are logged.
+  std::vector<data::Batch> batches = feed_->micro_batches(step_, tracker_->is_log_step(step_ + 1));
   trained = 0;
   for (const data::Batch& batch : batches) trained += trained_tokens(batch.labels);
   for (data::Batch& batch : batches) batch = data::on_device(std::move(batch), device_);  // all queued at once
   return batches;
 }
 
-std::vector<data::Batch> Trainer::read_micro_batches() {
-  std::vector<data::Batch> batches;
-  const int64_t vocab_size = job_.view("model").get_int("vocab_size");
-  // Rows carry their sources (and the step computes their losses) only for a step whose metrics are logged.
-  if (mixture_) return mixture_->micro_batches(step_, vocab_size, eos_id_, tracker_->is_log_step(step_ + 1));
-  if (images_) {
-    // A shutdown signal while the data is read (slow or bad data) gives the step's samples back: none, and the feed at
-    // the step's first sample, so the checkpoint of the last step resumes exactly. Only a single process stops there:
-    // ranks could otherwise part, one in the step's collectives and one in the save's.
-    const bool may_stop = runtime_->world_size() == 1;
-    const int64_t step_start = images_->position();
-    for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) {
-      std::optional<data::Batch> batch =
-          images_->next_batch_unless([may_stop] { return may_stop && resilience::shutdown_requested(); });
-      if (!batch) {
-        images_->restore(step_start);
-        return {};
-      }
-      batches.push_back(std::move(*batch));
-    }
-    return batches;
-  }
-  for (int64_t k = 0; k < job_.train.grad_accum_steps; ++k) {
-    batches.push_back(data::make_batch(*train_data_, sampler_->next_batch(), vocab_size, eos_id_));
-  }
-  return batches;
+sdk::MetricList Trainer::evaluate_now() {
+  return evaluate_source(*model_, *eval_source_, job_.eval.steps, runtime_->dp(), [this](const data::Batch& batch) {
+    // Pipeline parallelism: the forward runs through the stages, and the last stage's loss is shared.
+    if (pipeline_) return pipeline_->evaluate(*this, batch);
+    model_->set_documents(batch.doc_ids);  // packed rows ([data] pack_sequences), else none
+    set_images(batch);                     // a vision-language batch's images, else none
+    return loss_->compute(forward(batch.input_ids), batch.labels).item<double>();
+  });
 }
 
 void Trainer::zero_grad() {
@@ -124,7 +107,7 @@ TrainingResult Trainer::train() {
     tracker_->start_step();
     int64_t local_trained = 0;
     const std::vector<data::Batch> batches = next_micro_batches(local_trained);
-    if (batches.empty()) {  // a shutdown signal while the step's data was read (read_micro_batches)
+    if (batches.empty()) {  // a shutdown signal while the step's data was read (BatchFeed::micro_batches)
       log.warn("shutdown requested (signal {}) while step {}'s data was read: saving step {} and exiting; rerun the "
                "same command to resume", resilience::shutdown_signal(), step_ + 1, step_);
       outcome = Outcome::Preempted;
@@ -132,7 +115,7 @@ TrainingResult Trainer::train() {
     }
     model_->set_step(step_, train.max_steps);
     const double lr_factor = scheduler_->factor(step_);
-    optimizer_->set_lr_factor(mixture_ ? lr_factor * mixture_->lr_scale(step_) : lr_factor);  // a phase's lr_scale
+    optimizer_->set_lr_factor(lr_factor * feed_->lr_scale(step_));  // a mixture phase's lr_scale
     const double lr = optimizer_->lr();
     const StepResult local = options_.step_fn(*this, batches);
     const AgreedStep agreed = agree(local, local_trained);
@@ -204,8 +187,9 @@ TrainingResult Trainer::train() {
       if (const sdk::MetricList model_metrics = model_->step_metrics(); !model_metrics.empty()) {
         tracker_->log(step_, model_metrics);
       }
-      if (mixture_) tracker_->log(step_, mixture_->metrics(batches, local.row_losses));
-      if (images_) tracker_->log(step_, images_->metrics(batches, vlm_->visual_tokens()));
+      if (const sdk::MetricList data_metrics = feed_->step_metrics(batches, local.row_losses); !data_metrics.empty()) {
+        tracker_->log(step_, data_metrics);
+      }
       // Expert parallelism: the seconds this step's token exchanges took (forward and backward).
       if (expert_group_) tracker_->log(step_, {{"ep/exchange_seconds", expert_group_->take_seconds()}});
       // Tensor parallelism: the seconds this step's all-reduces over the tp group took.
@@ -231,17 +215,9 @@ TrainingResult Trainer::train() {
         stop_requested = true;
       }
     }
-    if ((eval_data_ || eval_images_) && step_ % job_.eval.interval == 0) {
+    if (eval_source_ && step_ % job_.eval.interval == 0) {
       optimizer_->use_eval_weights();
-      const auto forward_fn = [this](const at::Tensor& tokens) { return forward(tokens); };
-      // Pipeline parallelism: each batch's forward runs through the stages, and the last stage's loss is shared.
-      std::function<double(const data::Batch&)> pipeline_loss;
-      if (pipeline_) pipeline_loss = [this](const data::Batch& batch) { return pipeline_->evaluate(*this, batch); };
-      const sdk::MetricList metrics =
-          eval_images_
-              ? evaluate_images(*vlm_, *loss_, *eval_images_, job_.eval.steps, runtime_->dp(), forward_fn)
-              : evaluate(*model_, *loss_, *eval_data_, train.batch_size, job_.eval.steps,
-                         job_.view("model").get_int("vocab_size"), runtime_->dp(), forward_fn, eos_id_, pipeline_loss);
+      const sdk::MetricList metrics = evaluate_now();
       optimizer_->use_train_weights();
       tracker_->log(step_, metrics);
       for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);

@@ -56,17 +56,19 @@ at::Tensor row_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
   return ce.sum(1) / labels.ne(-100).sum(1).to(at::kDouble);
 }
 
-MixtureFeed::MixtureFeed(const config::JobConfig& job, const data::MixtureDataset& data, const dist::Group& dp)
+MixtureFeed::MixtureFeed(const config::JobConfig& job, const data::MixtureDataset& data, const dist::Group& dp,
+                         int64_t vocab_size, int64_t eos_id)
     : data_(data),
       dp_(dp),
       batch_size_(job.train.batch_size),
       grad_accum_(job.train.grad_accum_steps),
       seq_len_(job.train.seq_len),
+      vocab_size_(vocab_size),
+      eos_id_(eos_id),
       sampler_(source_sizes(data), mixture_phases(job.data), job.data.mix_temperature,
                static_cast<uint64_t>(job.train.effective_data_seed())) {}
 
-std::vector<data::Batch> MixtureFeed::micro_batches(int64_t step, int64_t vocab_size, int64_t eos_id,
-                                                    bool tag_sources) {
+std::vector<data::Batch> MixtureFeed::micro_batches(int64_t step, bool logged) {
   const size_t phase = sampler_.phase_at(step);
   if (phase != logged_phase_) {
     std::string mix;
@@ -86,8 +88,8 @@ std::vector<data::Batch> MixtureFeed::micro_batches(int64_t step, int64_t vocab_
       indices.push_back(data_.offset(static_cast<size_t>(d.source)) + d.element);
       sources.push_back(d.source);
     }
-    data::Batch batch = data::make_batch(data_, indices, vocab_size, eos_id);
-    if (tag_sources) batch.sources = at::tensor(sources, at::kLong);
+    data::Batch batch = data::make_batch(data_, indices, vocab_size_, eos_id_);
+    if (logged) batch.sources = at::tensor(sources, at::kLong);
     batches.push_back(std::move(batch));
   }
   return batches;
@@ -95,8 +97,8 @@ std::vector<data::Batch> MixtureFeed::micro_batches(int64_t step, int64_t vocab_
 
 double MixtureFeed::lr_scale(int64_t step) const { return sampler_.phase(sampler_.phase_at(step)).lr_scale; }
 
-sdk::MetricList MixtureFeed::metrics(const std::vector<data::Batch>& batches,
-                                     const std::vector<at::Tensor>& row_losses) const {
+sdk::MetricList MixtureFeed::step_metrics(const std::vector<data::Batch>& batches,
+                                          const std::vector<at::Tensor>& row_losses) {
   const auto n = static_cast<int64_t>(data_.sources());
   at::Tensor sums = at::zeros({2, n}, at::kDouble);  // [0]: row losses, [1]: rows
   for (size_t m = 0; m < batches.size() && m < row_losses.size(); ++m) {
@@ -126,6 +128,17 @@ nlohmann::json MixtureFeed::state() const {
     sources.push_back({{"name", data_.name(s)}, {"windows", data_.source_size(s)}, {"draws", pos.draws[s]}});
   }
   return {{"samples", pos.samples}, {"sources", sources}};
+}
+
+void MixtureFeed::save_position(nlohmann::json& entry, nlohmann::json& train_state, int64_t steps_drawn) const {
+  entry["epoch"] = 0;
+  entry["batches_yielded"] = steps_drawn * grad_accum_;
+  train_state["mixture"] = state();
+}
+
+void MixtureFeed::resume(const nlohmann::json& train_state, int64_t step) {
+  if (train_state.contains("mixture")) return restore(train_state.at("mixture"));
+  log::get().warn("the checkpoint of step {} has no mixture position: the mixture's sample order starts afresh", step);
 }
 
 void MixtureFeed::restore(const nlohmann::json& state) {

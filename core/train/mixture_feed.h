@@ -15,6 +15,7 @@
 #include "data/mixture_sampler.h"
 #include "dist/group.h"
 #include "kforge/sdk/metric_backend.h"
+#include "train/batch_feed.h"
 
 namespace kforge::train {
 
@@ -28,24 +29,30 @@ std::vector<data::MixturePhase> mixture_phases(const config::DataConfig& data);
 /// rank's slice of the vocabulary, columns [r*V, (r+1)*V) (collective over it).
 at::Tensor row_cross_entropy(const at::Tensor& logits, const at::Tensor& labels, const dist::Group* vocab = nullptr);
 
-class MixtureFeed {
+class MixtureFeed final : public BatchFeed {
  public:
-  /// `data` and `dp` must outlive the feed.
-  MixtureFeed(const config::JobConfig& job, const data::MixtureDataset& data, const dist::Group& dp);
+  /// `data` and `dp` must outlive the feed; `vocab_size` and `eos_id` as for data::make_batch.
+  MixtureFeed(const config::JobConfig& job, const data::MixtureDataset& data, const dist::Group& dp, int64_t vocab_size,
+              int64_t eos_id);
 
   /// The step's micro-batches for this rank: each global micro-batch is the next batch_size x
   /// dp-size samples of the stream, of which data-parallel rank r takes rows [r*B, (r+1)*B). Logs
-  /// when a phase starts (or is the one a resumed run continues in).
-  /// `vocab_size` and `eos_id` as for data::make_batch. With `tag_sources`, each batch carries its
-  /// rows' sources (Batch::sources), for which the step computes the row losses of loss/<name>: the
-  /// loop asks for them only on steps whose metrics it logs.
-  std::vector<data::Batch> micro_batches(int64_t step, int64_t vocab_size, int64_t eos_id, bool tag_sources);
+  /// when a phase starts (or is the one a resumed run continues in). On a `logged` step each batch carries its
+  /// rows' sources (Batch::sources), for which the step computes the row losses of loss/<name>.
+  std::vector<data::Batch> micro_batches(int64_t step, bool logged) override;
   /// The learning-rate multiplier of the phase active at `step`.
-  double lr_scale(int64_t step) const;
+  double lr_scale(int64_t step) const override;
   /// Collective over dp: data/<name>/tokens (tokens drawn from the source since the start, all
   /// ranks) and loss/<name> (mean of the step's row losses of the source over all ranks; absent
   /// for a source no row came from). `row_losses`: per micro-batch, row_cross_entropy's [B].
-  sdk::MetricList metrics(const std::vector<data::Batch>& batches, const std::vector<at::Tensor>& row_losses) const;
+  sdk::MetricList step_metrics(const std::vector<data::Batch>& batches,
+                               const std::vector<at::Tensor>& row_losses) override;
+  /// The order is global: the entry records the batches each rank drew (grad_accum_steps per step drawn), and
+  /// train_state.mixture the sampler's state().
+  void save_position(nlohmann::json& entry, nlohmann::json& train_state, int64_t steps_drawn) const override;
+  /// restore() of train_state.mixture; a checkpoint without one (written by another feed) starts the order afresh,
+  /// with a warning.
+  void resume(const nlohmann::json& train_state, int64_t step) override;
 
   /// {"samples", "sources": [{"name", "windows", "draws"}]}: the same on every rank.
   nlohmann::json state() const;
@@ -55,7 +62,7 @@ class MixtureFeed {
  private:
   const data::MixtureDataset& data_;
   const dist::Group& dp_;
-  int64_t batch_size_, grad_accum_, seq_len_;
+  int64_t batch_size_, grad_accum_, seq_len_, vocab_size_, eos_id_;
   data::MixtureSampler sampler_;
   size_t logged_phase_ = SIZE_MAX;
 };

@@ -20,10 +20,13 @@
 #include "log/log.h"
 #include "metrics/mfu_peak.h"
 #include "train/plugin_manifest.h"
+#include "train/image_text_feed.h"
+#include "train/mixture_feed.h"
 #include "train/precision.h"
 #include "train/preflight.h"
 #include "train/run_log.h"
 #include "train/stage_split.h"
+#include "train/token_feed.h"
 #include "train/vision_language_build.h"
 #include "train/whole_matrix_optimizer.h"
 
@@ -147,27 +150,7 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   scheduler_ = components_.scheduler();
   loss_ = components_.loss();
 
-  // Data (opened by the preflight, except a vision-language run's).
-  const dist::Group& dp = runtime_->dp();
-  train_data_ = std::move(checked.train_data);
-  if (pixels) {
-    images_ = std::make_unique<ImageTextFeed>(job_, components_, *pixels, dp);
-    log.info("train data: {}", images_->describe());
-    if (job_.eval.enabled) {
-      eval_images_ = std::make_unique<ImageTextFeed>(job_, components_, *pixels, dp, ImageTextFeed::Split::Eval);
-      log.info("eval data: {}", eval_images_->describe());
-    }
-  } else if (checked.mixture) {
-    log.info("train data: {}", train_data_->describe());
-    mixture_ = std::make_unique<MixtureFeed>(job_, *checked.mixture, dp);
-  } else {
-    log.info("train data: {}", train_data_->describe());
-    sampler_ = std::make_unique<data::BatchSampler>(train_data_->size(), train.batch_size, train.effective_data_seed(),
-                                                    dp.rank(), dp.size(), /*shuffle=*/true);
-  }
-  eval_data_ = std::move(checked.eval_data);
-  if (eval_data_) log.info("eval data: {}", eval_data_->describe());
-  eos_id_ = checked.eos_id;
+  open_data(checked, pixels);
 
   // Hooks, metrics, checkpoints.
   for (auto& hook : components_.hooks()) hooks_.push_back(std::move(hook));
@@ -218,6 +201,42 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
               : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
       job_.metrics.log_interval, model_->flops_per_token(train.seq_len), peak_tflops * runtime_->world_size());
   apply_freeze();
+}
+
+void Trainer::open_data(Preflight& checked, const std::optional<sdk::PixelFormat>& pixels) {
+  // Opened by the preflight, except a vision-language run's.
+  auto& log = log::get();
+  const auto& train = job_.train;
+  const dist::Group& dp = runtime_->dp();
+  const int64_t vocab_size = job_.view("model").get_int("vocab_size");
+  train_data_ = std::move(checked.train_data);
+  if (pixels) {
+    auto images = std::make_unique<ImageTextFeed>(job_, components_, *pixels, dp, ImageTextFeed::Split::Train,
+                                                  vlm_->visual_tokens(), runtime_->world_size() == 1);
+    log.info("train data: {}", images->describe());
+    feed_ = std::move(images);
+    if (job_.eval.enabled) {
+      auto eval = std::make_unique<ImageTextFeed>(job_, components_, *pixels, dp, ImageTextFeed::Split::Eval);
+      log.info("eval data: {}", eval->describe());
+      eval_source_ = std::move(eval);
+    }
+  } else if (checked.mixture) {
+    log.info("train data: {}", train_data_->describe());
+    feed_ = std::make_unique<MixtureFeed>(job_, *checked.mixture, dp, vocab_size, checked.eos_id);
+  } else {
+    log.info("train data: {}", train_data_->describe());
+    feed_ = std::make_unique<TokenFeed>(*train_data_,
+                                        TokenFeed::Shape{train.batch_size, train.grad_accum_steps, vocab_size,
+                                                         checked.eos_id, train.effective_data_seed(), true},
+                                        dp);
+  }
+  eval_data_ = std::move(checked.eval_data);
+  if (eval_data_) log.info("eval data: {}", eval_data_->describe());
+  if (eval_data_ && !eval_source_) {
+    eval_source_ = std::make_unique<TokenFeed>(
+        *eval_data_, TokenFeed::Shape{train.batch_size, 1, vocab_size, checked.eos_id, /*seed=*/0, /*shuffle=*/false},
+        dp);
+  }
 }
 
 void Trainer::record_run_end(std::optional<Outcome> outcome) noexcept {

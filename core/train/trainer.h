@@ -10,7 +10,6 @@
 #include "checkpoint/async_writer.h"
 #include "checkpoint/checkpoint_manager.h"
 #include "config/job_config.h"
-#include "data/sampler.h"
 #include "dist/expert_group.h"
 #include "dist/runtime.h"
 #include "dist/tensor_group.h"
@@ -19,12 +18,11 @@
 #include "plugins/components.h"
 #include "plugins/registry.h"
 #include "train/activation_checkpoint.h"
+#include "train/batch_feed.h"
 #include "train/data_parallel.h"
 #include "train/freeze.h"
 #include "train/fully_sharded.h"
 #include "train/group_sharding.h"
-#include "train/image_text_feed.h"
-#include "train/mixture_feed.h"
 #include "train/pipeline.h"
 #include "train/replicated_model.h"
 #include "train/step.h"
@@ -53,6 +51,8 @@ struct TrainingOptions {
   StepFn step_fn;                                ///< default: standard_step
   std::vector<std::shared_ptr<sdk::Hook>> hooks;  ///< run after the config's train.hooks
 };
+
+struct Preflight;
 
 class Trainer {
  public:
@@ -111,12 +111,6 @@ class Trainer {
   void checkpoint_activations();
   void resume();
   void restore(const checkpoint::Snapshot& snapshot);
-  /// This rank's sampler position from a checkpoint's train_state (re-derived from the global
-  /// sample count when the data-parallel size or batch size changed).
-  data::BatchSampler::Position data_position(const nlohmann::json& train_state) const;
-  /// This rank's image-text position from a checkpoint's train_state (re-derived when the data-parallel size
-  /// changed).
-  int64_t image_text_position(const nlohmann::json& train_state) const;
   checkpoint::Snapshot snapshot() const;
   /// Checksum of parameters() (this rank's shards under FSDP): equal on every replica.
   std::string replica_checksum() const;
@@ -125,10 +119,13 @@ class Trainer {
   void save_checkpoint();
   /// Logs and tells the hooks about committed saves (the writer's, when asynchronous).
   void report_saves(const std::vector<std::pair<int64_t, std::filesystem::path>>& saves);
-  /// The step's micro-batches on device_ (read_micro_batches(), moved); sets `trained` to their labels other than
-  /// -100, counted on the host before the move.
+  /// The step's micro-batches on device_ (the feed's, moved; none on a shutdown signal while they were read); sets
+  /// `trained` to their labels other than -100, counted on the host before the move.
   std::vector<data::Batch> next_micro_batches(int64_t& trained);
-  std::vector<data::Batch> read_micro_batches();
+  /// Opens the training feed and the evaluation source ([eval] enabled), of images when `pixels` is set.
+  void open_data(Preflight& checked, const std::optional<sdk::PixelFormat>& pixels);
+  /// The evaluation metrics of the current weights.
+  sdk::MetricList evaluate_now();
   /// Drops the gradients (FSDP: zeroes its shards').
   void zero_grad();
   /// A zero gradient for every parameter that trains and got none this step, before the gradients are synced or
@@ -169,12 +166,9 @@ class Trainer {
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule
   std::unique_ptr<sdk::Scheduler> scheduler_;
   std::unique_ptr<sdk::Loss> loss_;
-  std::unique_ptr<sdk::Dataset> train_data_, eval_data_;
-  int64_t eos_id_ = -1;  ///< [data] pack_sequences: windows split into documents at this id (packing.h)
-  std::unique_ptr<data::BatchSampler> sampler_;  ///< one dataset_path
-  std::unique_ptr<MixtureFeed> mixture_;         ///< [[data.datasets]] (then no sampler_)
-  std::unique_ptr<ImageTextFeed> images_;        ///< a vision-language run's data (then no sampler_)
-  std::unique_ptr<ImageTextFeed> eval_images_;   ///< its evaluation data ([eval] enabled), else null
+  std::unique_ptr<sdk::Dataset> train_data_, eval_data_;  ///< what the feeds read (a vision-language run: none)
+  std::unique_ptr<BatchFeed> feed_;          ///< the training batches
+  std::unique_ptr<BatchSource> eval_source_;  ///< [eval] enabled: the evaluation batches, else null
   std::vector<std::shared_ptr<sdk::Hook>> hooks_;
   std::unique_ptr<metrics::MetricsTracker> tracker_;
   std::unique_ptr<checkpoint::CheckpointManager> checkpoints_;

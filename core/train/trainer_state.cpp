@@ -22,62 +22,6 @@ bool excluded(const config::JobConfig& job, const std::string& what) {
 
 }  // namespace
 
-data::BatchSampler::Position Trainer::data_position(const nlohmann::json& ts) const {
-  const dist::Group& dp = runtime_->dp();
-  const auto& positions = ts.at("data");
-  const int64_t saved_ranks = ts.value("data_parallel_size", static_cast<int64_t>(positions.size()));
-  const int64_t saved_batch = ts.value("batch_size", job_.train.batch_size);
-  auto read = [](const nlohmann::json& p) {
-    return data::BatchSampler::Position{p.at("epoch").get<int64_t>(), p.at("batches_yielded").get<int64_t>()};
-  };
-  if (saved_ranks == dp.size() && saved_batch == job_.train.batch_size) {
-    // Entries are in global rank order, one per rank; ranks that share a data-parallel rank (expert parallelism)
-    // wrote the same position.
-    for (const auto& p : positions) {
-      if (p.value("rank", int64_t{-1}) == dp.rank()) return read(p);
-    }
-    return read(positions.at(dp.rank()));
-  }
-  // Elastic resume: every rank consumed the same number of batches, so the ranks together took the
-  // first batches_yielded * batch_size * ranks samples of the epoch's order; continue after them.
-  const data::BatchSampler::Position saved = read(positions.at(0));
-  const int64_t samples = saved.batches_yielded * saved_batch * saved_ranks;
-  const int64_t per_batch = job_.train.batch_size * dp.size();
-  if (samples % per_batch != 0) {
-    throw sdk::Error(fmt::format(
-        "cannot continue the data order: the checkpoint's {} ranks x train.batch_size {} consumed {} samples of epoch {}, "
-        "not a multiple of this run's {} ranks x train.batch_size {}; choose a batch size that divides it",
-        saved_ranks, saved_batch, samples, saved.epoch, dp.size(), job_.train.batch_size));
-  }
-  log::get().info("data order re-derived for {} data-parallel ranks (checkpoint had {}): {} samples into epoch {}",
-                  dp.size(), saved_ranks, samples, saved.epoch);
-  return {saved.epoch, samples / per_batch};
-}
-
-int64_t Trainer::image_text_position(const nlohmann::json& ts) const {
-  const dist::Group& dp = runtime_->dp();
-  const auto& entries = ts.at("data");
-  auto saved = [](const nlohmann::json& entry) {
-    if (!entry.contains("image_text_position")) {
-      throw sdk::Error("the checkpoint holds no image-text data position: it was not written by a vision-language run");
-    }
-    return entry.at("image_text_position").get<int64_t>();
-  };
-  if (static_cast<int64_t>(entries.size()) == dp.size()) {
-    for (const auto& entry : entries) {
-      if (entry.at("rank").get<int64_t>() == dp.rank()) return saved(entry);
-    }
-  }
-  // Another data-parallel size: the ranks together consumed the sum of their positions; each continues at its
-  // share of it (exact when no rank skipped an image and the sum divides).
-  int64_t total = 0;
-  for (const auto& entry : entries) total += saved(entry);
-  log::get().info(
-      "image-text data order re-derived for {} data-parallel ranks (checkpoint had {}): {} samples consumed", dp.size(),
-      entries.size(), total);
-  return total / dp.size();
-}
-
 std::string Trainer::replica_checksum() const {
   uint64_t combined = 0;
   for (const auto& p : parameters()) {
@@ -119,28 +63,18 @@ checkpoint::Snapshot Trainer::snapshot() const {
   }
   s.rng = at::detail::getDefaultCPUGenerator().get_state();
   if (device_.is_cuda()) s.rng_cuda = at::globalContext().defaultGenerator(device_).get_state();
-  // A mixture's order is global (train_state.mixture); its ranks have each drawn grad_accum batches per step, the
-  // skipped ones included.
-  const int64_t steps_drawn = step_ + total_skips_;
-  const auto position = sampler_  ? sampler_->position()
-                        : images_ ? images_->sampler_position()
-                                  : data::BatchSampler::Position{0, steps_drawn * job_.train.grad_accum_steps};
   const dist::Group& dp = runtime_->dp();
-  nlohmann::json data_entry = {{"rank", dp.rank()},
-                               {"epoch", position.epoch},
-                               {"batches_yielded", position.batches_yielded},
-                               {"replica_checksum", replica_checksum()}};
-  if (images_) data_entry["image_text_position"] = images_->position();
   s.train_state = {{"step", step_},
                    {"tokens_seen", tokens_seen_},
-                   {"data", nlohmann::json::array({data_entry})},
                    {"data_parallel_size", dp.size()},
                    {"batch_size", job_.train.batch_size},
                    {"nan", {{"consecutive", consecutive_nans_}, {"total", total_nans_}}},
                    {"skipped_steps", total_skips_},  // a save follows a trained step: none in a row
                    {"freeze", canonical_freeze_meta(effective_freeze(step_, freeze_))},
                    {"scheduler", {{"name", job_.view("scheduler").get_string("name")}, {"next_step", step_}}}};
-  if (mixture_) s.train_state["mixture"] = mixture_->state();
+  nlohmann::json data_entry = {{"rank", dp.rank()}, {"replica_checksum", replica_checksum()}};
+  feed_->save_position(data_entry, s.train_state, /*steps_drawn=*/step_ + total_skips_);  // skipped steps drew too
+  s.train_state["data"] = nlohmann::json::array({data_entry});
   const std::vector<std::string> backends = job_.view("metrics").get_string_list("backends");
   const std::vector<std::string> run_ids = tracker_->run_ids();  // rank 0's are the ones committed
   for (size_t i = 0; i < run_ids.size() && i < backends.size(); ++i) {
@@ -183,16 +117,7 @@ void Trainer::restore(const checkpoint::Snapshot& whole) {
     total_nans_ = ts.at("nan").at("total").get<int64_t>();
     total_skips_ = ts.value("skipped_steps", int64_t{0});  // absent from checkpoints written before it was counted
     resumed_metric_runs_ = ts.value("metric_runs", std::map<std::string, std::string>{});
-    if (images_) {
-      images_->restore(image_text_position(ts));
-    } else if (sampler_) {
-      sampler_->restore(data_position(ts));
-    } else if (ts.contains("mixture")) {
-      mixture_->restore(ts.at("mixture"));
-    } else {
-      log::get().warn("the checkpoint of step {} has no mixture position: the mixture's sample order starts afresh",
-                      s.step);
-    }
+    feed_->resume(ts, s.step);
     if (s.rng.defined()) {
       at::Generator generator = at::detail::getDefaultCPUGenerator();
       generator.set_state(s.rng);
