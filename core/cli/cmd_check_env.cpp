@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli/command_options.h"
+#include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "env/cpu_env.h"
@@ -113,12 +114,17 @@ void print_text(const env::EnvReport& r) {
 
 }  // namespace
 
-int cmd_check_env(int argc, char** argv) {
+cxxopts::Options check_env_options() {
   cxxopts::Options options("kforge check-env",
                            "Report the BLAS, threads and CPU ISA kforge trains with; warn on a slow setup");
   options.add_options()("threads", "intra-op threads to check (0: all cores, as [train] num_threads = 0)",
                         cxxopts::value<int>()->default_value("0"))("no-gemm", "skip the GEMM measurements (~0.5 s)")(
       "json", "print one JSON object")("strict", "exit 1 when anything was warned about")("h,help", "show this help");
+  return options;
+}
+
+int cmd_check_env(int argc, char** argv) {
+  cxxopts::Options options = check_env_options();
   const ParsedOptions parsed = parse_options(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/command_options.h"
+#include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/error_message.h"
 #include "cli/exit_codes.h"
@@ -89,7 +90,7 @@ int convert_from_hf(const cxxopts::ParseResult& args, const std::string& dir, co
 
 }  // namespace
 
-int cmd_convert(int argc, char** argv) {
+cxxopts::Options convert_options() {
   cxxopts::Options options(
       kConvertCommand,
       "Convert between kforge checkpoints and Hugging Face model directories.\n"
@@ -123,6 +124,11 @@ int cmd_convert(int argc, char** argv) {
   add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("h,help", "this help");
   options.parse_positional({"paths"});
+  return options;
+}
+
+int cmd_convert(int argc, char** argv) {
+  cxxopts::Options options = convert_options();
   const ParsedOptions parsed = parse_options_and_overrides(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_options.h"
+#include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "generate/checkpoint_session.h"
@@ -21,7 +22,7 @@ namespace {
 constexpr const char* kEvalCommand = "kforge eval";
 }  // namespace
 
-int cmd_eval(int argc, char** argv) {
+cxxopts::Options eval_options() {
   cxxopts::Options options(kEvalCommand,
                            "Evaluate a checkpoint: rebuilds the model from the checkpoint's config.toml (plus any\n"
                            "--section.key=value or --section.key value overrides, e.g. --eval.dataset_path=DIR\n"
@@ -40,6 +41,11 @@ int cmd_eval(int argc, char** argv) {
   add_plugin_dir_option(options);
   add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("h,help", "this help");
+  return options;
+}
+
+int cmd_eval(int argc, char** argv) {
+  cxxopts::Options options = eval_options();
   const ParsedOptions parsed = parse_options_and_overrides(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;

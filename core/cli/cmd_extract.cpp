@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/command_options.h"
+#include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "data/npz_writer.h"
@@ -227,7 +228,7 @@ void extract_write_npz(const std::filesystem::path& out, const at::Tensor& token
 
 }  // namespace
 
-int cmd_extract(int argc, char** argv) {
+cxxopts::Options extract_options() {
   cxxopts::Options options(
       kExtractCommand,
       "Capture activations of a checkpoint: rebuilds the model from the checkpoint's config.toml, loads its\n"
@@ -262,6 +263,11 @@ int cmd_extract(int argc, char** argv) {
   add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("h,help", "this help");
   options.parse_positional({"output"});
+  return options;
+}
+
+int cmd_extract(int argc, char** argv) {
+  cxxopts::Options options = extract_options();
   const ParsedOptions parsed = parse_options(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;

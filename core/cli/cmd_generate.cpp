@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/command_options.h"
+#include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "data/tokenizer.h"
@@ -88,7 +89,7 @@ at::Tensor checkpoint_image(const generate::CheckpointSession& session, const cx
 
 }  // namespace
 
-int cmd_generate(int argc, char** argv) {
+cxxopts::Options generate_options() {
   cxxopts::Options options(kGenerateCommand,
                            "Continue prompts with a trained checkpoint: rebuilds the model from the checkpoint's\n"
                            "config.toml, loads its weights, tokenises with its data.tokenizer_path (or --tokenizer),\n"
@@ -122,6 +123,11 @@ int cmd_generate(int argc, char** argv) {
                         "tokenizer: a SentencePiece .model, a Hugging Face tokenizer.json or a .tiktoken file "
                         "(default: data.tokenizer_path of the checkpoint's config)",
                         cxxopts::value<std::string>())("h,help", "this help");
+  return options;
+}
+
+int cmd_generate(int argc, char** argv) {
+  cxxopts::Options options = generate_options();
   const ParsedOptions parsed = parse_options(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;

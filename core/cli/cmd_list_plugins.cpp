@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/command_options.h"
+#include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "config/schema.h"
@@ -138,7 +139,7 @@ void print_table(std::ostream& out, const plugins::PluginSet& set, bool verbose)
 
 }  // namespace
 
-int cmd_list_plugins(int argc, char** argv) {
+cxxopts::Options list_plugins_options() {
   cxxopts::Options options("kforge list-plugins",
                            "List the components of every plugin found (kind, name, version, file, summary),\n"
                            "and every refused plugin file with the reason.");
@@ -146,6 +147,11 @@ int cmd_list_plugins(int argc, char** argv) {
   add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("json", "machine-readable output")(
       "v,verbose", "also list each component's config keys, enabling key and hook points")("h,help", "this help");
+  return options;
+}
+
+int cmd_list_plugins(int argc, char** argv) {
+  cxxopts::Options options = list_plugins_options();
   const std::vector<std::string> arguments(argv + 1, argv + argc);  // the cache key
   const ParsedOptions parsed = parse_options(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;

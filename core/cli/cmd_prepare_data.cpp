@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/command_options.h"
+#include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "data/prepare.h"
@@ -92,7 +93,7 @@ int prepare_image_text(const cxxopts::ParseResult& args, const std::vector<std::
 
 }  // namespace
 
-int cmd_prepare_data(int argc, char** argv) {
+cxxopts::Options prepare_data_options() {
   cxxopts::Options options(
       "kforge prepare-data",
       "Tokenise text or JSON Lines files (optionally compressed) with a tokenizer (a SentencePiece "
@@ -131,7 +132,11 @@ int cmd_prepare_data(int argc, char** argv) {
       "q,quiet", "no progress on stderr")("h,help", "this help");
   options.parse_positional({"files"});
   options.positional_help("");
+  return options;
+}
 
+int cmd_prepare_data(int argc, char** argv) {
+  cxxopts::Options options = prepare_data_options();
   const ParsedOptions parsed = parse_options(options, argc, argv, options.help({""}) + kExample);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;

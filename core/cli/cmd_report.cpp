@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/command_options.h"
+#include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "kforge/sdk/error.h"
@@ -36,7 +37,7 @@ void write_report_file(const std::filesystem::path& path, const std::string& tex
 
 }  // namespace
 
-int cmd_report(int argc, char** argv) {
+cxxopts::Options report_options() {
   cxxopts::Options options(kReportCommand,
                            "Write one self-contained HTML page (inline SVG, no network) with plots of a run\n"
                            "directory (checkpoint.dir, or metrics.run_dir): loss and eval loss, learning rate,\n"
@@ -50,6 +51,11 @@ int cmd_report(int argc, char** argv) {
       "out", "the page to write (default RUN_DIR/report.html)", cxxopts::value<std::string>())(
       "log-y", "open the loss charts in log scale (the page has a switch)")("h,help", "this help");
   options.parse_positional({"run-dir"});
+  return options;
+}
+
+int cmd_report(int argc, char** argv) {
+  cxxopts::Options options = report_options();
   const ParsedOptions parsed = parse_options(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;

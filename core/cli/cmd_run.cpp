@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/command_options.h"
+#include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/run_training.h"
@@ -30,12 +31,7 @@ int stopped_before_training() {
 
 }  // namespace
 
-int cmd_run(int argc, char** argv) {
-  // From the first moment to the process's end: a SIGTERM while plugins, the config or the checkpoint
-  // load is a request to stop, not death by the default action (the training loop's own handlers keep
-  // it pending), and one during the teardown after a failure (the launcher stops the other ranks when
-  // one fails) leaves the exit code 1 instead of making it 143. Never destroyed, so never reset.
-  [[maybe_unused]] static const auto* const shutdown_handlers = new resilience::ShutdownHandlers(0);
+cxxopts::Options run_options() {
   cxxopts::Options options("kforge run",
                            "Train with a TOML config. Resumes from the newest complete checkpoint in\n"
                            "checkpoint.dir (or checkpoint.load_path). Any config key can be overridden as\n"
@@ -56,6 +52,16 @@ int cmd_run(int argc, char** argv) {
       "process's world (1 outside `kforge launch`)",
       cxxopts::value<int>())("h,help", "this help");
   options.parse_positional({"config"});
+  return options;
+}
+
+int cmd_run(int argc, char** argv) {
+  // From the first moment to the process's end: a SIGTERM while plugins, the config or the checkpoint
+  // load is a request to stop, not death by the default action (the training loop's own handlers keep
+  // it pending), and one during the teardown after a failure (the launcher stops the other ranks when
+  // one fails) leaves the exit code 1 instead of making it 143. Never destroyed, so never reset.
+  [[maybe_unused]] static const auto* const shutdown_handlers = new resilience::ShutdownHandlers(0);
+  cxxopts::Options options = run_options();
   // --section.key=value overrides are not options of this command: they are set aside first.
   const ParsedOptions parsed = parse_options_and_overrides(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;

@@ -14,7 +14,8 @@ namespace {
 
 constexpr std::string_view kHostCommands[] = {"run",      "launch",    "list-plugins", "prepare-data",
                                               "generate", "eval",      "convert",      "report",
-                                              "extract",  "check-env", "--version",    "version"};
+                                              "extract",  "check-env", "help",         "--version",
+                                              "version"};
 
 }  // namespace
 
@@ -34,6 +35,7 @@ Usage:
   kforge extract --checkpoint DIR (--input TEXT | --input-file FILE | --tokens IDS) [--layers all|L,..]
                  [--what residual|POINT,..] OUT.npz
   kforge check-env [--json] [--strict]
+  kforge help [--format markdown]
   kforge --version
   kforge COMMAND --help
 
@@ -48,6 +50,7 @@ Commands:
   report         write a self-contained report.html with plots of a run directory
   extract        capture activations (and attention) of a checkpoint's forward into a .npz
   check-env      report the BLAS, threads, ISA and GEMM speed this machine gives kforge
+  help           this usage; with --format markdown, every command's options as a Markdown page
 
 Plugins are the libkforge_*.so files in each --plugin-dir and in the directory that ships with
 kforge; a plugin directory or file that other users can write to, or that another user owns, is
@@ -69,7 +72,7 @@ std::optional<int> answer_from_usage(int argc, char** argv) {
     return kExitUsage;
   }
   const std::string_view command = argv[1];
-  if (command == "--help" || command == "-h" || command == "help") {
+  if (command == "--help" || command == "-h" || (command == "help" && argc == 2)) {
     std::fputs(usage(), stdout);
     return kExitOk;
   }

@@ -14,7 +14,7 @@ const char* usage();
 bool is_host_command(std::string_view word);
 
 /// For a command line the usage answers, prints it and returns the exit code: no command (the usage on stderr,
-/// kExitUsage), --help, -h or help (stdout, kExitOk), an unknown command ("kforge: unknown command 'rn'. Did you
+/// kExitUsage), --help, -h or help alone (stdout, kExitOk), an unknown command ("kforge: unknown command 'rn'. Did you
 /// mean 'run'?" and the usage on stderr, kExitUsage). Nothing for a command of kforge-host.
 std::optional<int> answer_from_usage(int argc, char** argv);
 

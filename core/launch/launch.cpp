@@ -384,8 +384,7 @@ std::string and_torchrun_spelling(const std::string& name) {
 
 }  // namespace
 
-int run_launch(int argc, char** argv, WorkerMain worker_main) {
-  auto [own, worker_args] = split_worker_command(argc, argv);
+cxxopts::Options launch_options() {
   cxxopts::Options options(
       "kforge launch",
       "Start N local worker processes of one job and supervise them (like torchrun):\n"
@@ -410,6 +409,12 @@ int run_launch(int argc, char** argv, WorkerMain worker_main) {
                              cxxopts::value<std::string>())(
       option("grace-sec"), "seconds between SIGTERM and SIGKILL when stopping workers",
       cxxopts::value<double>()->default_value("30"))("h,help", "this help");
+  return options;
+}
+
+int run_launch(int argc, char** argv, WorkerMain worker_main) {
+  auto [own, worker_args] = split_worker_command(argc, argv);
+  cxxopts::Options options = launch_options();
   const cmdline::ParsedOptions parsed = cmdline::parse_options(options, static_cast<int>(own.size()), own.data());
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
