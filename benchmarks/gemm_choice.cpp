@@ -1,5 +1,6 @@
 // The weight-gradient GEMM, dW [out, in] = dy^T x over `rows` tokens, through oneDNN and through OpenBLAS on this CPU,
-// for the projections of the benchmark shapes: the measurement behind plugins/models/weight_gradient_gemm.cpp's table.
+// for the projections of the benchmark shapes: the measurement behind the table of
+// plugins/common/transformer/weight_gradient_gemm.cpp.
 // A measurement, not a test (benchmarks/README.md).
 //
 //   OPENBLAS_CORETYPE=<the kernels kforge runs> build/tests/plugins/models/bench_gemm_choice [--rows R] [--threads T]
@@ -19,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "weight_gradient_gemm.h"
+#include "transformer/weight_gradient_gemm.h"
 
 namespace {
 

@@ -17,8 +17,8 @@
 
 #include "data/webdataset_writer.h"
 #include "image_fixtures.h"
-#include "image_text/decode_pool.h"
-#include "image_text/webdataset_source.h"
+#include "image_text_io/decode_pool.h"
+#include "image_text_io/webdataset_source.h"
 
 namespace {
 

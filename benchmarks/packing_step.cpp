@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
-#include "documents.h"
-#include "flash_attention.h"
-#include "model_config.h"
-#include "transformer.h"
+#include "transformer/attention.h"
+#include "transformer/documents.h"
+#include "transformer/flash_attention.h"
+#include "transformer/model_config.h"
+#include "transformer/transformer.h"
 
 namespace {
 

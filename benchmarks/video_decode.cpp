@@ -27,7 +27,7 @@
 
 #include "config/section_view.h"
 #include "config/value.h"
-#include "image_text/image_transform.h"
+#include "image_text_io/image_transform.h"
 #include "kforge/sdk/image_text_dataset.h"
 #include "video/clip_decoder.h"
 #include "video/uniform_sampler.h"

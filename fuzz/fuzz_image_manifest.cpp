@@ -1,10 +1,10 @@
-// Fuzz target: an image-text JSON Lines manifest (plugins/image_text/jsonl_manifest) as the dataset reads it; the
-// input is the whole manifest. The images it names are not read: the target is the manifest's parser.
+// Fuzz target: an image-text JSON Lines manifest (plugins/common/image_text_io/jsonl_manifest) as the dataset reads
+// it; the input is the whole manifest. The images it names are not read: the target is the manifest's parser.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 
-#include "image_text/jsonl_manifest.h"
+#include "image_text_io/jsonl_manifest.h"
 #include "kforge/sdk/error.h"
 #include "scratch_file.h"
 

@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
-#include "image_text/decode_pool.h"
-#include "image_text/image_decode.h"
-#include "image_text/image_transform.h"
-#include "image_text/jsonl_manifest.h"
-#include "image_text/regular_file.h"
-#include "image_text/webdataset_source.h"
+#include "image_text_io/decode_pool.h"
+#include "image_text_io/image_decode.h"
+#include "image_text_io/image_transform.h"
+#include "image_text_io/jsonl_manifest.h"
+#include "image_text_io/regular_file.h"
+#include "image_text_io/webdataset_source.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::image_text {

@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
-#include "image_text/image_decode.h"
-#include "image_text/image_text_source.h"
-#include "image_text/sample_preprocess.h"
-#include "image_text/warn.h"
+#include "image_text_io/image_decode.h"
+#include "image_text_io/image_text_source.h"
+#include "image_text_io/sample_preprocess.h"
+#include "image_text_io/warn.h"
 #include "kforge/sdk/image_text_dataset.h"
 
 namespace kforge::image_text {

@@ -1,8 +1,8 @@
 // The built-in model plugin: registers the dense decoder as model "transformer".
 #include <kforge/sdk/plugin.h>
 
-#include "model_config.h"
-#include "transformer.h"
+#include "transformer/model_config.h"
+#include "transformer/transformer.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
-#include "image_text/regular_file.h"
+#include "image_text_io/regular_file.h"
 #include "kforge/sdk/error.h"
 #include "video/clip_decoder.h"
 #include "video/video_error.h"

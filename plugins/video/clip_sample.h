@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "image_text/image_transform.h"
-#include "image_text/text_encoding.h"
+#include "image_text_io/image_transform.h"
+#include "image_text_io/text_encoding.h"
 #include "kforge/sdk/image_text_dataset.h"
 #include "video/clip_source.h"
 

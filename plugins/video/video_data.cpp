@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "image_text/decode_pool.h"
+#include "image_text_io/decode_pool.h"
 #include "kforge/sdk/error.h"
 #include "video/video_manifest.h"
 #include "video/webvid_source.h"

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "image_text/warn.h"
+#include "image_text_io/warn.h"
 #include "kforge/sdk/config_view.h"
 #include "kforge/sdk/image_text_dataset.h"
 #include "video/clip_sample.h"

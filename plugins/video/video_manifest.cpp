@@ -9,7 +9,7 @@
 #include <system_error>
 #include <utility>
 
-#include "image_text/regular_file.h"
+#include "image_text_io/regular_file.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::video {

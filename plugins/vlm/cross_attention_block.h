@@ -6,10 +6,10 @@
 
 #include <memory>
 
-#include "linear.h"
-#include "mlp.h"
-#include "model_config.h"
-#include "norm.h"
+#include "transformer/linear.h"
+#include "transformer/mlp.h"
+#include "transformer/model_config.h"
+#include "transformer/norm.h"
 
 namespace kforge::vlm {
 

@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include "linear.h"
-#include "mlp.h"
-#include "model_config.h"
+#include "transformer/linear.h"
+#include "transformer/mlp.h"
+#include "transformer/model_config.h"
 
 namespace kforge::vlm {
 

@@ -8,12 +8,12 @@
 #include <array>
 #include <memory>
 
-#include "attention.h"
 #include "expert_choice_ffn.h"
-#include "model_config.h"
-#include "norm.h"
 #include "own_stack.h"
-#include "transformer_block.h"
+#include "transformer/attention.h"
+#include "transformer/model_config.h"
+#include "transformer/norm.h"
+#include "transformer/transformer_block.h"
 
 namespace kforge::vlm {
 

@@ -6,9 +6,9 @@
 
 #include <vector>
 
-#include "attention.h"
-#include "flash_attention.h"
-#include "rope.h"
+#include "transformer/attention.h"
+#include "transformer/flash_attention.h"
+#include "transformer/rope.h"
 
 namespace kforge::vlm {
 

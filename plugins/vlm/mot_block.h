@@ -7,13 +7,13 @@
 #include <array>
 #include <memory>
 
-#include "linear.h"
-#include "mlp.h"
-#include "model_config.h"
-#include "norm.h"
 #include "own_stack.h"
-#include "rms_norm.h"
-#include "transformer_block.h"
+#include "transformer/linear.h"
+#include "transformer/mlp.h"
+#include "transformer/model_config.h"
+#include "transformer/norm.h"
+#include "transformer/rms_norm.h"
+#include "transformer/transformer_block.h"
 
 namespace kforge::vlm {
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "documents.h"
+#include "transformer/documents.h"
 
 namespace kforge::vlm {
 

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "model_config.h"
-#include "norm.h"
-#include "output_head.h"
-#include "rope.h"
-#include "token_embedding.h"
-#include "transformer_block.h"
+#include "transformer/model_config.h"
+#include "transformer/norm.h"
+#include "transformer/output_head.h"
+#include "transformer/rope.h"
+#include "transformer/token_embedding.h"
+#include "transformer/transformer_block.h"
 
 namespace kforge::vlm {
 

@@ -29,7 +29,7 @@
 #include "train/stage_link.h"
 #include "train/stage_model.h"
 #include "train/stage_split.h"
-#include "transformer.h"
+#include "transformer/transformer.h"
 
 namespace kforge::test {
 namespace {

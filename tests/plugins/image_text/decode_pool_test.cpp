@@ -2,7 +2,7 @@
 // served first), a bounded read-ahead, resume from a position, corrupt samples skipped with a named warning
 // and counted, data without a usable sample stopped with a ConfigError and a bounded number of warnings, other
 // errors rethrown at their place.
-#include "image_text/decode_pool.h"
+#include "image_text_io/decode_pool.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 
 #include "data/webdataset_writer.h"
 #include "image_fixtures.h"
-#include "image_text/webdataset_source.h"
+#include "image_text_io/webdataset_source.h"
 #include "kforge/sdk/error.h"
 #include "support/test_host.h"
 

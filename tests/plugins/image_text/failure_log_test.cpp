@@ -1,7 +1,7 @@
 // FailureLog: the first kFailuresShown failures warned one by one, the rest summed up at most once an interval (and
 // at the end), and sdk::ConfigError naming the dataset and the first errors at the kMaxConsecutiveFailures-th failure
 // in a row, a usable sample ending the run.
-#include "image_text/failure_log.h"
+#include "image_text_io/failure_log.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Decoding against independent references: PNGs written by hand (exact), JPEG against libjpeg-turbo's own djpeg
 // (within 1 per channel), lossless WebP (exact); corrupt and foreign data are SampleErrors naming the image.
-#include "image_text/image_decode.h"
+#include "image_text_io/image_decode.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "image_fixtures.h"
-#include "image_text/sample_error.h"
+#include "image_text_io/sample_error.h"
 #include "support/read_file.h"
 #include "support/test_host.h"
 

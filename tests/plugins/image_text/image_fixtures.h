@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "image_text/image_decode.h"
-#include "image_text/text_encoding.h"
+#include "image_text_io/image_decode.h"
+#include "image_text_io/text_encoding.h"
 
 namespace kforge::test {
 

@@ -20,8 +20,8 @@
 
 #include "data/webdataset_writer.h"
 #include "image_fixtures.h"
-#include "image_text/image_decode.h"
-#include "image_text/image_transform.h"
+#include "image_text_io/image_decode.h"
+#include "image_text_io/image_transform.h"
 #include "kforge/sdk/error.h"
 #include "support/test_host.h"
 

@@ -1,6 +1,6 @@
 // Resize and normalisation against torch's F.interpolate (bilinear, align_corners=False, antialias=False) run
 // by python3-torch (tests/oracles/image_resize.py), down, up and anisotropic, with SigLIP and CLIP statistics.
-#include "image_text/image_transform.h"
+#include "image_text_io/image_transform.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "image_fixtures.h"
-#include "image_text/webdataset_source.h"
+#include "image_text_io/webdataset_source.h"
 #include "support/read_file.h"
 #include "support/test_host.h"
 

@@ -1,7 +1,7 @@
 // Data files: regular files only (a device, a FIFO, a directory refused unread, naming the path), a size cap naming
 // its key, never the file's bytes in a message; manifest paths: absolute kept, relative ones under the manifest's
 // directory, "..". out of it refused.
-#include "image_text/regular_file.h"
+#include "image_text_io/regular_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "image_text/sample_error.h"
+#include "image_text_io/sample_error.h"
 #include "kforge/sdk/error.h"
 #include "support/test_host.h"
 

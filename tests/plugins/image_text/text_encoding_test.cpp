@@ -1,6 +1,6 @@
 // input_ids and labels: the prompt is masked from the loss, labels are the next token (not a copy of the
 // input, KempnerForge's bug), the text is cut at max_text_len + 1 tokens and padded to max_text_len.
-#include "image_text/text_encoding.h"
+#include "image_text_io/text_encoding.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // WebDataset shards: samples grouped by key in shard-name order, captions from .txt or .json, a truncated shard
 // and incomplete samples warned about (naming shard and key) and counted, never a crash; JSONL manifests.
-#include "image_text/webdataset_source.h"
+#include "image_text_io/webdataset_source.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 #include "data/webdataset_writer.h"
 #include "image_fixtures.h"
-#include "image_text/jsonl_manifest.h"
-#include "image_text/sample_error.h"
+#include "image_text_io/jsonl_manifest.h"
+#include "image_text_io/sample_error.h"
 #include "kforge/sdk/error.h"
 #include "support/test_host.h"
 

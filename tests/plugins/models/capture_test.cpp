@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
 #include "data/npz_writer.h"
-#include "flash_attention.h"
 #include "kforge/sdk/kinds.h"
 #include "model_builder.h"
 #include "support/max_abs_diff.h"
 #include "support/npy.h"
 #include "support/oracle.h"
+#include "transformer/attention.h"
+#include "transformer/flash_attention.h"
 
 namespace kforge::test::models {
 namespace {

@@ -7,9 +7,9 @@
 #include <limits>
 #include <string>
 
-#include "causal_softmax.h"
 #include "kforge/sdk/error.h"
 #include "support/every_width.h"
+#include "transformer/causal_softmax.h"
 
 namespace kforge::test {
 namespace {

@@ -6,14 +6,14 @@
 #include <gtest/gtest.h>
 #include <torch/version.h>
 
-#include "attention.h"
-#include "blas_gemm.h"
-#include "causal_softmax.h"
-#include "flash_attention.h"
-#include "library_attention.h"
-#include "linear.h"
-#include "rms_norm_kernel.h"
-#include "swiglu.h"
+#include "transformer/attention.h"
+#include "transformer/blas_gemm.h"
+#include "transformer/causal_softmax.h"
+#include "transformer/flash_attention.h"
+#include "transformer/library_attention.h"
+#include "transformer/linear.h"
+#include "transformer/rms_norm_kernel.h"
+#include "transformer/swiglu.h"
 
 namespace kforge::test {
 namespace {

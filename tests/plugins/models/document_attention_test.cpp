@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
 #include "attention_grads.h"
-#include "causal_softmax.h"
-#include "documents.h"
-#include "flash_attention.h"
 #include "kforge/sdk/error.h"
-#include "rope.h"
 #include "support/every_width.h"
 #include "support/max_abs_diff.h"
+#include "transformer/attention.h"
+#include "transformer/causal_softmax.h"
+#include "transformer/documents.h"
+#include "transformer/flash_attention.h"
+#include "transformer/rope.h"
 
 namespace kforge::test {
 namespace {

@@ -1,7 +1,7 @@
 // Tiled causal attention against the explicit one (attention.h): outputs and q/k/v gradients for
 // MHA/GQA/MQA, uneven tiles, fewer queries than keys (decode), bfloat16, at every vector width this CPU
 // runs, and Attention with a KV cache.
-#include "flash_attention.h"
+#include "transformer/flash_attention.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
@@ -11,13 +11,13 @@
 #include <cmath>
 #include <string>
 
-#include "attention.h"
 #include "attention_grads.h"
 #include "kforge/sdk/error.h"
-#include "kv_cache.h"
-#include "rope.h"
 #include "support/every_width.h"
 #include "support/max_abs_diff.h"
+#include "transformer/attention.h"
+#include "transformer/kv_cache.h"
+#include "transformer/rope.h"
 
 namespace kforge::test {
 namespace {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
-#include "model_config.h"
+#include "transformer/model_config.h"
 
 namespace kforge::test::models {
 namespace {

@@ -16,13 +16,13 @@
 #include <sstream>
 #include <string>
 
-#include "blas_gemm.h"
-#include "linear.h"
-#include "mlp.h"
 #include "model_builder.h"
 #include "support/binary_op_grads.h"
-#include "swiglu.h"
-#include "weight_gradient_gemm.h"
+#include "transformer/blas_gemm.h"
+#include "transformer/linear.h"
+#include "transformer/mlp.h"
+#include "transformer/swiglu.h"
+#include "transformer/weight_gradient_gemm.h"
 
 namespace kforge::test::models {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <torch/csrc/autograd/autograd.h>
 
-#include "expert_capacity.h"
-#include "mlp.h"
 #include "moe_test_util.h"
+#include "transformer/expert_capacity.h"
+#include "transformer/mlp.h"
 
 namespace kforge::test::models {
 namespace {

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "model_builder.h"
-#include "model_config.h"
+#include "transformer/model_config.h"
 
 namespace kforge::test::models {
 namespace {

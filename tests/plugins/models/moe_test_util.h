@@ -9,8 +9,8 @@
 #include <string>
 
 #include "model_builder.h"
-#include "model_config.h"
-#include "moe.h"
+#include "transformer/model_config.h"
+#include "transformer/moe.h"
 
 namespace kforge::test::models {
 

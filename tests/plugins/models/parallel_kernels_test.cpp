@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "causal_softmax.h"
-#include "flash_attention.h"
-#include "rms_norm_kernel.h"
-#include "rope.h"
-#include "rope_kernel.h"
-#include "swiglu.h"
+#include "transformer/causal_softmax.h"
+#include "transformer/flash_attention.h"
+#include "transformer/rms_norm_kernel.h"
+#include "transformer/rope.h"
+#include "transformer/rope_kernel.h"
+#include "transformer/swiglu.h"
 
 namespace kforge::test {
 namespace {

@@ -5,7 +5,7 @@
 #include <ATen/ATen.h>
 
 #include "model_builder.h"
-#include "model_config.h"
+#include "transformer/model_config.h"
 
 namespace kforge::test::models {
 namespace {

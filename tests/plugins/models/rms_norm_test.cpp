@@ -8,7 +8,7 @@
 #include "kforge/sdk/error.h"
 #include "support/binary_op_grads.h"
 #include "support/every_width.h"
-#include "rms_norm_kernel.h"
+#include "transformer/rms_norm_kernel.h"
 
 namespace kforge::test {
 namespace {

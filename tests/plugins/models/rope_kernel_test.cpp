@@ -1,7 +1,7 @@
 // The fused RoPE op (rope_kernel.h) against the rotation in float64: value and gradient, at every vector width this CPU
 // runs, float32 and bfloat16, on a transposed projection with a partial last vector, with shared and per-row tables;
 // its gradient in the projection's layout; and the composite wherever the kernel does not apply.
-#include "rope_kernel.h"
+#include "transformer/rope_kernel.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include <string>
 
 #include "kforge/sdk/error.h"
-#include "rope.h"
 #include "support/every_width.h"
+#include "transformer/rope.h"
 
 namespace kforge::test {
 namespace {

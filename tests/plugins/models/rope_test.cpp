@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "rope.h"
+#include "transformer/rope.h"
 
 namespace kforge::test::models {
 namespace {

@@ -1,6 +1,6 @@
 // The fused SwiGLU op (swiglu.h) against silu(gate) * up in float64: value and both gradients, at
 // every vector width this CPU runs, float32 and bfloat16, with a partial last vector and a frozen side.
-#include "swiglu.h"
+#include "transformer/swiglu.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

@@ -13,7 +13,7 @@
 #include "dist/tensor_group.h"
 #include "support/max_abs_diff.h"
 #include "support/two_ranks.h"
-#include "transformer.h"
+#include "transformer/transformer.h"
 
 namespace kforge::test::models {
 namespace {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "image_text/image_transform.h"
+#include "image_text_io/image_transform.h"
 #include "kforge/sdk/error.h"
 #include "video/clip_decoder.h"
 #include "video/uniform_sampler.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "image_text/failure_log.h"
+#include "image_text_io/failure_log.h"
 #include "kforge/sdk/error.h"
 #include "support/test_host.h"
 #include "video/video_data.h"

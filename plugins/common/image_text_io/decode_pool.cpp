@@ -1,5 +1,5 @@
 // The pool's argument checks, and the image-text pool: the source's raw sample, preprocessed.
-#include "image_text/decode_pool.h"
+#include "image_text_io/decode_pool.h"
 
 #include <fmt/format.h>
 

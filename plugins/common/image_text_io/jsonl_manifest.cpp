@@ -1,12 +1,12 @@
 // Reading a JSONL image-text manifest once, and each sample's image file on demand.
-#include "image_text/jsonl_manifest.h"
+#include "image_text_io/jsonl_manifest.h"
 
 #include <fmt/format.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "image_text/regular_file.h"
+#include "image_text_io/regular_file.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::image_text {

@@ -1,6 +1,6 @@
 // JPEG through libjpeg-turbo's libjpeg API (errors longjmp out of its error handler), PNG through libpng's
 // simplified API, WebP through libwebp; the format is recognised by its signature.
-#include "image_text/image_decode.h"
+#include "image_text_io/image_decode.h"
 
 #include <fmt/format.h>
 #include <jpeglib.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "image_text/sample_error.h"
+#include "image_text_io/sample_error.h"
 
 namespace kforge::image_text {
 namespace {

@@ -1,5 +1,5 @@
 // Decode, resize and normalise the image, encode the text.
-#include "image_text/sample_preprocess.h"
+#include "image_text_io/sample_preprocess.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

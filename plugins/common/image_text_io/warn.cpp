@@ -1,5 +1,5 @@
 // The default warning sink: stderr.
-#include "image_text/warn.h"
+#include "image_text_io/warn.h"
 
 #include <iostream>
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "image_text/image_decode.h"
-#include "image_text/image_text_source.h"
-#include "image_text/warn.h"
+#include "image_text_io/image_decode.h"
+#include "image_text_io/image_text_source.h"
+#include "image_text_io/warn.h"
 
 namespace kforge::image_text {
 

@@ -1,5 +1,5 @@
 // Rate-limited failure warnings and the consecutive-failure stop.
-#include "image_text/failure_log.h"
+#include "image_text_io/failure_log.h"
 
 #include <fmt/format.h>
 

@@ -17,11 +17,11 @@
 #include <variant>
 #include <vector>
 
-#include "image_text/failure_log.h"
-#include "image_text/image_text_source.h"
-#include "image_text/sample_error.h"
-#include "image_text/sample_preprocess.h"
-#include "image_text/warn.h"
+#include "image_text_io/failure_log.h"
+#include "image_text_io/image_text_source.h"
+#include "image_text_io/sample_error.h"
+#include "image_text_io/sample_preprocess.h"
+#include "image_text_io/warn.h"
 
 namespace kforge::image_text {
 

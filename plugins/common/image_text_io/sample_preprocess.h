@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "image_text/image_text_source.h"
-#include "image_text/image_transform.h"
-#include "image_text/text_encoding.h"
+#include "image_text_io/image_text_source.h"
+#include "image_text_io/image_transform.h"
+#include "image_text_io/text_encoding.h"
 
 namespace kforge::image_text {
 

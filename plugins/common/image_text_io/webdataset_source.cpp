@@ -1,6 +1,6 @@
 // Indexing WebDataset shards with libarchive (one pass per shard, data skipped), and reading one sample's
 // members back from the offset of its first header.
-#include "image_text/webdataset_source.h"
+#include "image_text_io/webdataset_source.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -12,7 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "image_text/sample_error.h"
+#include "image_text_io/sample_error.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::image_text {

@@ -1,5 +1,5 @@
 // Data files through open + fstat (regular files up to a cap), and manifest paths confined to their directory.
-#include "image_text/regular_file.h"
+#include "image_text_io/regular_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "image_text/sample_error.h"
+#include "image_text_io/sample_error.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::image_text {

@@ -1,7 +1,7 @@
 // Separable bilinear resize with torch's source-index rule (src = (dst + 0.5) * in / out - 0.5, clamped at 0;
 // neighbours floor(src) and the next one, clamped at the edge), in float, rows first then columns, fused with
 // the normalisation of each output value.
-#include "image_text/image_transform.h"
+#include "image_text_io/image_transform.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

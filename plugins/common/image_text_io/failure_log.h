@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "image_text/warn.h"
+#include "image_text_io/warn.h"
 
 namespace kforge::image_text {
 

@@ -1,5 +1,5 @@
 // Prompt and caption ids into input_ids and shifted, prompt-masked labels of a fixed length.
-#include "image_text/text_encoding.h"
+#include "image_text_io/text_encoding.h"
 
 #include <fmt/format.h>
 

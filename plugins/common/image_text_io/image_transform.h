@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdint>
 
-#include "image_text/image_decode.h"
+#include "image_text_io/image_decode.h"
 
 namespace kforge::image_text {
 
