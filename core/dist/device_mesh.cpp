@@ -91,7 +91,7 @@ std::vector<int> DeviceMesh::peers(const MeshShape& shape, int rank, const std::
 }
 
 DeviceMesh::DeviceMesh(const MeshShape& shape, int rank, const c10::intrusive_ptr<c10d::Store>& store,
-                       std::chrono::milliseconds timeout, bool loopback, c10::Device device)
+                       std::chrono::milliseconds timeout, const Endpoints& endpoints, c10::Device device)
     : shape_(shape), coords_(coordinates(shape, rank)) {
   auto join = [&](const std::string& name, const std::vector<std::string>& dims) {
     const std::vector<int> members = peers(shape, rank, dims);
@@ -99,7 +99,7 @@ DeviceMesh::DeviceMesh(const MeshShape& shape, int rank, const c10::intrusive_pt
     const int group_rank = static_cast<int>(std::find(members.begin(), members.end(), rank) - members.begin());
     // Groups along the same dims are told apart by their lowest member.
     groups_[name] = std::make_unique<Group>(store, fmt::format("{}/{}", name, members.front()), group_rank,
-                                            static_cast<int>(members.size()), rank, timeout, loopback, device);
+                                            static_cast<int>(members.size()), rank, timeout, endpoints, device);
   };
   for (const char* dim : kMeshDims) join(dim, {dim});
   join("dp", {"dp_replicate", "dp_shard"});

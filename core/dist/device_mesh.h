@@ -35,7 +35,8 @@ class DeviceMesh {
   /// Joins this rank's group along every dimension of size > 1 and the data-parallel group
   /// ("dp" = dp_replicate x dp_shard), running their collectives on `device`; collective over all ranks.
   DeviceMesh(const MeshShape& shape, int rank, const c10::intrusive_ptr<c10d::Store>& store,
-             std::chrono::milliseconds timeout, bool loopback, c10::Device device = c10::Device(c10::DeviceType::CPU));
+             std::chrono::milliseconds timeout, const Endpoints& endpoints,
+             c10::Device device = c10::Device(c10::DeviceType::CPU));
 
   const MeshShape& shape() const { return shape_; }
   /// This rank's coordinate along `dim`.

@@ -37,8 +37,8 @@ at::Tensor as_movable(const at::Tensor& t) {
 }
 
 c10::intrusive_ptr<Backend> make_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                                               std::chrono::milliseconds timeout, bool loopback,
-                                               const c10::Device& device) {
+                                               std::chrono::milliseconds timeout,
+                                               const std::vector<NetInterface>& bound, const c10::Device& device) {
   if (device.is_cuda()) {
 #ifdef KFORGE_WITH_CUDA
     // A collective whose peer died fails after the timeout instead of hanging (LibTorch 1.13 reads the first name,
@@ -53,8 +53,9 @@ c10::intrusive_ptr<Backend> make_process_group(const c10::intrusive_ptr<c10d::St
 #endif
   }
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-  options->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                      : c10d::ProcessGroupGloo::createDefaultDevice());
+  for (const NetInterface& i : bound) {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(i.address));
+  }
   options->threads = 2;
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
 }
@@ -74,12 +75,18 @@ std::vector<int64_t> packed_offsets(const std::vector<std::vector<at::Tensor>>& 
 }  // namespace
 
 Group::Group(const c10::intrusive_ptr<c10d::Store>& store, std::string name, int rank, int size, int global_rank,
-             std::chrono::milliseconds timeout, bool loopback, c10::Device device)
-    : name_(std::move(name)), rank_(rank), size_(size), global_rank_(global_rank), timeout_(timeout), device_(device) {
+             std::chrono::milliseconds timeout, const Endpoints& endpoints, c10::Device device)
+    : name_(std::move(name)),
+      rank_(rank),
+      size_(size),
+      global_rank_(global_rank),
+      timeout_(timeout),
+      device_(device),
+      peers_(endpoints.peers) {
   if (size_ == 1) return;
   run("process group creation", [&] {
     pg_ = make_process_group(c10::make_intrusive<c10d::PrefixStore>("kforge/" + name_, store), rank_, size_, timeout_,
-                             loopback, device_);
+                             endpoints.bound, device_);
   });
 }
 
@@ -100,10 +107,15 @@ void Group::run(const char* collective, Fn&& fn) const {
     fn();
     collective_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   } catch (const std::exception& e) {
-    throw sdk::Error(fmt::format(
-        "{} on process group '{}' failed on rank {} (rank {} of {} in the group): {}. Another rank probably died, "
-        "hung or diverged (the timeout is distributed.nccl_timeout_sec = {} s); look at the other ranks' logs",
-        collective, name_, global_rank_, rank_, size_, e.what(), timeout_.count() / 1000));
+    const std::string peer = peers_ ? peers_named_in(e.what(), *peers_, global_rank_) : "";
+    const std::string cause =
+        peer.empty() ? "The error names no peer: a rank died, hung, diverged or lost its link; look at the other "
+                       "ranks' logs"
+                     : fmt::format("The peer it lost: {}, which died, hung or lost its link", peer);
+    throw sdk::Error(fmt::format("{} on process group '{}' failed on rank {} (rank {} of {} in the group): {}. {} (the "
+                                 "timeout is distributed.nccl_timeout_sec = {} s)",
+                                 collective, name_, global_rank_, rank_, size_, e.what(), cause,
+                                 timeout_.count() / 1000));
   }
 }
 

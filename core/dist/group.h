@@ -14,6 +14,8 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
+#include "dist/endpoints.h"
+
 namespace kforge::dist {
 
 enum class Reduce { Sum, Max, Min };
@@ -53,10 +55,11 @@ class Group {
   Group() = default;
   /// Joins the group `name` (its members rendezvous under that prefix of `store`); `rank` and
   /// `size` are within the group, `global_rank` is for messages. On a CUDA `device` the group is NCCL's (with
-  /// asynchronous error handling, so a dead peer ends a collective within `timeout`); on the CPU it is Gloo's,
-  /// bound to 127.0.0.1 when `loopback` (all ranks on one host), otherwise to this host's address.
+  /// asynchronous error handling, so a dead peer ends a collective within `timeout`); on the CPU it is Gloo's, one
+  /// device per interface of `endpoints.bound`. A failure names the peers (of `endpoints.peers`) it could not reach.
   Group(const c10::intrusive_ptr<c10d::Store>& store, std::string name, int rank, int size, int global_rank,
-        std::chrono::milliseconds timeout, bool loopback, c10::Device device = c10::Device(c10::DeviceType::CPU));
+        std::chrono::milliseconds timeout, const Endpoints& endpoints,
+        c10::Device device = c10::Device(c10::DeviceType::CPU));
 
   const std::string& name() const { return name_; }
   int rank() const { return rank_; }
@@ -133,6 +136,7 @@ class Group {
   std::chrono::milliseconds timeout_{0};
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);
   c10::intrusive_ptr<Backend> pg_;
+  std::shared_ptr<const std::vector<Peer>> peers_;  ///< every rank's endpoint, to name a lost peer
   mutable uint32_t next_tag_ = 0;  ///< exchange()'s tags, above the ones send() and recv() callers use
 };
 

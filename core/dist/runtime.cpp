@@ -2,7 +2,9 @@
 #include "dist/runtime.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "dist/await_listener.h"
@@ -10,6 +12,14 @@
 #include "log/log.h"
 
 namespace kforge::dist {
+namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? name : "?";
+}
+
+}  // namespace
 
 Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config, c10::Device device)
     : info_(info), timeout_(std::chrono::seconds(config.timeout_sec)) {
@@ -19,8 +29,9 @@ Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config, 
   options.port = static_cast<uint16_t>(info_.master_port);
   options.isServer = info_.rank == 0;
   options.numWorkers = static_cast<size_t>(info_.world_size);
-  options.waitWorkers = true;
+  options.waitWorkers = false;  // exchange_endpoints waits, and names the ranks that never came
   options.timeout = timeout_;
+  endpoints_.bound = gloo_interfaces(info_.master_addr, info_.master_port, info_.single_node());
   log::get().info("rendezvous: waiting for {} ranks at {}:{} (timeout {} s, distributed.nccl_timeout_sec)",
                   info_.world_size, info_.master_addr, info_.master_port, config.timeout_sec);
   const auto failed = [&](const std::string& why) {
@@ -41,13 +52,24 @@ Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config, 
   } catch (const std::exception& e) {
     throw failed(e.what());
   }
-  const bool loopback = info_.single_node();
+  Peer mine{info_.rank, host_name(), "", endpoints_.bound.front().address};
+  for (const NetInterface& i : endpoints_.bound) mine.interface += (mine.interface.empty() ? "" : ",") + i.name;
+  const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+  log::get().info("rank {} on host {}: Gloo listens on {} ({}; chosen by {})", info_.rank, mine.host, mine.address,
+                  mine.interface,
+                  ifname != nullptr && *ifname != '\0' ? fmt::format("GLOO_SOCKET_IFNAME={}", ifname)
+                  : info_.single_node()                ? std::string("every rank being on this host")
+                                                       : fmt::format("the route to {}", info_.master_addr));
+  endpoints_.peers = std::make_shared<const std::vector<Peer>>(
+      exchange_endpoints(*store_, mine, info_.world_size, info_.master_addr, timeout_));
+  check_no_loopback_across_hosts(*endpoints_.peers);
   world_ =
-      std::make_unique<Group>(store_, "world", info_.rank, info_.world_size, info_.rank, timeout_, loopback, device);
-  checkpoint_ = std::make_unique<Group>(store_, "checkpoint", info_.rank, info_.world_size, info_.rank, timeout_, loopback);
+      std::make_unique<Group>(store_, "world", info_.rank, info_.world_size, info_.rank, timeout_, endpoints_, device);
+  checkpoint_ =
+      std::make_unique<Group>(store_, "checkpoint", info_.rank, info_.world_size, info_.rank, timeout_, endpoints_);
   checkpoint_writer_ = std::make_unique<Group>(store_, "checkpoint_writer", info_.rank, info_.world_size, info_.rank,
-                                               timeout_, loopback);
-  mesh_ = std::make_unique<DeviceMesh>(shape, info_.rank, store_, timeout_, loopback, device);
+                                               timeout_, endpoints_);
+  mesh_ = std::make_unique<DeviceMesh>(shape, info_.rank, store_, timeout_, endpoints_, device);
   world_->barrier();  // fail fast: every rank reached the same point with the same groups
 }
 
@@ -63,8 +85,8 @@ std::vector<std::string> Runtime::all_gather_strings(const std::string& tag, con
       const std::vector<uint8_t> bytes = store_->get(key);
       out.emplace_back(bytes.begin(), bytes.end());
     } catch (const std::exception& e) {
-      throw sdk::Error(fmt::format("rank {}: waiting for rank {}'s '{}' failed ({}); that rank probably died or hung",
-                                   info_.rank, r, tag, e.what()));
+      throw sdk::Error(fmt::format("rank {}: waiting for {}'s '{}' failed ({}); it died, hung or lost its link",
+                                   info_.rank, describe(endpoints_.peers->at(static_cast<size_t>(r))), tag, e.what()));
     }
   }
   return out;

@@ -47,6 +47,7 @@ class Runtime {
   RankInfo info_;
   std::chrono::milliseconds timeout_{0};
   c10::intrusive_ptr<c10d::Store> store_;
+  Endpoints endpoints_;  ///< where every rank's Gloo devices listen (empty for one process)
   std::unique_ptr<Group> world_ = std::make_unique<Group>();
   std::unique_ptr<Group> checkpoint_ = std::make_unique<Group>();
   std::unique_ptr<Group> checkpoint_writer_ = std::make_unique<Group>();
