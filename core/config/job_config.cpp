@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "config/component_rules.h"
 #include "config/rules.h"
 #include "kforge/sdk/error.h"
 
@@ -142,10 +143,21 @@ JobConfig make_job_config(Value tree, std::filesystem::path file) {
 JobConfig load_job_config(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                           const Catalog& catalog) {
   const Value raw = read_raw_config(file, overrides);
-  const std::vector<SectionSpec> schema = effective_schema(raw, catalog);
+  std::vector<SectionSpec> schema = effective_schema(raw, catalog);
   Value tree = resolve(raw, schema, catalog);
   check_sections(tree);
-  return make_job_config(std::move(tree), file);
+  std::vector<ComponentKeys> components;
+  for (const ComponentKeys* c : selected_components(raw, catalog)) components.push_back(*c);
+  check_component_rules(tree, components, 0);
+  JobConfig job = make_job_config(std::move(tree), file);
+  job.schema = std::move(schema);
+  job.components = std::move(components);
+  return job;
+}
+
+void check_world(const JobConfig& job, int world_size) {
+  check_world(job.tree, world_size);
+  check_component_rules(job.tree, job.components, world_size);
 }
 
 }  // namespace kforge::config

@@ -103,6 +103,8 @@ struct ProfilingConfig {
 struct JobConfig {
   Value tree;  ///< the whole resolved config
   std::filesystem::path file;
+  std::vector<SectionSpec> schema;        ///< the schema it was resolved against (core and selected components' keys)
+  std::vector<ComponentKeys> components;  ///< the components it selects, whose rules it keeps
   TrainConfig train;
   DataConfig data;
   EvalConfig eval;
@@ -121,6 +123,10 @@ struct JobConfig {
 /// selected components' keys, resolves and validates every section. Throws sdk::ConfigError.
 JobConfig load_job_config(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                           const Catalog& catalog);
+
+/// The rules that need the world size: kforge's (check_world) and the selected components'. Throws
+/// sdk::ConfigError naming the source, key and value of the first broken one.
+void check_world(const JobConfig& job, int world_size);
 
 /// Builds the typed structs from an already resolved and checked tree.
 JobConfig make_job_config(Value tree, std::filesystem::path file);

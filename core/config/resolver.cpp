@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "cmdline/did_you_mean.h"
 #include "config/overrides.h"
@@ -56,6 +57,12 @@ Value in_range(Value v, const KeySpec& spec, const std::string& where) {
   if (std::fabs(x) > spec.max_magnitude) {
     const auto bound = static_cast<int64_t>(spec.max_magnitude);
     fail(v, where, fmt::format("out of range: must be between -{} and {}", bound, bound));
+  }
+  if ((spec.min && x < *spec.min) || (spec.max && x > *spec.max)) {
+    fail(v, where,
+         spec.min && spec.max ? fmt::format("must be in [{}, {}]", *spec.min, *spec.max)
+         : spec.min           ? fmt::format("must be >= {}", *spec.min)
+                              : fmt::format("must be <= {}", *spec.max));
   }
   return v;
 }
@@ -376,17 +383,72 @@ Value read_raw_config(const std::filesystem::path& file, const std::vector<std::
   return raw;
 }
 
-KeySpec plugin_key_spec(const std::string& name, const std::string& type, const std::string& default_literal,
-                        const std::string& doc, const std::string& owner) {
-  KeySpec spec{name, parse_key_type(type)};
-  spec.doc = doc;
+namespace {
+
+std::vector<std::string> split(const std::string& text, const std::string& separator) {
+  std::vector<std::string> out;
+  for (size_t start = 0;;) {
+    const size_t end = text.find(separator, start);
+    out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return out;
+    start = end + separator.size();
+  }
+}
+
+// One end of a declared range ("" for an open end).
+std::optional<double> range_end(const std::string& text, const DeclaredKey& key, const std::string& owner) {
+  if (text.empty()) return std::nullopt;
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !std::isfinite(x)) {
+    throw sdk::Error(fmt::format("{} declares key '{}' with allowed '{}', whose end '{}' is not a number", owner,
+                                 key.name, key.allowed, text));
+  }
+  return x;
+}
+
+// The allowed values of a declared key into its spec: a string key's choices, a number key's range.
+void apply_allowed(KeySpec& spec, const DeclaredKey& key, const std::string& owner) {
+  if (key.allowed.empty()) return;
+  if (spec.type == KeyType::String) {
+    spec.choices = split(key.allowed, "|");
+    return;
+  }
+  const std::vector<std::string> ends = split(key.allowed, "..");
+  if ((spec.type != KeyType::Int && spec.type != KeyType::Float) || ends.size() != 2) {
+    throw sdk::Error(fmt::format("{} declares key '{}' with allowed '{}': only a string key takes values (\"a|b\") "
+                                 "and only an int or float key a range (\"MIN..MAX\", either end may be left out)",
+                                 owner, key.name, key.allowed));
+  }
+  spec.min = range_end(ends[0], key, owner);
+  spec.max = range_end(ends[1], key, owner);
+}
+
+}  // namespace
+
+KeySpec declared_key_spec(const DeclaredKey& key, const std::string& owner) {
+  KeySpec spec{key.name, parse_key_type(key.type)};
+  spec.doc = key.doc;
   spec.owner = owner;
+  if (key.support == Support::Unset) {
+    throw sdk::Error(fmt::format("{} declares key '{}' with an unknown status (allowed: KFORGE_KEY_HONOURED, "
+                                 "KFORGE_KEY_REFUSED, KFORGE_KEY_NO_EFFECT)",
+                                 owner, key.name));
+  }
+  spec.support = key.support;
+  spec.why = key.reason;
+  apply_allowed(spec, key, owner);
   Value def;
   try {
-    def = default_literal.empty() ? Value::null() : *read_toml_string("v = " + default_literal, owner).find("v");
+    def = key.default_value.empty() ? Value::null() : *read_toml_string("v = " + key.default_value, owner).find("v");
   } catch (const sdk::ConfigError& e) {
     throw sdk::Error(fmt::format("{} declares key '{}' with default '{}', which is not a TOML literal: {}", owner,
-                                 name, default_literal, e.what()));
+                                 key.name, key.default_value, e.what()));
   }
   def.source = Source{};
   spec.nullable = def.is_null();
@@ -394,13 +456,15 @@ KeySpec plugin_key_spec(const std::string& name, const std::string& type, const 
   return spec;
 }
 
-std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catalog) {
-  std::vector<SectionSpec> schema = core_schema();
-  for (SectionSpec& section : schema) {
-    if (section.name == "vlm") section = vlm_spec_for(raw);
-  }
+KeySpec plugin_key_spec(const std::string& name, const std::string& type, const std::string& default_literal,
+                        const std::string& doc, const std::string& owner) {
+  return declared_key_spec(DeclaredKey{name, type, default_literal, doc}, owner);
+}
+
+std::vector<const ComponentKeys*> selected_components(const Value& raw, const Catalog& catalog) {
+  std::vector<const ComponentKeys*> selected;
   for (const sdk::KindInfo& slot : sdk::kKinds) {
-    auto section = std::find_if(schema.begin(), schema.end(), [&](const SectionSpec& s) { return s.name == slot.section; });
+    const SectionSpec* section = core_section(slot.section);
     // A kind whose section the config does not have ([vision_encoder] in a text run) selects nothing.
     if (!config_has_section(raw, *section)) continue;
     const Value* where_value = nullptr;
@@ -429,14 +493,27 @@ std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catal
                                            known.empty() ? "(none; check --plugin-dir)" : known,
                                            cmdline::did_you_mean(name, known_names)));
       }
-      for (const KeySpec& key : found->keys) {
-        if (const KeySpec* clash = section->find(key.name)) {
-          throw sdk::ConfigError(fmt::format("{} '{}' ({}) declares key '{}' in [{}], which {} already defines",
-                                             found->kind, found->name, found->file, key.name, slot.section,
-                                             clash->owner.empty() ? "kforge" : clash->owner));
-        }
-        section->keys.push_back(key);
+      selected.push_back(found);
+    }
+  }
+  return selected;
+}
+
+std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catalog) {
+  std::vector<SectionSpec> schema = core_schema();
+  for (SectionSpec& section : schema) {
+    if (section.name == "vlm") section = vlm_spec_for(raw);
+  }
+  for (const ComponentKeys* found : selected_components(raw, catalog)) {
+    const sdk::KindInfo& slot = *sdk::find_kind(found->kind);
+    auto section = std::find_if(schema.begin(), schema.end(), [&](const SectionSpec& s) { return s.name == slot.section; });
+    for (const KeySpec& key : found->keys) {
+      if (const KeySpec* clash = section->find(key.name)) {
+        throw sdk::ConfigError(fmt::format("{} '{}' ({}) declares key '{}' in [{}], which {} already defines",
+                                           found->kind, found->name, found->file, key.name, slot.section,
+                                           clash->owner.empty() ? "kforge" : clash->owner));
       }
+      section->keys.push_back(key);
     }
   }
   return schema;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,17 @@ struct ComponentKeys {
   std::string kind, name, version, file;
   std::vector<KeySpec> keys;
   std::string enabled_by;  ///< a bool core key of the kind's section that selects it ("": none)
+  /// Its rules on a resolved config: config_json(tree, world_size) in, "" or a broken rule's JSON
+  /// ({"section", "key", "message"}) out; empty: none.
+  std::function<std::string(const std::string&)> rules;
+};
+
+/// A key as a component declares it: a TOML literal default, the allowed values ("a|b" of a string key, "MIN..MAX"
+/// of a number; "": any) and what this kforge does with it.
+struct DeclaredKey {
+  std::string name, type, default_value, doc, allowed;
+  Support support = Support::Honoured;
+  std::string reason;
 };
 using Catalog = std::vector<ComponentKeys>;
 
@@ -30,7 +42,15 @@ std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catal
 /// Throws sdk::ConfigError naming the source position, key, value and what is allowed.
 Value resolve(const Value& raw, const std::vector<SectionSpec>& schema, const Catalog& catalog);
 
-/// Parses a plugin's declared default (a TOML literal) into a KeySpec.
+/// The components of the catalog that the raw config selects, kind by kind (kinds.h order). Throws
+/// sdk::ConfigError when a selected component is not in the catalog.
+std::vector<const ComponentKeys*> selected_components(const Value& raw, const Catalog& catalog);
+
+/// Parses a component's declared key into a KeySpec of `owner` ("<kind> '<name>'"); throws sdk::Error naming the
+/// key when its type, default, allowed values or status are malformed, or the default is not allowed.
+KeySpec declared_key_spec(const DeclaredKey& key, const std::string& owner);
+
+/// Parses a plugin's declared default (a TOML literal) into a KeySpec: declared_key_spec with any value allowed.
 KeySpec plugin_key_spec(const std::string& name, const std::string& type, const std::string& default_literal,
                         const std::string& doc, const std::string& owner);
 

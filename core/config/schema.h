@@ -2,10 +2,12 @@
 // The core sections carry KempnerForge's schema; component plugins add keys to their section.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "config/key_support.h"
 #include "config/limits.h"
 #include "config/value.h"
 
@@ -31,6 +33,13 @@ struct KeySpec {
   /// A Bool whose true value selects the components that declare enabled_by(name), as if they were
   /// listed in the section's selector list (e.g. [metrics] enable_tensorboard).
   bool selects_component = false;
+  /// Int and Float keys a plugin declares with a range (kforge_config_key allowed "MIN..MAX"): its ends, each
+  /// absent when open.
+  std::optional<double> min, max;
+  /// A key a plugin declares: what this kforge does with it, and why for Refused / NoEffect (kforge's own keys
+  /// have theirs in key_support()).
+  Support support = Support::Honoured;
+  std::string why;
 
   /// A key that must be given: no default and not nullable (e.g. a freeze stage's start_step).
   bool required() const { return default_value.is_null() && !nullable && type != KeyType::Table; }

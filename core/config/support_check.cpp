@@ -21,7 +21,7 @@ void check_table(const Value& table, const SectionSpec& spec, const std::string&
   for (const auto& [key, value] : table.table) {
     const KeySpec* k = spec.find(key);
     if (k == nullptr) continue;
-    const KeySupport s = key_support(spec.name, key);
+    const KeySupport s = k->owner.empty() ? key_support(spec.name, key) : KeySupport{k->support, k->why, Value::null()};
     const Value& inert = s.inert.is_null() ? k->default_value : s.inert;
     const bool asks = value.to_toml() != inert.to_toml();
     const std::string where = fmt::format("{}: [{}] {} = {}", value.source.describe(), path, key,
@@ -42,15 +42,11 @@ void check_table(const Value& table, const SectionSpec& spec, const std::string&
 
 }  // namespace
 
-std::vector<std::string> check_support(const Value& resolved) {
+std::vector<std::string> check_support(const Value& resolved, const std::vector<SectionSpec>& schema) {
   Findings found;
-  for (const SectionSpec& spec : core_schema()) {
+  for (const SectionSpec& spec : schema) {
     const Value* table = resolved.find(spec.name);
-    if (table == nullptr) continue;
-    // [vlm] holds the keys of its arch.
-    const Value* arch = spec.name == "vlm" ? table->find("arch") : nullptr;
-    check_table(*table, arch != nullptr && arch->type == Value::Type::String ? vlm_section(arch->s) : spec, spec.name,
-                found);
+    if (table != nullptr) check_table(*table, spec, spec.name, found);
   }
   if (!found.refusals.empty()) {
     std::string message =

@@ -9,6 +9,7 @@
 #include "config/resolver.h"
 #include "kforge/sdk/plugin.h"
 #include "plugins/declared_core_keys.h"
+#include "plugins/catalog.h"
 #include "plugins/elf_layout.h"
 
 namespace kforge::plugins {
@@ -169,11 +170,16 @@ PluginFile open_plugin(const std::filesystem::path& path) {
     ComponentMeta meta{str(c.kind), str(c.name), str(c.version), str(c.summary), {}, c.capabilities, {}};
     for (uint32_t k = 0; k < c.n_keys; ++k) {
       const kforge_config_key& key = c.keys[k];
-      meta.keys.push_back({str(key.name), str(key.type), str(key.default_value), str(key.doc)});
+      if (key.type == nullptr) {
+        meta.core_keys.push_back(str(key.name));  // reads(...): a key its section has
+        continue;
+      }
+      meta.keys.push_back({str(key.name), str(key.type), str(key.default_value), str(key.doc), str(key.allowed),
+                           key.status, str(key.reason)});
     }
-    for (uint32_t k = 0; k < c.n_core_keys; ++k) meta.core_keys.push_back(str(c.core_keys[k]));
     meta.enabled_by = str(c.enabled_by);
     for (uint32_t k = 0; k < c.n_hook_points; ++k) meta.hook_points.push_back(str(c.hook_points[k]));
+    meta.validate = c.validate;
     plugin.components.push_back(std::move(meta));
   }
 
@@ -214,7 +220,7 @@ PluginFile open_plugin(const std::filesystem::path& path) {
     }
     for (const auto& key : c.keys) {
       try {
-        config::plugin_key_spec(key.name, key.type, key.default_value, key.doc, c.kind + " '" + c.name + "'");
+        config::declared_key_spec(declared_key(key), c.kind + " '" + c.name + "'");
       } catch (const std::exception& e) {
         std::string what = e.what();
         if (what.find("'" + key.name + "'") == std::string::npos) {
@@ -234,7 +240,7 @@ PluginFile open_plugin(const std::filesystem::path& path) {
     try {
       declared_core_keys(c);
     } catch (const std::exception& e) {
-      plugin.refuse(fmt::format("{}: {} Fix the component's core_keys(...) list.", file, e.what()));
+      plugin.refuse(fmt::format("{}: {} Fix the component's reads(...) keys.", file, e.what()));
       return plugin;
     }
     try {

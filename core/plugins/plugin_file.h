@@ -16,16 +16,20 @@ class shared_library;
 namespace kforge::plugins {
 
 struct ConfigKeyMeta {
-  std::string name, type, default_value, doc;
+  std::string name, type, default_value, doc, allowed;
+  uint32_t status = KFORGE_KEY_HONOURED;  ///< KFORGE_KEY_*
+  std::string reason;
 };
 
 struct ComponentMeta {
   std::string kind, name, version, summary;
   std::vector<ConfigKeyMeta> keys;     ///< the component's own keys in its kind's section
   uint32_t capabilities = 0;           ///< KFORGE_CAP_* flags
-  std::vector<std::string> core_keys;  ///< the core schema keys of its kind's section it reads
+  std::vector<std::string> core_keys;  ///< the keys its kind's section already has that it reads (declared typeless)
   std::string enabled_by;              ///< a bool core key of its kind's section that selects it ("": none)
   std::vector<std::string> hook_points;  ///< a model's capturable tensors, "{layer}" for a block index
+  /// Its rules on a resolved config (kforge_component_info.validate); null: none.
+  int (*validate)(const char* config_json, char* out, size_t out_len) = nullptr;
 };
 
 struct PluginFile {

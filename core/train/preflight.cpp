@@ -243,11 +243,11 @@ void open_text_data(const config::JobConfig& job, const plugins::Components& com
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size,
                     const HfCacheGroup& hf_group) {
   Preflight out;
-  out.warnings = config::check_support(job.tree);
+  out.warnings = config::check_support(job.tree, job.schema);
   check_expert_parallel(job, components);  // before the world size, so a one-process dry run checks it too
   check_tensor_parallel(job, components);
   check_pipeline_parallel(job, components);
-  config::check_world(job.tree, world_size);
+  config::check_world(job, world_size);
   autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
   // Refuses [train] device = "cuda" where this process has no GPU of its own (or kforge is a CPU build).
   dist::choose_device(job.train.device, dist::rank_info_from_env().local_rank, dist::probe_cuda());

@@ -54,14 +54,14 @@ class SignSgd final : public kforge::sdk::Optimizer {
   double base_lr_, lr_, momentum_;
 };
 
+// The core [optimizer] key it reads, then its own (`kforge list-plugins -v` lists both).
 constexpr kforge_config_key kKeys[] = {
+    kforge::sdk::reads("lr"),
     {"sign_sgd_momentum", "float", "0.0", "momentum of the buffer whose sign is applied (0: plain signSGD)"},
 };
-// The core [optimizer] keys it reads, listed by `kforge list-plugins -v` with its own.
-constexpr const char* kCoreKeys[] = {"lr"};
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "sign_sgd", "1.0.0",
-                               "p -= lr * sign(momentum buffer of g)", kKeys, kforge::sdk::core_keys(kCoreKeys)),
+                               "p -= lr * sign(momentum buffer of g)", kKeys),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

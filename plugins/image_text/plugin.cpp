@@ -6,12 +6,14 @@
 
 namespace {
 
-constexpr const char* kImageTextKeys[] = {"max_image_bytes"};
+using kforge::sdk::reads;
+
+constexpr kforge_config_key kImageTextKeys[] = {reads("max_image_bytes")};
 
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::image_text_dataset, "image_text", "1.0.0",
                      "WebDataset tar shards or a JSONL manifest, decoded on [data] num_workers threads",
-                     kforge::sdk::core_keys(kImageTextKeys)),
+                     kforge::sdk::config_keys(kImageTextKeys)),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

@@ -4,18 +4,20 @@
 
 namespace {
 
+using kforge::sdk::reads;
+
 // The [train] keys of the core schema each loss reads.
-constexpr const char* kCrossEntropyCoreKeys[] = {"z_loss_weight"};
-constexpr const char* kChunkedCoreKeys[] = {"z_loss_weight", "ce_chunk_size"};
+constexpr kforge_config_key kCrossEntropyCoreKeys[] = {reads("z_loss_weight")};
+constexpr kforge_config_key kChunkedCoreKeys[] = {reads("z_loss_weight"), reads("ce_chunk_size")};
 
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::loss, "cross_entropy", "1.0.0",
                      "mean token cross-entropy (ignore_index -100), plus z-loss when z_loss_weight > 0",
-                     kforge::sdk::core_keys(kCrossEntropyCoreKeys),
+                     kforge::sdk::config_keys(kCrossEntropyCoreKeys),
                      kforge::sdk::capabilities(KFORGE_CAP_TENSOR_PARALLEL)),
     KFORGE_COMPONENT(kforge::sdk::kind::loss, "chunked_cross_entropy", "1.0.0",
                      "cross_entropy computed ce_chunk_size tokens at a time (0: 4096)",
-                     kforge::sdk::core_keys(kChunkedCoreKeys), kforge::sdk::capabilities(KFORGE_CAP_TENSOR_PARALLEL)),
+                     kforge::sdk::config_keys(kChunkedCoreKeys), kforge::sdk::capabilities(KFORGE_CAP_TENSOR_PARALLEL)),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

@@ -3,10 +3,12 @@
 
 namespace {
 
-using kforge::sdk::core_keys;
+using kforge::sdk::reads;
+
+using kforge::sdk::config_keys;
 using kforge::sdk::enabled_by;
 
-constexpr const char* kTensorboardCoreKeys[] = {"tensorboard_dir"};
+constexpr kforge_config_key kTensorboardCoreKeys[] = {reads("tensorboard_dir")};
 constexpr kforge_config_key kMlflowKeys[] = {
     {"mlflow_dir", "string", "\"mlruns\"",
      "MLflow file store the mlflow backend writes (relative: to the current directory, as MLflow's ./mlruns)"},
@@ -23,7 +25,7 @@ constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::metric_backend, "tensorboard", "0.1.0",
                      "TensorBoard event files in tensorboard_dir (relative: under metrics.run_dir): every metric as "
                      "a scalar, the config as text; a resumed run continues them without repeated steps",
-                     core_keys(kTensorboardCoreKeys), enabled_by("enable_tensorboard")),
+                     config_keys(kTensorboardCoreKeys), enabled_by("enable_tensorboard")),
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::metric_backend, "mlflow", "0.1.0",
                                "an MLflow file store run (mlflow ui): config keys as params, metrics per step, "
                                "status at the end; a resumed run continues the same run",

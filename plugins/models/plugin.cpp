@@ -6,6 +6,8 @@
 
 namespace {
 
+using kforge::sdk::reads;
+
 std::shared_ptr<kforge::sdk::Model> make_transformer(const kforge::sdk::BuildContext& ctx) {
   return std::make_shared<kforge::builtin::models::Transformer>(
       kforge::builtin::models::ModelConfig::from_view(ctx.section), &ctx.components, ctx.expert_parallel,
@@ -13,35 +15,15 @@ std::shared_ptr<kforge::sdk::Model> make_transformer(const kforge::sdk::BuildCon
 }
 
 // The [model] keys of the core schema the transformer reads (ModelConfig::from_view).
-constexpr const char* kTransformerCoreKeys[] = {"dim",
-                                                "n_layers",
-                                                "n_heads",
-                                                "n_kv_heads",
-                                                "vocab_size",
-                                                "ffn_dim_multiplier",
-                                                "ffn_hidden_dim",
-                                                "norm_type",
-                                                "norm_eps",
-                                                "activation",
-                                                "max_seq_len",
-                                                "rope_theta",
-                                                "tie_embeddings",
-                                                "qk_norm",
-                                                "init_std",
-                                                "sdpa_backend",
-                                                "linear_backend",
-                                                "fused_kernels",
-                                                "num_experts",
-                                                "moe_top_k",
-                                                "moe_frequency",
-                                                "moe_router",
-                                                "moe_shared_experts",
-                                                "moe_aux_loss_weight",
-                                                "moe_router_z_loss_weight",
-                                                "moe_capacity_factor",
-                                                "moe_gradient_scale",
-                                                "moe_packed_experts",
-                                                "moe_expert_ffn_multiplier"};
+constexpr kforge_config_key kTransformerCoreKeys[] = {
+    reads("dim"), reads("n_layers"), reads("n_heads"), reads("n_kv_heads"), reads("vocab_size"),
+    reads("ffn_dim_multiplier"), reads("ffn_hidden_dim"), reads("norm_type"), reads("norm_eps"), reads("activation"),
+    reads("max_seq_len"), reads("rope_theta"), reads("tie_embeddings"), reads("qk_norm"), reads("init_std"),
+    reads("sdpa_backend"), reads("linear_backend"), reads("fused_kernels"), reads("num_experts"), reads("moe_top_k"),
+    reads("moe_frequency"), reads("moe_router"), reads("moe_shared_experts"), reads("moe_aux_loss_weight"),
+    reads("moe_router_z_loss_weight"), reads("moe_capacity_factor"), reads("moe_gradient_scale"),
+    reads("moe_packed_experts"), reads("moe_expert_ffn_multiplier"),
+};
 
 // What the transformer hands out to kforge extract (Transformer::run, block_capture.h).
 constexpr const char* kTransformerHookPoints[] = {"embed",
@@ -56,7 +38,7 @@ constexpr kforge_component_info kComponents[] = {
         kforge::sdk::kind::model, "transformer", "1.0.0",
         "Llama-style decoder: GQA attention with RoPE, SwiGLU/GELU/ReLU MLP or mixture-of-experts "
         "layers (num_experts > 0, router plugin moe_router), RMSNorm/LayerNorm",
-        kforge::sdk::core_keys(kTransformerCoreKeys), kforge::sdk::hook_points(kTransformerHookPoints),
+        kforge::sdk::config_keys(kTransformerCoreKeys), kforge::sdk::hook_points(kTransformerHookPoints),
         kforge::sdk::capabilities(KFORGE_CAP_LLAMA_LAYOUT | KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX |
                                   KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL | KFORGE_CAP_PIPELINE)),
 };

@@ -9,60 +9,72 @@
 
 namespace {
 
+using kforge::sdk::reads;
+
 #define KFORGE_DECAY_EMBEDDINGS_KEY \
   {"decay_embeddings", "bool", "false", "also decay embedding weights (KempnerForge decays them)"}
 
-constexpr kforge_config_key kDecayKeys[] = {KFORGE_DECAY_EMBEDDINGS_KEY};
+constexpr const char* kSchedulers[] = {"cosine", "linear", "wsd", "constant", "rex", "none"};
+
+// The keys each optimizer reads: [optimizer] keys of the core schema, then its own.
+constexpr kforge_config_key kAdamWKeys[] = {
+    reads("lr"), reads("weight_decay"), reads("betas"), reads("eps"), reads("fused"), KFORGE_DECAY_EMBEDDINGS_KEY,
+};
+constexpr kforge_config_key kLionKeys[] = {
+    reads("lr"), reads("weight_decay"), reads("betas"), KFORGE_DECAY_EMBEDDINGS_KEY,
+};
 constexpr kforge_config_key kSgdKeys[] = {
+    reads("lr"),
+    reads("weight_decay"),
     KFORGE_DECAY_EMBEDDINGS_KEY,
     {"sgd_momentum", "float", "0.9", "momentum factor (>= 0; dampening 0)"},
     {"sgd_nesterov", "bool", "false", "Nesterov momentum (needs sgd_momentum > 0)"},
 };
-
-constexpr const char* kSchedulers[] = {"cosine", "linear", "wsd", "constant", "rex", "none"};
-
-// The [optimizer] and [scheduler] keys of the core schema each component reads.
-constexpr const char* kAdamWCoreKeys[] = {"lr", "weight_decay", "betas", "eps", "fused"};
-constexpr const char* kLionCoreKeys[] = {"lr", "weight_decay", "betas"};
-constexpr const char* kSgdCoreKeys[] = {"lr", "weight_decay"};
-constexpr const char* kScheduleFreeCoreKeys[] = {"lr", "weight_decay", "betas", "eps", "schedule_free_warmup_steps"};
-constexpr const char* kMuonCoreKeys[] = {
-    "lr", "weight_decay", "betas", "eps", "muon_momentum", "muon_ns_steps", "muon_adam_lr"};
-constexpr const char* kDecayCoreKeys[] = {"warmup_steps", "decay_steps", "min_lr_ratio"};
-constexpr const char* kWsdCoreKeys[] = {"warmup_steps", "decay_steps", "min_lr_ratio", "stable_steps",
-                                        "wsd_decay_type"};
-constexpr const char* kConstantCoreKeys[] = {"warmup_steps"};
-constexpr const char* kRexCoreKeys[] = {"warmup_steps", "decay_steps", "min_lr_ratio", "rex_alpha"};
+constexpr kforge_config_key kScheduleFreeKeys[] = {
+    reads("lr"), reads("weight_decay"), reads("betas"), reads("eps"),
+    reads("schedule_free_warmup_steps"), KFORGE_DECAY_EMBEDDINGS_KEY,
+};
+constexpr kforge_config_key kMuonKeys[] = {
+    reads("lr"), reads("weight_decay"), reads("betas"), reads("eps"),
+    reads("muon_momentum"), reads("muon_ns_steps"), reads("muon_adam_lr"), KFORGE_DECAY_EMBEDDINGS_KEY,
+};
+// The [scheduler] keys of the core schema each scheduler reads.
+constexpr kforge_config_key kDecayCoreKeys[] = {reads("warmup_steps"), reads("decay_steps"), reads("min_lr_ratio")};
+constexpr kforge_config_key kWsdCoreKeys[] = {
+    reads("warmup_steps"), reads("decay_steps"), reads("min_lr_ratio"), reads("stable_steps"), reads("wsd_decay_type"),
+};
+constexpr kforge_config_key kConstantCoreKeys[] = {reads("warmup_steps")};
+constexpr kforge_config_key kRexCoreKeys[] = {
+    reads("warmup_steps"), reads("decay_steps"), reads("min_lr_ratio"), reads("rex_alpha"),
+};
 
 using kforge::sdk::capabilities;
-using kforge::sdk::core_keys;
+using kforge::sdk::config_keys;
 
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "adamw", "1.0.0",
-                               "AdamW (decoupled weight decay), equal to torch.optim.AdamW", kDecayKeys,
-                               core_keys(kAdamWCoreKeys)),
+                               "AdamW (decoupled weight decay), equal to torch.optim.AdamW", kAdamWKeys),
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "lion", "1.0.0",
                                "Lion: sign of interpolated momentum, decoupled weight decay, one state tensor",
-                               kDecayKeys, core_keys(kLionCoreKeys)),
+                               kLionKeys),
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "sgd", "1.0.0",
-                               "SGD with (Nesterov) momentum, equal to torch.optim.SGD", kSgdKeys,
-                               core_keys(kSgdCoreKeys)),
+                               "SGD with (Nesterov) momentum, equal to torch.optim.SGD", kSgdKeys),
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "schedule_free_adamw", "1.0.0",
                                "Schedule-Free AdamW; evaluates at the averaged weights (use scheduler none)",
-                               kDecayKeys, core_keys(kScheduleFreeCoreKeys), capabilities(KFORGE_CAP_HAS_EVAL_WEIGHTS)),
+                               kScheduleFreeKeys, capabilities(KFORGE_CAP_HAS_EVAL_WEIGHTS)),
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "muon", "1.0.0",
-                               "Muon (Newton-Schulz momentum) for matrices, AdamW for the rest", kDecayKeys,
-                               core_keys(kMuonCoreKeys), capabilities(KFORGE_CAP_NEEDS_WHOLE_MATRICES)),
+                               "Muon (Newton-Schulz momentum) for matrices, AdamW for the rest", kMuonKeys,
+                               capabilities(KFORGE_CAP_NEEDS_WHOLE_MATRICES)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "cosine", "1.0.0", "linear warmup, cosine decay to min_lr_ratio",
-                     core_keys(kDecayCoreKeys)),
+                     config_keys(kDecayCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "linear", "1.0.0", "linear warmup, linear decay to min_lr_ratio",
-                     core_keys(kDecayCoreKeys)),
+                     config_keys(kDecayCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "wsd", "1.0.0",
-                     "warmup, stable, then cosine|linear|sqrt decay (wsd_decay_type)", core_keys(kWsdCoreKeys)),
+                     "warmup, stable, then cosine|linear|sqrt decay (wsd_decay_type)", config_keys(kWsdCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "constant", "1.0.0", "linear warmup, then constant",
-                     core_keys(kConstantCoreKeys)),
+                     config_keys(kConstantCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "rex", "1.0.0", "linear warmup, REX decay (1-p)^rex_alpha floored",
-                     core_keys(kRexCoreKeys)),
+                     config_keys(kRexCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "none", "1.0.0", "factor 1 at every step, no warmup"),
 };
 

@@ -6,6 +6,8 @@
 
 namespace {
 
+using kforge::sdk::reads;
+
 using kforge::sdk::BuildContext;
 using kforge::sdk::RouterSpec;
 
@@ -22,18 +24,19 @@ std::shared_ptr<kforge::sdk::Router> make_sigmoid_topk(const BuildContext& ctx, 
 }
 
 // The [model] keys of the core schema each router reads (num_experts and moe_top_k through its RouterSpec).
-constexpr const char* kSoftmaxCoreKeys[] = {"num_experts", "moe_top_k"};
-constexpr const char* kSigmoidCoreKeys[] = {"num_experts", "moe_top_k", "moe_sequence_aux_loss_weight",
-                                            "moe_bias_schedule"};
+constexpr kforge_config_key kSoftmaxCoreKeys[] = {reads("num_experts"), reads("moe_top_k")};
+constexpr kforge_config_key kSigmoidCoreKeys[] = {
+    reads("num_experts"), reads("moe_top_k"), reads("moe_sequence_aux_loss_weight"), reads("moe_bias_schedule"),
+};
 
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::router, "softmax_topk", "1.0.0",
                      "Mixtral router: softmax, renormalised top-k, Switch load-balance loss, router z-loss",
-                     kforge::sdk::core_keys(kSoftmaxCoreKeys)),
+                     kforge::sdk::config_keys(kSoftmaxCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::router, "sigmoid_topk", "1.0.0",
                      "DeepSeek-V3 router: sigmoid + EMA-balanced expert bias (moe_bias_schedule), "
                      "optional sequence aux loss",
-                     kforge::sdk::core_keys(kSigmoidCoreKeys)),
+                     kforge::sdk::config_keys(kSigmoidCoreKeys)),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

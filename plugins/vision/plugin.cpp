@@ -7,6 +7,8 @@
 
 namespace {
 
+using kforge::sdk::reads;
+
 using kforge::sdk::AdapterSpec;
 using kforge::sdk::BuildContext;
 
@@ -38,14 +40,15 @@ kforge::sdk::AdapterFactory adapter_factory(const char* type) {
   };
 }
 
-// The [vision_encoder] and [adapter] keys of the core schema each component reads.
-constexpr const char* kRandomCoreKeys[] = {"feature_dim", "num_tokens"};
-constexpr const char* kTowerCoreKeys[] = {"path", "feature_dim", "num_tokens"};
-constexpr const char* kMlpCoreKeys[] = {"hidden_dim", "activation"};
-constexpr const char* kAvgPoolCoreKeys[] = {"pool_window"};
-constexpr const char* kAttentionalPoolCoreKeys[] = {"pool_window", "pool_heads"};
+// The [vision_encoder] and [adapter] keys of the core schema each component reads (random: then its own).
+constexpr kforge_config_key kTowerCoreKeys[] = {reads("path"), reads("feature_dim"), reads("num_tokens")};
+constexpr kforge_config_key kMlpCoreKeys[] = {reads("hidden_dim"), reads("activation")};
+constexpr kforge_config_key kAvgPoolCoreKeys[] = {reads("pool_window")};
+constexpr kforge_config_key kAttentionalPoolCoreKeys[] = {reads("pool_window"), reads("pool_heads")};
 
 constexpr kforge_config_key kRandomKeys[] = {
+    reads("feature_dim"),
+    reads("num_tokens"),
     {"seed", "int", "0", "added to each image's pixel-sum seed (KempnerForge's stub uses 0)"},
 };
 
@@ -53,24 +56,24 @@ constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::vision_encoder, "random", "1.0.0",
                                "Weightless deterministic stub: standard normal features seeded by each image's "
                                "pixel sum (num_tokens 16, feature_dim 768 unless set)",
-                               kRandomKeys, kforge::sdk::core_keys(kRandomCoreKeys)),
+                               kRandomKeys),
     KFORGE_COMPONENT(kforge::sdk::kind::vision_encoder, "siglip2", "1.0.0",
                      "SigLIP2 vision tower (fixed resolution, no CLS) from a local Hugging Face directory (path)",
-                     kforge::sdk::core_keys(kTowerCoreKeys)),
+                     kforge::sdk::config_keys(kTowerCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::vision_encoder, "clip", "1.0.0",
                      "CLIP vision tower (CLS stripped) from a local Hugging Face directory (path)",
-                     kforge::sdk::core_keys(kTowerCoreKeys)),
+                     kforge::sdk::config_keys(kTowerCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::adapter, "mlp_2layer", "1.0.0",
                      "LLaVA connector: Linear, activation, Linear (biased), token count kept",
-                     kforge::sdk::core_keys(kMlpCoreKeys)),
+                     kforge::sdk::config_keys(kMlpCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::adapter, "linear", "1.0.0", "One biased Linear, token count kept"),
     KFORGE_COMPONENT(kforge::sdk::kind::adapter, "avgpool", "1.0.0",
                      "Window average over the square patch grid (ragged edges), then a biased Linear",
-                     kforge::sdk::core_keys(kAvgPoolCoreKeys)),
+                     kforge::sdk::config_keys(kAvgPoolCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::adapter, "attentional_pool", "1.0.0",
                      "Molmo2 connector: per window, attention with the window mean as query (grid divisible by "
                      "the window)",
-                     kforge::sdk::core_keys(kAttentionalPoolCoreKeys)),
+                     kforge::sdk::config_keys(kAttentionalPoolCoreKeys)),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

@@ -9,13 +9,20 @@
 
 namespace {
 
+using kforge::sdk::reads;
+
 // The [vlm] keys of each arch the strategies read (list-plugins shows them).
-constexpr const char* kCrossAttentionKeys[] = {"cross_attention_every_n_layers", "cross_attention_n_heads",
-                                               "cross_attention_n_kv_heads"};
-constexpr const char* kMotKeys[] = {"mot_modalities", "mot_image_n_heads", "mot_image_n_kv_heads",
-                                    "mot_warm_start_from_text", "mot_warm_start_path"};
-constexpr const char* kMomaKeys[] = {"moma_modalities", "moma_experts_per_modality", "moma_capacity_factor",
-                                     "moma_gumbel_noise"};
+constexpr kforge_config_key kCrossAttentionKeys[] = {
+    reads("cross_attention_every_n_layers"), reads("cross_attention_n_heads"), reads("cross_attention_n_kv_heads"),
+};
+constexpr kforge_config_key kMotKeys[] = {
+    reads("mot_modalities"), reads("mot_image_n_heads"), reads("mot_image_n_kv_heads"),
+    reads("mot_warm_start_from_text"), reads("mot_warm_start_path"),
+};
+constexpr kforge_config_key kMomaKeys[] = {
+    reads("moma_modalities"), reads("moma_experts_per_modality"), reads("moma_capacity_factor"),
+    reads("moma_gumbel_noise"),
+};
 
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "joint_decoder", "1.0.0",
@@ -24,15 +31,15 @@ constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "cross_attention", "1.0.0",
                      "Text-only residual stream; cross-attention blocks over the image tokens after every n-th text "
                      "block (each the identity at the start: zero-initialised outputs)",
-                     kforge::sdk::core_keys(kCrossAttentionKeys)),
+                     kforge::sdk::config_keys(kCrossAttentionKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "mot", "1.0.0",
                      "Mixture-of-Transformers: per-modality norms, projections and FFNs around one global causal "
                      "attention over [image | text] (identity blocks at initialisation; training only)",
-                     kforge::sdk::core_keys(kMotKeys)),
+                     kforge::sdk::config_keys(kMotKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "moma", "1.0.0",
                      "Mixture of modality-aware experts: shared attention over [image | text], per-modality groups of "
                      "expert-choice sigmoid-routed FFN experts (training only)",
-                     kforge::sdk::core_keys(kMomaKeys)),
+                     kforge::sdk::config_keys(kMomaKeys)),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

@@ -59,7 +59,7 @@ TEST(KeySupport, UnknownKeysHaveNoDecisionAndTheMultimodalKeysAreHonoured) {
 std::string refusal(const std::string& toml, const std::vector<std::string>& overrides = {}) {
   const config::JobConfig job = load(toml, overrides);
   try {
-    config::check_support(job.tree);
+    config::check_support(job.tree, job.schema);
   } catch (const sdk::ConfigError& e) {
     return e.what();
   }
@@ -123,7 +123,8 @@ TEST(Refused, DefaultsAndExplicitInertValuesPass) {
 }
 
 std::vector<std::string> warnings(const std::string& toml, const std::vector<std::string>& overrides = {}) {
-  return config::check_support(load(toml, overrides).tree);
+  const config::JobConfig job = load(toml, overrides);
+  return config::check_support(job.tree, job.schema);
 }
 
 TEST(NoEffect, WarnsOncePerKeySetToAValueThatAsksForSomething) {

@@ -101,6 +101,29 @@ TEST(PluginRefusal, UnparsableConfigKeyDefaultNamesTheKeyAndTheValue) {
                        "not a TOML literal", "Fix the component's kforge_config_key list"});
 }
 
+TEST(PluginRefusal, AllowedValuesOnAKeyTypeWithoutThemNameTheKeyAndWhatTakesThem) {
+  const auto f = refused_file("bad_key_allowed");
+  expect_has(f.error, {fixture_file("bad_key_allowed", "libkforge_bad_key_allowed.so") + ": ",
+                       "optimizer 'bad_key_optimizer' declares key 'fixture_bad_key' with allowed '0..1': only a "
+                       "string key takes values",
+                       "only an int or float key a range", "Fix the component's kforge_config_key list"});
+}
+
+TEST(PluginRefusal, UnknownKeyStatusNamesTheKeyAndTheStatuses) {
+  const auto f = refused_file("bad_key_status");
+  expect_has(f.error, {fixture_file("bad_key_status", "libkforge_bad_key_status.so") + ": ",
+                       "optimizer 'bad_key_optimizer' declares key 'fixture_bad_key' with an unknown status (allowed: "
+                       "KFORGE_KEY_HONOURED, KFORGE_KEY_REFUSED, KFORGE_KEY_NO_EFFECT)",
+                       "Fix the component's kforge_config_key list"});
+}
+
+TEST(PluginRefusal, DefaultOutsideTheDeclaredRangeNamesTheKeyAndTheRange) {
+  const auto f = refused_file("disallowed_key_default");
+  expect_has(f.error, {fixture_file("disallowed_key_default", "libkforge_disallowed_key_default.so") + ": ",
+                       "optimizer 'bad_key_optimizer' key 'fixture_bad_key'", "= 5: must be in [0, 1]",
+                       "Fix the component's kforge_config_key list"});
+}
+
 TEST(PluginRefusal, UndefinedCapabilityFlagNamesTheFlagAndTheDefinedOnes) {
   const auto f = refused_file("bad_capability");
   expect_has(f.error, {fixture_file("bad_capability", "libkforge_bad_capability.so") + ": ",
@@ -114,7 +137,7 @@ TEST(PluginRefusal, UnknownCoreKeyNamesTheKeyTheSectionAndTheClosestKey) {
   expect_has(f.error, {fixture_file("bad_core_key", "libkforge_bad_core_key.so") + ": ",
                        "optimizer 'bad_traits_optimizer' declares core key 'learning_rate', which [optimizer] "
                        "does not have.",
-                       "Fix the component's core_keys(...) list."});
+                       "Fix the component's reads(...) keys."});
 }
 
 TEST(PluginRefusal, UnknownKindNamesTheKindAndEveryKindOfTheTable) {

@@ -6,6 +6,8 @@
 
 namespace {
 
+using kforge::sdk::reads;
+
 class LopsidedTopK final : public kforge::sdk::Router {
  public:
   explicit LopsidedTopK(const kforge::sdk::RouterSpec& spec) : spec_(spec) {
@@ -28,10 +30,10 @@ class LopsidedTopK final : public kforge::sdk::Router {
   torch::nn::Linear gate_{nullptr};
 };
 
-constexpr const char* kCoreKeys[] = {"num_experts", "moe_top_k"};
+constexpr kforge_config_key kCoreKeys[] = {reads("num_experts"), reads("moe_top_k")};
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::router, "fixture_lopsided_topk", "0.1.0",
-                     "softmax top-k over the first half of the experts only", kforge::sdk::core_keys(kCoreKeys)),
+                     "softmax top-k over the first half of the experts only", kforge::sdk::config_keys(kCoreKeys)),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

@@ -9,7 +9,7 @@
 
 /* Bump on any change to these structs, to the component interfaces or to their meaning, and record
  * the headers' new fingerprint (tests/sdk's abi fingerprint test says how). */
-#define KFORGE_PLUGIN_ABI_VERSION 19u
+#define KFORGE_PLUGIN_ABI_VERSION 20u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 
@@ -28,12 +28,27 @@ typedef struct kforge_build_info {
   const char* compiler;      /* __VERSION__, informational */
 } kforge_build_info;
 
-/* One configuration key a component accepts in its config section. */
+/* What kforge does with a key (kforge_config_key.status). */
+#define KFORGE_KEY_HONOURED 0u  /* the key does what its doc says */
+/* Not implemented, and it would change what is trained or saved: a value other than the default refuses the run,
+ * naming `reason`. */
+#define KFORGE_KEY_REFUSED 1u
+/* Not implemented, speed or an outside service only: a value other than the default, set in the file or on the
+ * command line, warns once with `reason`. */
+#define KFORGE_KEY_NO_EFFECT 2u
+
+/* One configuration key a component reads in its kind's section. A key with a NULL type is one that the section
+ * already has (kforge's, e.g. [optimizer] lr): the component declares that it reads it, and only `name` counts. */
 typedef struct kforge_config_key {
   const char* name;          /* key inside the section, e.g. "lion_beta" */
   const char* type;          /* "bool" | "int" | "float" | "string" | "float_list" | "int_list" | "string_list" */
   const char* default_value; /* TOML literal of the default, e.g. "0.9", "\"cosine\"", "[0.9, 0.95]" */
   const char* doc;           /* one line */
+  /* What values the host accepts (NULL or "": any of the type): a string key's values separated by '|', e.g.
+   * "cosine|linear"; an int or float key's closed range "MIN..MAX", either end may be left out, e.g. "0..", "0..1". */
+  const char* allowed;
+  uint32_t status;    /* KFORGE_KEY_* */
+  const char* reason; /* what this component lacks, in a few words (REFUSED and NO_EFFECT keys) */
 } kforge_config_key;
 
 /* Capability flags of kforge_component_info.capabilities: what the host must know to drive the component. */
@@ -75,16 +90,21 @@ typedef struct kforge_component_info {
   const char* name;    /* the name a config selects it by, e.g. "adamw" */
   const char* version; /* semver of the component */
   const char* summary; /* one line */
-  uint32_t n_keys;     /* extra config keys this component accepts in its kind's section */
+  uint32_t n_keys;     /* the config keys of its kind's section it reads: its own, and those the section has */
   const kforge_config_key* keys;
   uint32_t capabilities; /* KFORGE_CAP_* flags */
-  uint32_t n_core_keys;  /* core schema keys of its kind's section it reads, e.g. "lr" */
-  const char* const* core_keys;
-  /* A bool core key of its kind's section whose true value adds this component to the kind's selection
+  /* A bool key of its kind's section whose true value adds this component to the kind's selection
    * (kinds that select a list only), e.g. "enable_tensorboard"; NULL: selected by name only. */
   const char* enabled_by;
   uint32_t n_hook_points; /* a model's capturable tensors, e.g. "layers.{layer}.residual" (kforge extract) */
   const char* const* hook_points;
+  /* The component's rules on a resolved config beyond each key's type and allowed values, run when the config
+   * selects the component (NULL: none). `config_json` is {"world_size": N, "config": {"<section>": {"<key>":
+   * value, ...}, ...}}: every section of the resolved config, N is 0 while the config loads and the number of
+   * processes once the run starts (rules that need it run then). On a broken rule it writes {"section": "...",
+   * "key": "...", "message": "..."} into `out` (key "": the section as a whole) and returns 1; the host reports
+   * "<file>:<line>: [section] key = value: message". Returns 0 when the config keeps its rules. Never throws. */
+  int (*validate)(const char* config_json, char* out, size_t out_len);
 } kforge_component_info;
 
 /* What kforge_plugin_entry() returns. `build` must stay the first member. */

@@ -1,9 +1,11 @@
 // Plugin authoring helpers: KFORGE_PLUGIN(...) defines the one exported entry point.
 //
-//   constexpr const char* kLionCoreKeys[] = {"lr", "weight_decay", "betas"};
+//   constexpr kforge_config_key kLionKeys[] = {
+//       kforge::sdk::reads("lr"), kforge::sdk::reads("weight_decay"),
+//       {"lion_beta", "float", "0.9", "interpolation factor", "0..1"},
+//   };
 //   constexpr kforge_component_info kComponents[] = {
-//       KFORGE_COMPONENT(kforge::sdk::kind::optimizer, "lion", "1.0.0", "Sign-momentum optimizer",
-//                        kforge::sdk::core_keys(kLionCoreKeys)),
+//       KFORGE_COMPONENT_WITH_KEYS(kforge::sdk::kind::optimizer, "lion", "1.0.0", "Sign-momentum optimizer", kLionKeys),
 //   };
 //   void register_all(kforge::sdk::Registrar& r) { r.add_optimizer("lion", make_lion); }
 //   KFORGE_PLUGIN("my-optimizers", "1.0.0", "Lion for kforge", kComponents, register_all)
@@ -16,6 +18,7 @@
 #include <iterator>
 
 #include "kforge/sdk/abi.h"
+#include "kforge/sdk/config_rules.h"
 #include "kforge/sdk/kinds.h"
 #include "kforge/sdk/registrar.h"
 #include "kforge/sdk/version.h"
@@ -28,7 +31,7 @@
 
 namespace kforge::sdk {
 
-/// Trait: the extra config keys (an array of kforge_config_key) a component accepts in its kind's section.
+/// Trait: the config keys (an array of kforge_config_key) a component reads in its kind's section.
 struct ConfigKeys {
   const kforge_config_key* keys;
   uint32_t count;
@@ -38,16 +41,18 @@ constexpr ConfigKeys config_keys(const kforge_config_key (&keys)[N]) {
   return {keys, static_cast<uint32_t>(N)};
 }
 
-/// Trait: the core schema keys of its kind's section (an array of names) a component reads, e.g.
-/// {"lr", "betas"} for an optimizer; the host checks they exist and lists them with its own keys.
-struct CoreKeys {
-  const char* const* names;
-  uint32_t count;
-};
-template <size_t N>
-constexpr CoreKeys core_keys(const char* const (&names)[N]) {
-  return {names, static_cast<uint32_t>(N)};
+/// A key of a component's kind's section that the section already has (e.g. [optimizer] lr), which the component
+/// reads: the host checks that the section has it and lists it with the component's own keys.
+constexpr kforge_config_key reads(const char* name) {
+  return {name, nullptr, nullptr, nullptr, nullptr, KFORGE_KEY_HONOURED, nullptr};
 }
+
+/// Trait: the component's rules on the resolved config (kforge_component_info.validate), e.g.
+/// validator<check_lion>() for `void check_lion(const kforge::sdk::ResolvedConfig&)`, which throws
+/// kforge::sdk::RuleError (RuleSection::require) on a broken rule.
+struct Validator {
+  int (*fn)(const char*, char*, size_t);
+};
 
 /// Trait: KFORGE_CAP_* flags (abi.h), e.g. capabilities(KFORGE_CAP_NEEDS_WHOLE_MATRICES).
 struct Capabilities {
@@ -81,10 +86,7 @@ constexpr void apply(kforge_component_info& c, ConfigKeys keys) {
   c.n_keys = keys.count;
   c.keys = keys.keys;
 }
-constexpr void apply(kforge_component_info& c, CoreKeys keys) {
-  c.n_core_keys = keys.count;
-  c.core_keys = keys.names;
-}
+constexpr void apply(kforge_component_info& c, Validator v) { c.validate = v.fn; }
 constexpr void apply(kforge_component_info& c, Capabilities caps) { c.capabilities |= caps.flags; }
 constexpr void apply(kforge_component_info& c, EnabledBy e) { c.enabled_by = e.key; }
 constexpr void apply(kforge_component_info& c, HookPoints h) {
@@ -96,9 +98,15 @@ constexpr void apply(kforge_component_info& c, HookPoints h) {
 template <class... Traits>
 constexpr kforge_component_info component(const char* kind, const char* name, const char* version,
                                           const char* summary, Traits... traits) {
-  kforge_component_info c{kind, name, version, summary, 0u, nullptr, 0u, 0u, nullptr, nullptr, 0u, nullptr};
+  kforge_component_info c{kind, name, version, summary, 0u, nullptr, 0u, nullptr, 0u, nullptr, nullptr};
   (apply(c, traits), ...);
   return c;
+}
+
+/// The C entry point of validator<Rules>().
+template <void (*Rules)(const ResolvedConfig&)>
+int validate_entry(const char* config_json, char* out, size_t out_len) noexcept {
+  return run_rules(config_json, out, out_len, Rules);
 }
 
 /// The build facts of the translation unit that expands KFORGE_PLUGIN.
@@ -125,8 +133,18 @@ int run_register(void* registrar, char* err, size_t err_len, Fn&& fn) noexcept {
 
 }  // namespace kforge::sdk::detail
 
+namespace kforge::sdk {
+
+/// The Validator trait of a rules function (see Validator).
+template <void (*Rules)(const ResolvedConfig&)>
+constexpr Validator validator() {
+  return {&detail::validate_entry<Rules>};
+}
+
+}  // namespace kforge::sdk
+
 /// Component metadata: KFORGE_COMPONENT(KIND, NAME, VERSION, SUMMARY, traits...), where each trait
-/// is kforge::sdk::config_keys(...), core_keys(...), capabilities(...), enabled_by(...) or hook_points(...),
+/// is kforge::sdk::config_keys(...), capabilities(...), enabled_by(...), hook_points(...) or validator<Fn>(),
 /// in any order.
 #define KFORGE_COMPONENT(KIND, NAME, VERSION, SUMMARY, ...) \
   ::kforge::sdk::detail::component(KIND, NAME, VERSION, SUMMARY __VA_OPT__(, ) __VA_ARGS__)
