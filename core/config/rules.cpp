@@ -39,12 +39,6 @@ Section section(const Value& root, const char* name) { return Section{*root.find
 
 bool has(const Value& root, const char* name) { return root.find(name) != nullptr; }
 
-std::string quoted_list(const Value& list) {
-  std::string out;
-  for (const Value& v : list.list) out += (out.empty() ? "" : ", ") + v.to_toml();
-  return "[" + out + "]";
-}
-
 // Cross-section failure about a whole section: "<source of the table>: message".
 [[noreturn]] void fail_section(const Value& table, const std::string& message) {
   throw sdk::ConfigError(fmt::format("{}: {}", table.source.describe(), message));
@@ -204,60 +198,11 @@ void check_adapter(const Section& a) {
   a.positive("pool_heads");
 }
 
-// MoT / MoMa modality lists: at least two, "image" and "text" among them, no duplicates.
-void check_modalities(const Section& v, const char* key) {
-  const Value& list = v.at(key);
-  std::set<std::string> seen;
-  for (const Value& m : list.list) {
-    v.require(seen.insert(m.s).second, key, fmt::format("must not contain duplicates ('{}' twice)", m.s));
-  }
-  v.require(list.list.size() >= 2, key, "must have at least 2 entries");
-  v.require(seen.count("image") == 1, key, "must include \"image\"");
-  v.require(seen.count("text") == 1, key, "must include \"text\"");
-}
-
-void check_moma_experts(const Section& v) {
-  const Value& experts = v.at("moma_experts_per_modality");
-  std::set<std::string> modalities;
-  for (const Value& m : v.at("moma_modalities").list) modalities.insert(m.s);
-  for (const auto& [name, count] : experts.table) {
-    v.require(modalities.count(name) == 1, "moma_experts_per_modality",
-              fmt::format("has unknown modality '{}' (allowed: the moma_modalities {})", name,
-                          quoted_list(v.at("moma_modalities"))));
-    v.require(count.i > 0, "moma_experts_per_modality",
-              fmt::format("the expert count of '{}' must be > 0. For dense per-modality FFN use arch='mot' instead",
-                          name));
-  }
-  for (const std::string& m : modalities) {
-    v.require(experts.find(m) != nullptr, "moma_experts_per_modality",
-              fmt::format("has no entry for modality '{}' (it must cover exactly the moma_modalities {})", m,
-                          quoted_list(v.at("moma_modalities"))));
-  }
-}
-
+// The base keys; each arch's own keys are its strategy's to check (its validation hook).
 void check_vlm(const Section& v) {
   v.positive("max_text_len");
   v.positive("max_image_bytes");
   check_freeze_schedule(v);
-  const std::string arch = v.at("arch").s;
-  if (arch == "cross_attention") {
-    v.positive("cross_attention_every_n_layers");
-    v.non_negative("cross_attention_n_heads");
-    v.non_negative("cross_attention_n_kv_heads");
-  } else if (arch == "mot") {
-    check_modalities(v, "mot_modalities");
-    v.non_negative("mot_image_n_heads");
-    v.non_negative("mot_image_n_kv_heads");
-    v.require(!v.at("mot_warm_start_from_text").b || !v.at("mot_warm_start_path").s.empty(), "mot_warm_start_from_text",
-              "requires [vlm] mot_warm_start_path (the step directory of a text checkpoint to copy from)");
-    v.require(v.at("mot_warm_start_from_text").b || v.at("mot_warm_start_path").s.empty(), "mot_warm_start_path",
-              "is set, but [vlm] mot_warm_start_from_text = false: set that to true to warm-start from it, or remove "
-              "the path");
-  } else if (arch == "moma") {
-    check_modalities(v, "moma_modalities");
-    check_moma_experts(v);
-    v.non_negative("moma_capacity_factor");
-  }
 }
 
 void check_video(const Section& v) {
@@ -433,26 +378,9 @@ std::optional<int64_t> checked_product(std::initializer_list<int64_t> degrees) {
   return product >= 1 ? std::optional<int64_t>(product) : std::nullopt;
 }
 
-// The cross-attention blocks against the text model: at least one block, heads that divide dim and key/value heads
-// that divide the heads (0 takes the model's heads, and then the block's).
-void check_cross_attention_shape(const Section& vlm, const Section& m) {
-  const int64_t every = vlm.i("cross_attention_every_n_layers"), layers = m.i("n_layers");
-  vlm.require(every <= layers, "cross_attention_every_n_layers",
-              fmt::format("places no cross-attention block in the {} text blocks ([model] n_layers); set it to at "
-                          "most {}",
-                          layers, layers));
-  const int64_t heads = vlm.i("cross_attention_n_heads") > 0 ? vlm.i("cross_attention_n_heads") : m.i("n_heads");
-  const int64_t kv = vlm.i("cross_attention_n_kv_heads") > 0 ? vlm.i("cross_attention_n_kv_heads") : heads;
-  vlm.require(heads > 0 && m.i("dim") % heads == 0, "cross_attention_n_heads",
-              fmt::format("gives {} cross-attention heads, which do not divide [model] dim = {}", heads, m.i("dim")));
-  vlm.require(kv > 0 && heads % kv == 0, "cross_attention_n_kv_heads",
-              fmt::format("gives {} key/value heads, which do not divide the {} cross-attention heads", kv, heads));
-}
-
+// The host's VLM rules; each arch's shape against the text model is its strategy's to check (its validation hook).
 void check_world_vlm(const Value& root) {
   const Section d = section(root, "distributed");
-  const Section m = section(root, "model");
-  const Section vlm = section(root, "vlm");
   if (const auto budget = vlm_budget(root)) {
     const Section t = section(root, "train");
     t.require(t.i("seq_len") >= budget->required(), "seq_len",
@@ -460,13 +388,6 @@ void check_world_vlm(const Value& root) {
                           budget->residual_image_tokens, budget->max_text_len, budget->required()));
   }
   d.require(d.i("pp") == 1, "pp", "VLM + Pipeline Parallelism is not supported");
-  if (vlm.at("arch").s == "cross_attention") check_cross_attention_shape(vlm, m);
-  if (vlm.at("arch").s == "moma") {
-    m.require(m.i("num_experts") == 0, "num_experts",
-              "MoMa + model.num_experts > 0 is rejected: MoMa takes its expert counts from "
-              "[vlm] moma_experts_per_modality; set num_experts = 0 with arch = \"moma\"");
-    d.require(d.i("ep") == 1, "ep", "MoMa + Expert Parallelism is not supported");
-  }
 }
 
 }  // namespace

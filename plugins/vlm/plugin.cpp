@@ -2,6 +2,7 @@
 // vision encoder, adapter and text model.
 #include <kforge/sdk/plugin.h>
 
+#include "arch_rules.h"
 #include "cross_attention.h"
 #include "joint_decoder.h"
 #include "mixture_of_transformers.h"
@@ -11,7 +12,7 @@ namespace {
 
 using kforge::sdk::reads;
 
-// The [vlm] keys of each arch the strategies read (list-plugins shows them).
+// The [vlm] keys of each arch the strategies read (list-plugins shows them); each arch checks them (arch_rules.h).
 constexpr kforge_config_key kCrossAttentionKeys[] = {
     reads("cross_attention_every_n_layers"), reads("cross_attention_n_heads"), reads("cross_attention_n_kv_heads"),
 };
@@ -31,15 +32,16 @@ constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "cross_attention", "1.0.0",
                      "Text-only residual stream; cross-attention blocks over the image tokens after every n-th text "
                      "block (each the identity at the start: zero-initialised outputs)",
-                     kforge::sdk::config_keys(kCrossAttentionKeys)),
+                     kforge::sdk::config_keys(kCrossAttentionKeys),
+                     kforge::sdk::validator<kforge::vlm::check_cross_attention>()),
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "mot", "1.0.0",
                      "Mixture-of-Transformers: per-modality norms, projections and FFNs around one global causal "
                      "attention over [image | text] (identity blocks at initialisation; training only)",
-                     kforge::sdk::config_keys(kMotKeys)),
+                     kforge::sdk::config_keys(kMotKeys), kforge::sdk::validator<kforge::vlm::check_mot>()),
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "moma", "1.0.0",
                      "Mixture of modality-aware experts: shared attention over [image | text], per-modality groups of "
                      "expert-choice sigmoid-routed FFN experts (training only)",
-                     kforge::sdk::config_keys(kMomaKeys)),
+                     kforge::sdk::config_keys(kMomaKeys), kforge::sdk::validator<kforge::vlm::check_moma>()),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

@@ -6,9 +6,26 @@
 
 #include "config/rules.h"
 #include "kforge/sdk/error.h"
+#include "plugins/catalog.h"
 #include "support/test_host.h"
 
 namespace kforge::test {
+namespace {
+
+// The modality strategies of the built-in plugins, with their rules (the plugins stay loaded for the process).
+const config::Catalog& builtin_strategies() {
+  static const std::unique_ptr<plugins::PluginHost> host = load_builtin_plugins();
+  static const config::Catalog strategies = [] {
+    config::Catalog out;
+    for (config::ComponentKeys& c : plugins::make_catalog(host->registry)) {
+      if (c.kind == "modality_strategy") out.push_back(std::move(c));
+    }
+    return out;
+  }();
+  return strategies;
+}
+
+}  // namespace
 
 config::Catalog base_catalog(const config::Catalog& extra) {
   config::Catalog catalog = {
@@ -27,10 +44,8 @@ config::Catalog base_catalog(const config::Catalog& extra) {
   for (const char* adapter : {"mlp_2layer", "linear", "avgpool", "attentional_pool"}) {
     catalog.push_back({"adapter", adapter, "1.0.0", "libkforge_vision.so", {}});
   }
-  // KempnerForge's four [vlm] arches (libkforge_vlm.so's).
-  for (const char* arch : {"joint_decoder", "cross_attention", "mot", "moma"}) {
-    catalog.push_back({"modality_strategy", arch, "1.0.0", "libkforge_vlm.so", {}});
-  }
+  // KempnerForge's four [vlm] arches, as libkforge_vlm.so declares them: each checks its own keys (its rules).
+  for (const config::ComponentKeys& c : builtin_strategies()) catalog.push_back(c);
   catalog.push_back({"image_text_dataset", "image_text", "1.0.0", "libkforge_image_text_data.so", {}});
   catalog.push_back({"video_dataset", "webvid", "1.0.0", "libkforge_video.so", {}});
   catalog.push_back({"frame_sampler", "uniform", "1.0.0", "libkforge_video.so", {}});
@@ -64,7 +79,7 @@ std::string load_error(const std::string& toml, const std::vector<std::string>& 
 std::string world_error(const std::string& toml, int world_size, const std::vector<std::string>& overrides) {
   const config::JobConfig job = load(toml, overrides);
   try {
-    config::check_world(job.tree, world_size);
+    config::check_world(job, world_size);
   } catch (const sdk::ConfigError& e) {
     return e.what();
   }

@@ -13,7 +13,8 @@
 namespace kforge::test {
 
 /// The components a default config selects (transformer, adamw, cosine, cross_entropy, memmap,
-/// console, jsonl, softmax_topk) and the vision encoders and adapters, declaring no keys, plus `extra`.
+/// console, jsonl, softmax_topk) and the vision encoders and adapters, declaring no keys, the built-in [vlm] arches
+/// as libkforge_vlm.so declares them (with their rules), plus `extra`.
 config::Catalog base_catalog(const config::Catalog& extra = {});
 
 /// Writes `toml` to a fresh cfg.toml and loads it with the overrides (load_job_config); an empty
@@ -25,7 +26,8 @@ config::JobConfig load(const std::string& toml, const std::vector<std::string>& 
 std::string load_error(const std::string& toml, const std::vector<std::string>& overrides = {},
                        const config::Catalog& catalog = base_catalog());
 
-/// The message of the sdk::ConfigError that check_world raises on a loaded config; "" when none.
+/// The message of the sdk::ConfigError that check_world (kforge's rules and the selected components') raises on a
+/// loaded config; "" when none.
 std::string world_error(const std::string& toml, int world_size, const std::vector<std::string>& overrides = {});
 
 /// A resolved key: tree[section][key].
