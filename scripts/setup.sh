@@ -15,6 +15,9 @@ packages=(
   zstd                                      # the zstd tool: compressed inputs in the prepare-data tests
   libpcre2-dev libutf8proc-dev              # byte-level BPE tokenizers: pre-tokenizer regexes, NFC
   python3-protobuf chromium                 # independent readers in the tests: TensorBoard event files, the HTML report
+                                            # (and the documentation site's pages, scripts/docs/browser_check.py)
+  mkdocs graphviz                           # the documentation site (scripts/docs.sh): MkDocs, and dot for the layer
+                                            # diagram
   libjpeg62-turbo-dev libpng-dev libwebp-dev # the image-text data path's decoders (JPEG, PNG, WebP)
   libjpeg-turbo-progs                       # djpeg: the JPEG reference of the image-text tests
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg  # video clips: FFmpeg's decoders, and its CLI
