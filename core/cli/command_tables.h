@@ -16,6 +16,7 @@ cxxopts::Options convert_options();
 cxxopts::Options report_options();
 cxxopts::Options extract_options();
 cxxopts::Options check_env_options();
+cxxopts::Options config_options();
 cxxopts::Options help_options();
 
 /// The option-table builders of every command of kforge-host, in the order of `kforge --help`.

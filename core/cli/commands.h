@@ -12,6 +12,7 @@ int cmd_eval(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_extract(int argc, char** argv);
+int cmd_config(int argc, char** argv);
 int cmd_help(int argc, char** argv);
 
 }  // namespace kforge::cli

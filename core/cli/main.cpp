@@ -44,6 +44,7 @@ int dispatch(const std::string& command, int argc, char** argv) {
   if (command == "convert") return cmd_convert(argc, argv);
   if (command == "report") return cmd_report(argc, argv);
   if (command == "extract") return cmd_extract(argc, argv);
+  if (command == "config") return cmd_config(argc, argv);
   if (command == "help") return cmd_help(argc, argv);
   throw std::logic_error("'" + command + "' is a command in cmdline/usage.cpp that kforge-host does not dispatch");
 }

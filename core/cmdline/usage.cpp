@@ -14,8 +14,8 @@ namespace {
 
 constexpr std::string_view kHostCommands[] = {"run",      "launch",    "list-plugins", "prepare-data",
                                               "generate", "eval",      "convert",      "report",
-                                              "extract",  "check-env", "help",         "--version",
-                                              "version"};
+                                              "extract",  "check-env", "config",       "help",
+                                              "--version", "version"};
 
 }  // namespace
 
@@ -35,6 +35,7 @@ Usage:
   kforge extract --checkpoint DIR (--input TEXT | --input-file FILE | --tokens IDS) [--layers all|L,..]
                  [--what residual|POINT,..] OUT.npz
   kforge check-env [--json] [--strict]
+  kforge config reference [--plugin-dir DIR]... [--allow-unsafe-plugin-dir] [--format markdown]
   kforge help [--format markdown]
   kforge --version
   kforge COMMAND --help
@@ -50,6 +51,7 @@ Commands:
   report         write a self-contained report.html with plots of a run directory
   extract        capture activations (and attention) of a checkpoint's forward into a .npz
   check-env      report the BLAS, threads, ISA and GEMM speed this machine gives kforge
+  config         print the configuration reference: every section and key of kforge and the plugins found
   help           this usage; with --format markdown, every command's options as a Markdown page
 
 Plugins are the libkforge_*.so files in each --plugin-dir and in the directory that ships with
