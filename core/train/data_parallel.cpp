@@ -58,29 +58,6 @@ AgreedStep average_step_result(const dist::Group& group, StepResult local, int64
   return {{t[0].item<double>() / static_cast<double>(group.size()), local.grad_norm}, global_tokens};
 }
 
-at::Tensor Trainer::forward(const at::Tensor& tokens) {
-  if (fsdp_) return fsdp_->forward(tokens);
-  return replicated_ ? replicated_->forward(tokens) : model_->forward(tokens);
-}
-
-void Trainer::sync_gradients() {
-  if (fsdp_) return fsdp_->finish_backward();
-  fill_missing_grads();
-  if (replicated_) replicated_->sync();
-}
-
-double Trainer::clip_gradients(double max_norm) {
-  if (experts_ || tensors_ || pipeline_) {
-    std::vector<const GroupSharding*> shardings;
-    for (const auto* s : {experts_.get(), tensors_.get()}) {
-      if (s != nullptr) shardings.push_back(s);
-    }
-    return clip_sharded(parameters(), runtime_->mesh().group("dp_shard"), shardings, max_norm,
-                        pipeline_ ? &runtime_->mesh().group("pp") : nullptr);
-  }
-  return fsdp_ ? fsdp_->clip_gradients(max_norm) : clip_grad_norm(params_, max_norm);
-}
-
 AgreedStep Trainer::agree(StepResult local, int64_t trained_tokens) const {
   return average_step_result(runtime_->dp(), std::move(local), trained_tokens);
 }

@@ -39,27 +39,8 @@ std::vector<data::Batch> Trainer::next_micro_batches(int64_t& trained) {
 
 sdk::MetricList Trainer::evaluate_now() {
   return evaluate_source(*model_, *eval_source_, job_.eval.steps, runtime_->dp(), [this](const data::Batch& batch) {
-    // Pipeline parallelism: the forward runs through the stages, and the last stage's loss is shared.
-    if (pipeline_) return pipeline_->evaluate(*this, batch);
-    model_->set_documents(batch.doc_ids);  // packed rows ([data] pack_sequences), else none
-    set_images(batch);                     // a vision-language batch's images, else none
-    return loss_->compute(forward(batch.input_ids), batch.labels).item<double>();
+    return parallel_->eval_loss(*this, batch);
   });
-}
-
-void Trainer::zero_grad() {
-  if (fsdp_) return fsdp_->zero_grad();
-  // Dropped, not zeroed: the next backward then stores each parameter's first gradient as it comes instead of filling
-  // zeros and adding to them (two passes over every gradient saved); fill_missing_grads() gives the parameters no
-  // gradient reached their zeros.
-  for (const auto& p : params_) p.tensor.mutable_grad().reset();
-}
-
-void Trainer::fill_missing_grads() {
-  for (const auto& p : parameters()) {  // under FSDP the shards: the model's own parameters hold no gradients
-    at::Tensor tensor = p.tensor;
-    if (tensor.requires_grad() && !tensor.grad().defined()) tensor.mutable_grad() = at::zeros_like(tensor);
-  }
 }
 
 TrainingResult Trainer::train() {
@@ -121,7 +102,7 @@ TrainingResult Trainer::train() {
     const AgreedStep agreed = agree(local, local_trained);
     const StepResult& result = agreed.result;
     if (agreed.trained_tokens == 0) {  // every rank agrees: no optimizer, scheduler or step count advance
-      zero_grad();
+      parallel_->zero_grad();
       ++consecutive_skips_;
       ++total_skips_;
       log.warn("step {}: no label of the global batch trains (all -100): skipped without an optimizer step, the data "
@@ -148,10 +129,14 @@ TrainingResult Trainer::train() {
     const bool finite = std::isfinite(result.loss) && std::isfinite(result.grad_norm);
     if (finite) {
       const profiling::UserScope scope("optimizer");
-      fill_missing_grads();  // a custom step body need not sync
+      // A zero gradient for every parameter that trains and got none this step: the optimizer updates it (AdamW:
+      // momentum and decay) as it does on several ranks, where the sync counts a gradient a rank did not reach as
+      // zero, and from the first step on, so a resumed run needs no record of which parameters had one. A custom step
+      // body need not sync.
+      fill_missing_grads(parameters());
       optimizer_->step();
     }
-    zero_grad();
+    parallel_->zero_grad();
     ++step_;
     resilience::fault_point(checkpoint::kFaultPointStepEnd);
     if (const auto trace = profiler.after_step(step_)) log.info("profiling: wrote {}", trace->string());
@@ -183,28 +168,17 @@ TrainingResult Trainer::train() {
       startup_sec.reset();
     }
     tracker_->end_step({step_, result.loss, result.grad_norm, lr, agreed.trained_tokens, std::move(step_extra)});
-    if (tracker_->is_log_step(step_)) {
+    const bool logged = tracker_->is_log_step(step_);
+    if (logged) {
       if (const sdk::MetricList model_metrics = model_->step_metrics(); !model_metrics.empty()) {
         tracker_->log(step_, model_metrics);
       }
       if (const sdk::MetricList data_metrics = feed_->step_metrics(batches, local.row_losses); !data_metrics.empty()) {
         tracker_->log(step_, data_metrics);
       }
-      // Expert parallelism: the seconds this step's token exchanges took (forward and backward).
-      if (expert_group_) tracker_->log(step_, {{"ep/exchange_seconds", expert_group_->take_seconds()}});
-      // Tensor parallelism: the seconds this step's all-reduces over the tp group took.
-      if (tensor_group_) tracker_->log(step_, {{"tp/exchange_seconds", tensor_group_->take_seconds()}});
-      // Pipeline parallelism: the share of the steps since the last log the stages spent waiting for each other.
-      if (pipeline_) {
-        at::Tensor idle = at::tensor({pipeline_->take_idle_fraction()}, at::kDouble);
-        runtime_->mesh().group("pp").all_reduce(idle);
-        tracker_->log(step_, {{"pp/bubble", idle.item<double>() / runtime_->mesh().shape().size("pp")}});
-      }
-    } else {
-      if (expert_group_) expert_group_->take_seconds();
-      if (tensor_group_) tensor_group_->take_seconds();
-      if (pipeline_) pipeline_->take_idle_fraction();
     }
+    // ep/exchange_seconds, tp/exchange_seconds, pp/bubble.
+    parallel_->log_step_metrics(logged, [&](const sdk::MetricList& metrics) { tracker_->log(step_, metrics); });
     if (leader()) status.update(step_, result.loss);
     const sdk::StepEvent event{step_, result.loss, result.grad_norm, lr, tokens_seen_, model_.get()};
     for (auto& hook : hooks_) {

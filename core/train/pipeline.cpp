@@ -139,8 +139,4 @@ double Pipeline::take_idle_fraction() {
   return fraction;
 }
 
-StepResult pipeline_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches) {
-  return trainer.pipeline()->run(trainer, micro_batches);
-}
-
 }  // namespace kforge::train

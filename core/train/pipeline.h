@@ -51,7 +51,4 @@ class Pipeline {
   double busy_seconds_ = 0;
 };
 
-/// The pipeline-parallel step body (trainer.pipeline()->run).
-StepResult pipeline_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches);
-
 }  // namespace kforge::train

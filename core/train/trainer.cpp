@@ -19,16 +19,15 @@
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "metrics/mfu_peak.h"
-#include "train/plugin_manifest.h"
 #include "train/image_text_feed.h"
 #include "train/mixture_feed.h"
+#include "train/parallel_build.h"
+#include "train/plugin_manifest.h"
 #include "train/precision.h"
 #include "train/preflight.h"
 #include "train/run_log.h"
-#include "train/stage_split.h"
 #include "train/token_feed.h"
 #include "train/vision_language_build.h"
-#include "train/whole_matrix_optimizer.h"
 
 namespace kforge::train {
 namespace {
@@ -37,37 +36,6 @@ namespace {
 int thread_count(int64_t configured, int local_ranks) {
   if (configured > 0) return static_cast<int>(configured);
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(local_ranks)));
-}
-
-// Under FSDP an optimizer that needs whole matrices (it declares KFORGE_CAP_NEEDS_WHOLE_MATRICES) updates whole
-// copies of the shards.
-std::unique_ptr<sdk::Optimizer> build_optimizer(const config::JobConfig& job, const plugins::Components& components,
-                                                const FullyShardedModel* fsdp,
-                                                const std::vector<sdk::NamedParameter>& params) {
-  if (fsdp == nullptr || (components.optimizer_capabilities() & KFORGE_CAP_NEEDS_WHOLE_MATRICES) == 0) {
-    return components.optimizer(params);
-  }
-  log::get().info(
-      "[optimizer] name = \"{}\" updates whole matrices: each step gathers every parameter and its gradient over "
-      "dp_shard and updates them whole on every rank, which keeps its rows; the optimizer state is whole on every rank",
-      job.view("optimizer").get_string("name"));
-  return std::make_unique<WholeMatrixOptimizer>(
-      *fsdp, [&](std::vector<sdk::NamedParameter> whole) { return components.optimizer(std::move(whole)); });
-}
-
-// How many of `names`' tensors and parameters this rank holds.
-std::string describe_held(const sdk::Model& model, const std::vector<std::string>& names) {
-  int64_t elements = 0;
-  const auto params = model.named_parameters(/*recurse=*/true);
-  for (const std::string& name : names) elements += params[name].numel();
-  return fmt::format("{} tensors, {:.2f} M parameters", names.size(), static_cast<double>(elements) / 1e6);
-}
-
-template <class Shard>
-std::vector<std::string> names_of(const std::vector<Shard>& shards) {
-  std::vector<std::string> out;
-  for (const Shard& shard : shards) out.push_back(shard.name);
-  return out;
 }
 
 }  // namespace
@@ -117,7 +85,11 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   }
   model_->train();
   model_->to(device_);  // in place: every parameter and buffer keeps its identity
-  if (runtime_->mesh().shape().size("pp") > 1) split_into_stages();
+  PipelineStages stages;  // [distributed] pp > 1: model_ becomes this rank's stage of the model
+  if (runtime_->mesh().shape().size("pp") > 1) {
+    stages = split_into_stages(job_, components_, *runtime_, model_);
+    model_ = stages.stage;
+  }
   for (const auto& item : model_->named_parameters(/*recurse=*/true)) {
     if (item.value().requires_grad()) params_.push_back({item.key(), item.value()});
   }
@@ -127,26 +99,21 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
            job_.view("model").get_string("model_type"), n_params, params_.size(), model_->blocks().size(),
            model_->flops_per_token(train.seq_len) / 1e9, train.seq_len);
 
-  if (expert_group_) {
-    experts_ = std::make_unique<GroupSharding>(expert_sharding(*model_, runtime_->mesh().group("ep")));
-    log.info(
-        "[distributed] ep = {}: this rank holds its share of the MoE experts ({}); the ranks of an ep group see the "
-        "same batch, and each routes its share of the tokens to the experts' ranks",
-        expert_group_->size(), describe_held(*model_, names_of(model_->expert_shards())));
-  }
-  if (tensor_group_) {
-    tensors_ = std::make_unique<GroupSharding>(tensor_sharding(*model_, runtime_->mesh().group("tp")));
-    log.info(
-        "[distributed] tp = {}: this rank holds its slice of the attention heads, MLP hidden units and vocabulary "
-        "({}); the ranks of a tp group see the same batch",
-        tensor_group_->size(), describe_held(*model_, names_of(model_->tensor_shards())));
-  }
   freeze_ = read_freeze_plan(job_);
   check_freeze_plan(params_, freeze_);
-  shard_parameters(encoder_params);
+  // KempnerForge keeps a frozen encoder out of FSDP; one a freeze stage trains is sharded like the rest.
+  std::set<std::string> whole;
+  if (!encoder_params.empty() && std::all_of(encoder_params.begin(), encoder_params.end(), [&](const std::string& name) {
+        return frozen_throughout(name, freeze_);
+      })) {
+    whole.insert(encoder_params.begin(), encoder_params.end());
+  }
+  parallel_ = build_parallel_model(job_, *runtime_,
+                                   {*model_, params_, std::move(stages), expert_group_.get(), tensor_group_.get(),
+                                    std::move(whole)});
   checkpoint_activations();
   // The optimizer holds every parameter it may train (none is frozen yet) and skips those without a gradient.
-  optimizer_ = build_optimizer(job_, components_, fsdp_.get(), parameters());
+  optimizer_ = parallel_->make_optimizer(job_, components_);
   scheduler_ = components_.scheduler();
   loss_ = components_.loss();
 
@@ -155,12 +122,7 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   // Hooks, metrics, checkpoints.
   for (auto& hook : components_.hooks()) hooks_.push_back(std::move(hook));
   for (auto& hook : options_.hooks) hooks_.push_back(hook);
-  if (pipeline_ && options_.step_fn) {
-    throw sdk::ConfigError(
-        "[distributed] pp > 1 trains with kforge's pipeline step body: a custom step body (TrainingOptions::step_fn) "
-        "cannot run on pipeline stages; use pp = 1");
-  }
-  if (!options_.step_fn) options_.step_fn = pipeline_ ? StepFn(pipeline_step) : StepFn(standard_step);
+  options_.step_fn = parallel_->step_body(options_.step_fn);
   // Asynchronous saves run on the writer thread, with a process group of their own.
   const std::string async_mode = job_.view("checkpoint").get_string("async_mode");
   const bool async = async_mode != "disabled";
@@ -297,71 +259,6 @@ void Trainer::join_process_groups() {
   log::get().info("rank {} of {} (local {} of {}, from {}), rendezvous at {}:{}; mesh {}; data parallel over {} ranks",
                   info.rank, info.world_size, info.local_rank, info.local_world_size, info.source, info.master_addr,
                   info.master_port, shape.describe(), shape.size("dp"));
-}
-
-void Trainer::split_into_stages() {
-  const dist::Group& pp = runtime_->mesh().group("pp");
-  const sdk::ConfigView& distributed = job_.view("distributed");
-  std::unique_ptr<sdk::PipelineSchedule> schedule = components_.pipeline_schedule();
-  const std::string name = distributed.get_string("pp_schedule");
-  const int chunks = schedule->chunks();
-  StageSplit split = split_stages(static_cast<int64_t>(model_->blocks().size()), pp.size() * chunks,
-                                  distributed.get_int_list("pp_layer_split"));
-  const std::string layout = split.describe();
-  auto stage = std::make_shared<StageModel>(model_, std::move(split), pp.size(), pp.rank());
-  stage->train();
-  stage_ = stage.get();
-  model_ = std::move(stage);
-  pipeline_ =
-      std::make_unique<Pipeline>(*stage_, pp, std::move(schedule), name, static_cast<int>(job_.train.grad_accum_steps));
-  // pp is the mesh's outermost dimension: stage s runs on the s-th block of world / pp consecutive ranks.
-  const int per_stage = runtime_->world_size() / pp.size();
-  std::string ranks;
-  for (int s = 0; s < pp.size(); ++s) {
-    ranks +=
-        fmt::format("{}stage {} on rank{} {}", s ? ", " : "", s, per_stage > 1 ? "s" : "",
-                    per_stage > 1 ? fmt::format("{}-{}", s * per_stage, (s + 1) * per_stage - 1) : std::to_string(s));
-  }
-  log::get().info(
-      "[distributed] pp = {}, pp_schedule = \"{}\" ({} chunk(s) per rank, {} micro-batches per step): blocks per "
-      "virtual stage {}; pipeline {}; rank {} holds {}; the order leaves a {:.1f}% bubble (forward 1, backward 2)",
-      pp.size(), name, chunks, job_.train.grad_accum_steps, layout, ranks, runtime_->rank(), stage_->describe(),
-      100 * pipeline_->planned_bubble());
-}
-
-void Trainer::shard_parameters(const std::vector<std::string>& encoder_params) {
-  const dist::DeviceMesh& mesh = runtime_->mesh();
-  const int shards = mesh.shape().size("dp_shard");
-  if (shards == 1) {
-    if (runtime_->dp().size() > 1) {
-      // Every chunk of a pipeline stage runs a forward per micro-batch.
-      replicated_ = std::make_unique<ReplicatedModel>(
-          *model_, runtime_->dp(), params_, job_.train.grad_accum_steps * (pipeline_ ? pipeline_->chunks() : 1));
-    }
-    return;
-  }
-  // KempnerForge keeps a frozen encoder out of FSDP; one a freeze stage trains is sharded like the rest.
-  const bool encoder_whole =
-      !encoder_params.empty() && std::all_of(encoder_params.begin(), encoder_params.end(),
-                                             [&](const std::string& name) { return frozen_throughout(name, freeze_); });
-  fsdp_ = std::make_unique<FullyShardedModel>(
-      *model_, mesh.group("dp_shard"), mesh.group("dp_replicate"),
-      encoder_whole ? std::set<std::string>(encoder_params.begin(), encoder_params.end()) : std::set<std::string>{});
-  // A pipeline stage's forward runs one chunk's blocks: a step's forwards together run them all.
-  if (pipeline_) fsdp_->check_blocks_over(job_.train.grad_accum_steps * pipeline_->chunks());
-  auto bytes = [](const std::vector<sdk::NamedParameter>& params) {
-    int64_t n = 0;
-    for (const auto& p : params) n += p.tensor.numel() * static_cast<int64_t>(p.tensor.element_size());
-    return static_cast<double>(n) / 1e6;
-  };
-  log::get().info(
-      "[distributed] FSDP over dp_shard = {}{}: this rank holds {:.2f} of {:.2f} MB of parameters, and "
-      "their gradients and optimizer state; blocks are gathered one at a time{}",
-      shards, mesh.shape().size("dp_replicate") > 1 ? " (HSDP: replicated over dp_replicate)" : "",
-      bytes(fsdp_->shards()), bytes(params_) - bytes(fsdp_->whole()),
-      fsdp_->whole().empty()
-          ? ""
-          : fmt::format("; the vision encoder, frozen all run, is held whole ({:.2f} MB)", bytes(fsdp_->whole())));
 }
 
 void Trainer::checkpoint_activations() {

@@ -21,10 +21,7 @@
 #include "train/batch_feed.h"
 #include "train/data_parallel.h"
 #include "train/freeze.h"
-#include "train/fully_sharded.h"
-#include "train/group_sharding.h"
-#include "train/pipeline.h"
-#include "train/replicated_model.h"
+#include "train/parallel_model.h"
 #include "train/step.h"
 
 namespace kforge::train {
@@ -72,9 +69,9 @@ class Trainer {
   sdk::Loss& loss() { return *loss_; }
   sdk::Optimizer& optimizer() { return *optimizer_; }
   /// What the optimizer updates: the model's parameters, or this rank's shards of them (FSDP).
-  const std::vector<sdk::NamedParameter>& parameters() const { return fsdp_ ? fsdp_->shards() : params_; }
+  const std::vector<sdk::NamedParameter>& parameters() const { return parallel_->parameters(); }
   /// The model's forward (with FSDP: its root parameters gathered); step bodies call this.
-  at::Tensor forward(const at::Tensor& tokens);
+  at::Tensor forward(const at::Tensor& tokens) { return parallel_->forward(tokens); }
   /// The images of the next forward's rows (`batch`'s pixel_values, with its clips' frame_mask and frame_times) for a
   /// vision-language model; undefined pixels are a text batch's. Throws sdk::Error for images given to a text-only
   /// model.
@@ -84,8 +81,6 @@ class Trainer {
   const dist::Runtime& runtime() const { return *runtime_; }
   /// Tensor parallelism: the group over whose ranks the model's logits are split by vocabulary; else null.
   const dist::Group* vocab_group() const { return tensor_group_ ? &runtime_->mesh().group("tp") : nullptr; }
-  /// Pipeline parallelism ([distributed] pp > 1): this rank's stages' step; else null.
-  Pipeline* pipeline() { return pipeline_.get(); }
   /// Where the model, optimizer state and batches live ([train] device).
   const c10::Device& device() const { return device_; }
 
@@ -94,19 +89,13 @@ class Trainer {
   /// accumulation never syncs early (maybe_no_sync semantics). Plain data parallelism starts each
   /// block's all-reduce during the last backward (see ReplicatedModel) and finishes here; FSDP
   /// finishes the reduce-scatters and averages the shards over dp_replicate.
-  void sync_gradients();
+  void sync_gradients() { parallel_->sync_gradients(); }
   /// Global-norm clipping of parameters()' gradients to `max_norm` (over all shards with FSDP);
   /// returns the norm before clipping.
-  double clip_gradients(double max_norm);
+  double clip_gradients(double max_norm) { return parallel_->clip_gradients(max_norm); }
 
  private:
   void join_process_groups();
-  /// [distributed] pp > 1: replaces model_ (the whole model) by this rank's StageModel and builds the pipeline.
-  void split_into_stages();
-  /// dp_shard > 1: replaces the parameters the optimizer sees by this rank's FSDP shards; a vision encoder
-  /// (`encoder_params`) that freeze_ keeps frozen all run is held whole, not sharded. Otherwise, on several ranks,
-  /// sets up the overlapped gradient all-reduce.
-  void shard_parameters(const std::vector<std::string>& encoder_params);
   /// [train] activation_checkpointing: recomputes blocks or checkpointable modules in the backward.
   void checkpoint_activations();
   void resume();
@@ -126,13 +115,6 @@ class Trainer {
   void open_data(Preflight& checked, const std::optional<sdk::PixelFormat>& pixels);
   /// The evaluation metrics of the current weights.
   sdk::MetricList evaluate_now();
-  /// Drops the gradients (FSDP: zeroes its shards').
-  void zero_grad();
-  /// A zero gradient for every parameter that trains and got none this step, before the gradients are synced or
-  /// applied: the optimizer updates it (AdamW: momentum and decay) as it does on several ranks, where the sync counts
-  /// a gradient a rank did not reach as zero, and from the first step on, so a resumed run needs no record of which
-  /// parameters had one.
-  void fill_missing_grads();
   void apply_freeze();
   /// Loss averaged over the data-parallel ranks (non-finite on every rank when it is on any) and this rank's
   /// `trained_tokens` summed over them, in one all-reduce.
@@ -155,12 +137,7 @@ class Trainer {
   std::shared_ptr<sdk::Model> model_;
   std::shared_ptr<sdk::VisionLanguageModel> vlm_;  ///< model_, in a vision-language run ([vlm])
   std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
-  std::unique_ptr<FullyShardedModel> fsdp_;  ///< dp_shard > 1
-  std::unique_ptr<ReplicatedModel> replicated_;  ///< dp_shard = 1 on several ranks
-  std::unique_ptr<GroupSharding> experts_;       ///< [distributed] ep > 1
-  std::unique_ptr<GroupSharding> tensors_;       ///< [distributed] tp > 1
-  StageModel* stage_ = nullptr;                  ///< [distributed] pp > 1: model_, this rank's part of the model
-  std::unique_ptr<Pipeline> pipeline_;           ///< [distributed] pp > 1
+  std::unique_ptr<ParallelModel> parallel_;  ///< how model_ is spread over the ranks
   std::unique_ptr<ActivationCheckpointing> checkpointing_;  ///< [train] activation_checkpointing != "none"
   std::unique_ptr<sdk::Optimizer> optimizer_;
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule

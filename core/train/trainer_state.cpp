@@ -35,32 +35,8 @@ checkpoint::Snapshot Trainer::snapshot() const {
   checkpoint::Snapshot s;
   s.step = step_;
   s.tokens_seen = tokens_seen_;
-  const dist::DeviceMesh& mesh = runtime_->mesh();
-  if (fsdp_ && mesh.coordinate("dp_replicate") == 0) {  // FSDP: each shard rank writes its slices
-    for (const auto& p : fsdp_->shards()) s.model.emplace(p.name, p.tensor.detach());
-    s.optimizer = optimizer_->state_dict();
-    s.placements = fsdp_->placements(s.model, s.optimizer);
-    if (mesh.coordinate("dp_shard") != 0) {  // whole entries (step counters) once, from shard rank 0
-      for (auto it = s.optimizer.begin(); it != s.optimizer.end();) {
-        it = s.placements.count("optimizer/" + it->first) ? std::next(it) : s.optimizer.erase(it);
-      }
-    }
-  } else if (!fsdp_ && runtime_->dp().rank() == 0) {  // data parallelism: the ranks of a dp group hold the same
-    for (const auto& item : model_->named_parameters(true)) s.model.emplace(item.key(), item.value().detach());
-    s.optimizer = optimizer_->state_dict();
-  }
-  if (experts_) experts_->trim(s);  // expert parallelism: ep rank r > 0 writes its experts only
-  if (tensors_) tensors_->trim(s);  // tensor parallelism: tp rank r > 0 writes its slices only
-  if (stage_) stage_->trim(s);      // pipeline parallelism: each stage writes its own parameters' state
-  // Tensors every rank of a stage holds whole: from its first rank (rank 0 without pipeline parallelism).
-  bool stage_leader = true;
-  for (const char* dim : {"dp_replicate", "dp_shard", "ep", "tp"}) stage_leader = stage_leader && !mesh.coordinate(dim);
-  if (stage_ ? stage_leader : leader()) {
-    for (const auto& item : model_->named_buffers(true)) s.model.emplace(item.key(), item.value().detach());
-    if (fsdp_) {
-      for (const auto& p : fsdp_->whole()) s.model.emplace(p.name, p.tensor.detach());
-    }
-  }
+  parallel_->save_slices(s, *optimizer_);
+  parallel_->save_whole(s);  // after the slices: the wrappers trim those only
   s.rng = at::detail::getDefaultCPUGenerator().get_state();
   if (device_.is_cuda()) s.rng_cuda = at::globalContext().defaultGenerator(device_).get_state();
   const dist::Group& dp = runtime_->dp();
@@ -86,27 +62,19 @@ checkpoint::Snapshot Trainer::snapshot() const {
 }
 
 void Trainer::restore(const checkpoint::Snapshot& whole) {
-  std::optional<checkpoint::Snapshot> localised;  // pipeline, expert and tensor parallelism: this rank's part only
-  if (stage_) localised = stage_->localise(whole);
-  if (experts_) localised = experts_->localise(localised ? *localised : whole);
-  if (tensors_) localised = tensors_->localise(localised ? *localised : whole);
+  // Pipeline, expert and tensor parallelism: this rank's part only.
+  const std::optional<checkpoint::Snapshot> localised = parallel_->localise(whole);
   const checkpoint::Snapshot& s = localised ? *localised : whole;
   check_freeze_meta(s.train_state.value("freeze", nlohmann::json()),
                     canonical_freeze_meta(effective_freeze(s.step, freeze_)),
                     job_.view("checkpoint").get_bool("ignore_freeze_mismatch"),
                     fmt::format("{} (step {})", job_.checkpoint.dir, s.step));
-  if (!excluded(job_, "model")) {
-    if (fsdp_) {
-      fsdp_->load_model_weights(s);
-    } else {
-      checkpoint::load_model_weights(*model_, s);
-    }
-  }
+  if (!excluded(job_, "model")) parallel_->load_weights(s);
   if (s.train_state.value("weights_only", false)) {
     log::get().info("the checkpoint of step {} holds weights only ({}): the optimizer starts fresh", s.step,
                     s.train_state.value("imported_from", "no optimizer state was saved"));
   } else if (!excluded(job_, "optimizer")) {
-    optimizer_->load_state_dict(fsdp_ ? fsdp_->shard_optimizer_state(s.optimizer) : s.optimizer);
+    optimizer_->load_state_dict(parallel_->optimizer_state(s.optimizer));
   }
   optimizer_->use_train_weights();
   if (!excluded(job_, "train_state")) {
