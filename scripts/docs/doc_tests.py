@@ -7,6 +7,7 @@ works there and writes nothing into the repository. A failing block is reported 
 Usage: doc_tests.py [FILE.md | DIR]...   (default: docs/ and README.md; scripts/docs.sh --check runs it)
 """
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -21,10 +22,19 @@ TAIL_LINES = 40
 
 
 def blocks(path):
-    """[(line of the fence, script)] of `path`; a marker not followed by a ```bash fence is an error."""
+    """[(line of the fence, script)] of `path`; a marker not followed by a ```bash fence is an error. A marker inside
+    a fenced block (an example of the convention) is text, not a marker."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    found = []
+    found, fence = [], None  # fence: the open fence's backticks or tildes
     for i, line in enumerate(lines):
+        opening = re.match(r"\s*(`{3,}|~{3,})", line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
         if line.strip() != MARKER:
             continue
         if i + 1 >= len(lines) or lines[i + 1].strip() != "```bash":
