@@ -43,6 +43,8 @@ reference() {
 mkdir -p docs/reference
 reference reference/cli.md "$kforge" help --format markdown
 reference reference/sdk.md python3 scripts/docs/sdk_reference.py sdk/include
+# The layers' descriptions beside the diagram list exactly the build's layers.
+python3 scripts/docs/layer_diagram.py core/CMakeLists.txt --table docs/concepts.md
 if [ ${#stale[@]} -gt 0 ]; then
   echo "docs: ${stale[*]} differ(s) from what the code generates (diff above): run bash scripts/docs.sh and commit" >&2
   exit 1

@@ -2,7 +2,10 @@
 """Writes the host's layer diagram as Graphviz dot, from the kforge_layer(...) table of core/CMakeLists.txt (the
 function is cmake/KforgeLayers.cmake's): one box per layer, an arrow from each layer to every layer it USES.
 
-Usage: layer_diagram.py CORE_CMAKELISTS > layers.dot   (scripts/docs.sh draws it with dot -Tsvg)
+With --table PAGE.md it checks instead that the page's layer table (rows "| `layer` | what it owns |") lists exactly
+the layers of the build, so the descriptions beside the diagram cannot drift either.
+
+Usage: layer_diagram.py CORE_CMAKELISTS [--table PAGE.md] > layers.dot   (scripts/docs.sh draws it with dot -Tsvg)
 """
 import re
 import sys
@@ -46,15 +49,33 @@ def dot(table):
     return "\n".join(lines) + "\n"
 
 
+def check_table(table, page):
+    """Fails unless `page`'s rows "| `name` | ... |" name exactly the layers of `table`."""
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    header = re.search(r"^\| layer \| what it owns \|\n\|[- |]+\|\n((?:\|.*\n)*)", text, re.MULTILINE)
+    if not header:
+        raise SystemExit(f"layer_diagram: {page} has no table headed '| layer | what it owns |'")
+    listed = re.findall(r"^\| `(\w+)` \|", header.group(1), re.MULTILINE)
+    built = [name for name, _, _ in table]
+    missing, extra = [n for n in built if n not in listed], [n for n in listed if n not in built]
+    if missing or extra:
+        raise SystemExit(f"layer_diagram: {page}'s layer table differs from the build's layers: "
+                         f"add {missing or 'none'}, remove {extra or 'none'}")
+
+
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--table"):
         raise SystemExit(__doc__.strip().splitlines()[-1])
-    path = sys.argv[1]
-    with open(path, encoding="utf-8") as f:
+    with open(args[0], encoding="utf-8") as f:
         table = layers(f.read())
     if not table:
-        raise SystemExit(f"layer_diagram: {path} has no kforge_layer(...) call")
-    sys.stdout.write(dot(table))
+        raise SystemExit(f"layer_diagram: {args[0]} has no kforge_layer(...) call")
+    if len(args) == 3:
+        check_table(table, args[2])
+    else:
+        sys.stdout.write(dot(table))
 
 
 if __name__ == "__main__":
