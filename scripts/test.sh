@@ -13,9 +13,10 @@ ctest --test-dir "${KFORGE_BUILD_DIR:-build}" --output-on-failure -j "$(($(nproc
 # The parsers of outside input under ASan + UBSan: every fuzz target for 5 s on its corpus (clang, build-fuzz/), and
 # the config and tokenizer unit tests in an instrumented build (build-asan/; the tokenizer goldens and the
 # prepare-data runs, minutes under ASan, and the dry runs under an address-space limit, which ASan's shadow memory
-# cannot start within, are left to the main run above).
+# cannot start within, are left to the main run above). The instrumented build, at -O0, holds the host, the two test
+# binaries and the five plugins that test_config's dry runs of a dense default config load.
 bash scripts/fuzz.sh --smoke
 left_out="TiktokenGolden.*:TokenizerRoundTrip.*:PrepareData.*:PrepareProgress.*"
 left_out+=":HostileConfigCli.HugePipelineOrdersExit2UnderAMemoryLimitNamingTheKeys"
-KFORGE_SANITIZE_TARGETS="test_config test_data" GTEST_FILTER="-$left_out" \
-  bash scripts/sanitize.sh asan -R "^test_(config|data)"
+KFORGE_SANITIZE_TARGETS="test_config test_data kforge_models kforge_optimizers kforge_losses kforge_data kforge_metrics" \
+  KFORGE_SANITIZE_OPT=-O0 GTEST_FILTER="-$left_out" bash scripts/sanitize.sh asan -R "^test_(config|data)"
