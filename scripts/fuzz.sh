@@ -25,6 +25,8 @@ if [[ ${#targets[@]} -eq 0 ]]; then
 fi
 build_dir=build-fuzz
 export CCACHE_DISABLE=1  # instrumented objects would only evict the main build's cache
+# A new build dir uses Ninja, which builds a target's objects while the libraries it links are still building.
+if command -v ninja >/dev/null; then export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}; fi
 
 start=$(date +%s)
 cmake -S . -B "$build_dir" -DCMAKE_CXX_COMPILER="${CXX:-clang++}" -DKFORGE_FUZZ=ON -DKFORGE_BUILD_TESTS=OFF \
