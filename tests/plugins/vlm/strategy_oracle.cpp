@@ -34,6 +34,13 @@ std::string model_json(const sdk::ConfigView& m) {
 
 }  // namespace
 
+std::string parts_json(const sdk::ConfigView& model) {
+  return R"("tower": "siglip2", "vision": {"hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 1,
+      "num_attention_heads": 2, "image_size": 8, "patch_size": 4},
+      "adapter": {"type": "mlp_2layer", "activation": "gelu", "hidden_dim": 0, "out_dim": )" +
+         std::to_string(model.get_int("dim")) + "}, \"model\": " + model_json(model);
+}
+
 std::string strategy_toml(const std::string& arch, const std::string& model, const std::string& vlm,
                           int64_t max_seq_len) {
   return "[model]\ndim = 16\nn_layers = 2\nn_heads = 4\nn_kv_heads = 2\nvocab_size = 23\ninit_std = 0.1\n"
@@ -110,12 +117,8 @@ int expect_matches_oracle(const std::string& script, sdk::VisionLanguageModel& v
     write_npy(dir / (p.key() + ".npy"), p.value());
     p.value().mutable_grad().reset();
   }
-  std::ofstream(dir / "config.json")
-      << R"({"tower": "siglip2", "vision": {"hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 1,
-      "num_attention_heads": 2, "image_size": 8, "patch_size": 4},
-      "adapter": {"type": "mlp_2layer", "activation": "gelu", "hidden_dim": 0, "out_dim": )"
-      << model.get_int("dim") << "}, \"model\": " << model_json(model) << (more_json.empty() ? "" : ", ") << more_json
-      << "}";
+  std::ofstream(dir / "config.json") << "{" << parts_json(model) << (more_json.empty() ? "" : ", ") << more_json
+                                     << "}";
   vlm.set_images(pixels);
   const at::Tensor logits = vlm.forward(tokens);
   const at::Tensor loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), targets.reshape({-1}));

@@ -49,6 +49,10 @@ std::string error_of(const std::function<void()>& call);
 /// down_proj, unit norms): 1-D ones N(1, 0.2), the others N(0, 0.3), so every parameter shapes the logits.
 void randomise_stack(torch::nn::Module& vlm);
 
+/// The members of the oracles' config.json that describe the parts (without the braces): "tower", "vision" (the tiny
+/// siglip2 tower), "adapter" (mlp_2layer to [model] dim) and "model" (the host's [model] settings `model`).
+std::string parts_json(const sdk::ConfigView& model);
+
 /// Runs `vlm` (in its current mode) on random images and tokens of 2 rows of 6 and its mean cross-entropy backward;
 /// tests/oracles/<script> gets them, the parameters and config.json ({"tower", "vision", "adapter", "model": the host's
 /// [model] settings `model`, and `more_json`, more members such as "moma": {...}}). Expects the oracle's logits, loss
