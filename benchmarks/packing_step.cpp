@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "transformer/attention.h"
-#include "transformer/documents.h"
+#include "transformer/document_starts.h"
 #include "transformer/flash_attention.h"
 #include "transformer/model_config.h"
 #include "transformer/transformer.h"

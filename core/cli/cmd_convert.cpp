@@ -10,8 +10,8 @@
 #include "cli/error_message.h"
 #include "cli/exit_codes.h"
 #include "generate/checkpoint_session.h"
-#include "interop/hf_export.h"
 #include "interop/hf_import.h"
+#include "interop/hf_model_export.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::cli {

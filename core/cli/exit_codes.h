@@ -1,7 +1,8 @@
-// The CLI's exit codes (cmdline/exit_codes.h, which the LibTorch-free launcher shares) by their kforge::cli names.
+// The CLI's exit codes (cmdline/process_exit_codes.h, which the LibTorch-free launcher shares) by their kforge::cli
+// names.
 #pragma once
 
-#include "cmdline/exit_codes.h"
+#include "cmdline/process_exit_codes.h"
 
 namespace kforge::cli {
 

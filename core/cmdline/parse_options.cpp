@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cmdline/did_you_mean.h"
-#include "cmdline/exit_codes.h"
+#include "cmdline/process_exit_codes.h"
 
 namespace kforge::cmdline {
 namespace {

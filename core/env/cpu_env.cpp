@@ -21,8 +21,8 @@
 #include <thread>
 
 #include "env/bf16_probe.h"
-#include "env/fma_peak.h"
 #include "env/gemm_rate.h"
+#include "env/peak_flops.h"
 #include "launch/openblas_kernels.h"
 
 namespace kforge::env {

@@ -57,7 +57,7 @@ struct EnvReport {
   CpuInfo cpu;
   ThreadInfo threads;
   MemoryInfo memory;
-  double fma_peak_gflops = 0;  ///< theoretical fp32 peak of the intra-op threads (env/fma_peak.h)
+  double fma_peak_gflops = 0;  ///< theoretical fp32 peak of the intra-op threads (env/peak_flops.h)
   std::string fma_peak_derivation;
   double gemm_gflops = 0;             ///< measured fp32 1024^3 GEMM, best of 5 (0: not measured)
   double bf16_slowdown = 0;           ///< bf16 GEMM time / fp32 GEMM time (env/bf16_probe.h; 0: not measured)

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cmdline/exit_codes.h"
+#include "cmdline/process_exit_codes.h"
 #include "cmdline/usage.h"
 #include "launch/heap_huge_pages.h"
 #include "launch/openblas_kernels.h"

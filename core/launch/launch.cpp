@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "cmdline/exit_codes.h"
 #include "cmdline/parse_options.h"
+#include "cmdline/process_exit_codes.h"
 #include "launch/free_port.h"
 #include "resilience/proc_stat.h"
 #include "resilience/shutdown.h"

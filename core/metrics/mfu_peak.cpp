@@ -6,7 +6,7 @@
 
 #include "env/cpu_clock.h"
 #include "env/cpu_env.h"
-#include "env/fma_peak.h"
+#include "env/peak_flops.h"
 
 namespace kforge::metrics {
 

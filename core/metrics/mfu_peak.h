@@ -1,5 +1,5 @@
 // The MFU denominator of one rank: [metrics] peak_tflops when set, else the CPU's theoretical peak
-// for the run's threads and precision (env/fma_peak.h), with how it was derived, for the log.
+// for the run's threads and precision (env/peak_flops.h), with how it was derived, for the log.
 #pragma once
 
 #include <string>

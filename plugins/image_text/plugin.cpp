@@ -2,7 +2,7 @@
 // from the host's ImageTextSpec and the [vlm] key it reads (max_image_bytes).
 #include <kforge/sdk/plugin.h>
 
-#include "image_text/image_text_dataset.h"
+#include "image_text/image_text_data.h"
 
 namespace {
 

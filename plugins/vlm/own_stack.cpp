@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "transformer/documents.h"
+#include "transformer/document_starts.h"
 
 namespace kforge::vlm {
 

@@ -66,7 +66,8 @@ class OwnStack : public sdk::Model {
   /// prefix: the image tokens [B, image_positions, dim], cast to the embeddings' dtype, before the tokens' embeddings
   /// [B, S]; the layers run over the P + S positions -> logits [B, S, vocab] of the text positions. prefix_padding
   /// (int64 [B], a padded clip's): the first prefix_padding[b] image positions of row b are padding, which changes
-  /// nothing of the other positions' outputs (documents.h's prefix_document_starts: padding attends only to itself).
+  /// nothing of the other positions' outputs (document_starts.h's prefix_document_starts: padding attends only to
+  /// itself).
   /// Throws sdk::Error for other shapes, a padding outside [0, P], or when P + S exceeds [model] max_seq_len.
   at::Tensor forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens,
                               const at::Tensor& prefix_padding = {}) override;

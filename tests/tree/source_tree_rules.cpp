@@ -2,8 +2,10 @@
 #include "source_tree_rules.h"
 
 #include <fstream>
+#include <map>
 #include <optional>
 #include <regex>
+#include <set>
 
 namespace kforge::tree {
 
@@ -61,6 +63,27 @@ std::vector<std::string> plugin_include_violations(const fs::path& plugins_root)
     }
   }
   return violations;
+}
+
+std::vector<std::string> repeated_file_names(const fs::path& root, const std::vector<std::string>& folders) {
+  static const std::set<std::string> entry_points = {"plugin.cpp", "main.cpp"};
+  std::map<std::string, std::set<std::string>> paths_by_name;
+  for (const std::string& folder : folders) {
+    for (const fs::directory_entry& entry : fs::recursive_directory_iterator(root / folder)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() && is_source(entry.path()) && !entry_points.count(name)) {
+        paths_by_name[name].insert(entry.path().lexically_relative(root).string());
+      }
+    }
+  }
+  std::vector<std::string> repeated;
+  for (const auto& [name, paths] : paths_by_name) {
+    if (paths.size() < 2) continue;
+    std::string line = name + ":";
+    for (const std::string& path : paths) line += (line.back() == ':' ? " " : ", ") + path;
+    repeated.push_back(line);
+  }
+  return repeated;
 }
 
 }  // namespace kforge::tree

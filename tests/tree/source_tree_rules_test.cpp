@@ -56,5 +56,32 @@ TEST(PluginIncludes, FindsEachWayIntoAnotherPluginsFolder) {
   fs::remove_all(root);
 }
 
+TEST(FileNames, NoTwoSourceFilesShareAName) {
+  const std::vector<std::string> repeated = repeated_file_names(KFORGE_SOURCE_DIR, kSourceFolders);
+  EXPECT_TRUE(repeated.empty()) << "Source files share names; rename them after what each holds:\n" << lines(repeated);
+}
+
+TEST(FileNames, FindsEachRepeatedNameButTheEntryPoints) {
+  const fs::path root = tree_of("names", {
+      {"core/a/x.h", ""},
+      {"core/b/x.h", ""},
+      {"tests/a/x.h", ""},
+      {"core/a/y.cpp", ""},
+      {"tests/y.cpp", ""},
+      {"core/a/z.cpp", ""},
+      {"core/a/z.h", ""},
+      {"core/a/notes.txt", ""},
+      {"docs/notes.txt", ""},
+      {"plugins/a/plugin.cpp", ""},
+      {"plugins/b/plugin.cpp", ""},
+      {"core/main.cpp", ""},
+      {"tests/main.cpp", ""},
+      {"docs/x.h", ""},
+  });
+  EXPECT_EQ(repeated_file_names(root, {"core", "plugins", "tests"}),
+            (std::vector<std::string>{"x.h: core/a/x.h, core/b/x.h, tests/a/x.h", "y.cpp: core/a/y.cpp, tests/y.cpp"}));
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace kforge::tree

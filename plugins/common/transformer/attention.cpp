@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "causal_softmax.h"
-#include "documents.h"
+#include "document_starts.h"
 #include "flash_attention.h"
 #include "kforge/sdk/error.h"
 #include "library_attention.h"

@@ -29,7 +29,7 @@ class Attention : public torch::nn::Module {
   /// With a cache, x holds positions [fill, fill + S): its K/V are appended to `layer`'s cache and
   /// the queries attend to every cached position up to their own. With a `capture` that wants
   /// BlockPoint::attention, also delivers attention_probabilities of the rotated q and k. Packed documents
-  /// (no cache): `doc_starts` (documents.h) keeps each query to its own document, in every kernel.
+  /// (no cache): `doc_starts` (document_starts.h) keeps each query to its own document, in every kernel.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache* cache = nullptr,
                      size_t layer = 0, const BlockCapture* capture = nullptr, const at::Tensor& doc_starts = {});
   /// Tensor parallelism: keeps this rank's heads (q/k/v rows, o columns; `split.tp` divides both head counts); from
@@ -49,7 +49,7 @@ class Attention : public torch::nn::Module {
 /// [Sk - Sq, Sk), k/v: (B, KV, Sk, hd) at positions [0, Sk); H a multiple of KV, q contiguous.
 /// Query i sees keys up to Sk - Sq + i. Returns (B, H, Sq, hd).
 /// Computed in blocks of kQueryBlock queries, each against only the keys it can see; `fused` takes
-/// the fused causal_softmax, else mask + softmax. Packed documents: `doc_starts` (documents.h, int64 (B, S),
+/// the fused causal_softmax, else mask + softmax. Packed documents: `doc_starts` (document_starts.h, int64 (B, S),
 /// Sq = Sk) also hides the keys before each query's document start; a block skips the keys before the
 /// earliest start of its first query over the batch.
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool fused = true,

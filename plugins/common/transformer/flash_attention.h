@@ -25,7 +25,7 @@ struct FlashTiles {
 /// skips tiles above the diagonal; backward (an autograd Function) recomputes each tile from the
 /// saved per-row logsumexp. Float32 throughout; bfloat16 inputs are computed in float32 and the
 /// output (and input gradients) rounded back to bfloat16. Returns (B, H, Sq, hd) in q's dtype.
-/// Packed documents: `doc_starts` (documents.h's document_starts, contiguous int64 (B, S), Sq = Sk) also hides
+/// Packed documents: `doc_starts` (document_starts.h's document_starts, contiguous int64 (B, S), Sq = Sk) also hides
 /// from query t the keys before starts[t]; key tiles before the query tile's first document are skipped (and,
 /// in backward, query tiles after the key tile's last document), and no S x S mask is built.
 /// Throws sdk::Error for inputs flash_attention_supports() refuses or inconsistent shapes.

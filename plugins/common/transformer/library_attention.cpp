@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 #include <torch/version.h>
 
-#include "documents.h"
+#include "document_starts.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::builtin::models {

@@ -8,7 +8,7 @@
 #include <string>
 #include <tuple>
 
-#include "documents.h"
+#include "document_starts.h"
 
 namespace kforge::builtin::models {
 namespace {

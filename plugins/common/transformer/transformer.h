@@ -42,8 +42,8 @@ class Transformer : public sdk::Model {
   at::Tensor forward(const at::Tensor& tokens) override;
   /// Joint decoder: prefix (B, P, dim), cast to the embeddings' dtype, before the tokens' embeddings; RoPE positions
   /// from 0 at the prefix's first; the final norm and the head run on the S token positions only.
-  /// prefix_padding becomes a row of two documents (documents.h): its padding, then the rest, whose positions count
-  /// from 0 and which never sees the padding.
+  /// prefix_padding becomes a row of two documents (document_starts.h): its padding, then the rest, whose positions
+  /// count from 0 and which never sees the padding.
   at::Tensor forward_prefixed(const at::Tensor& prefix, const at::Tensor& tokens,
                               const at::Tensor& prefix_padding = {}) override;
   std::vector<sdk::ModelBlock> blocks() const override;
@@ -64,7 +64,7 @@ class Transformer : public sdk::Model {
   /// Forwarded to every MoE layer's router.
   void set_step(int64_t step, int64_t max_steps) override;
   /// Packed rows: forward() keeps attention within each document and restarts RoPE positions at each
-  /// (documents.h); decode() ignores them. Throws sdk::Error for ids that are not int64 [B, S] non-decreasing.
+  /// (document_starts.h); decode() ignores them. Throws sdk::Error for ids that are not int64 [B, S] non-decreasing.
   void set_documents(const at::Tensor& doc_ids) override;
   /// Expert parallelism: every MoE layer's experts this rank holds (layers.{i}.mlp.experts.{global id}.* or the
   /// packed layers.{i}.mlp.{up,down,gate}_w rows).
@@ -87,7 +87,8 @@ class Transformer : public sdk::Model {
   /// start at its fill and are stored in it. While the host
   /// captures (sdk::Model::set_capture), hands out the points of hook_points in plugin.cpp: "embed"
   /// (token embeddings), per block (block_capture.h) and "final_norm" (the head's input).
-  /// `prefix_starts` (documents.h's starts, [batch, P + S]) replaces the documents set by set_documents() when defined.
+  /// `prefix_starts` (document_starts.h's starts, [batch, P + S]) replaces the documents set by set_documents() when
+  /// defined.
   at::Tensor run(const at::Tensor& prefix, const at::Tensor& tokens, KVCache* cache,
                  const at::Tensor& prefix_starts = {});
   /// Throws sdk::Error unless prefix is floating [tokens' batch, P, dim] and no document ids are set.

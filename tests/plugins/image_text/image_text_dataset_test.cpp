@@ -3,7 +3,7 @@
 // shifted prompt-masked labels), a corrupt image skipped with a named warning and counted, one image file read as a
 // sample's pixels (no dataset_path), the config errors, and the files it reads: relative manifest paths under the
 // manifest's directory, regular files only, up to max_image_bytes.
-#include "image_text/image_text_dataset.h"
+#include "image_text/image_text_data.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

@@ -17,7 +17,7 @@
 #include "support/max_abs_diff.h"
 #include "transformer/attention.h"
 #include "transformer/causal_softmax.h"
-#include "transformer/documents.h"
+#include "transformer/document_starts.h"
 #include "transformer/flash_attention.h"
 #include "transformer/rope.h"
 

@@ -68,7 +68,7 @@ TEST(JointDecoder, LogitsAreTheTextModelsOverTheAdaptersImageTokens) {
   EXPECT_FALSE(at::allclose(b.vlm->forward(tokens).detach(), logits.detach()));
 }
 
-// The fp32 model against the float64 reference, as tests/plugins/models/oracle_test.cpp.
+// The fp32 model against the float64 reference, as tests/plugins/models/llama_oracle_test.cpp.
 void expect_close(const at::Tensor& actual, const at::Tensor& expected, const std::string& what) {
   expect_within(actual, expected, what, 1e-5, 1e-4);
 }

@@ -3,7 +3,7 @@
 // RoPE needs no q/k permutation: kforge's rotary embedding (plugins/common/transformer/rope.cpp) pairs dims i
 // and i + head_dim/2 (rotate-half), which is Hugging Face Llama's layout, so q_proj/k_proj rows are
 // written as they are (the oracle test of tests/core/interop checks the logits through HF's rotate_half).
-#include "interop/hf_export.h"
+#include "interop/hf_model_export.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
-// FLOP per cycle by CPU generation, and the peak they give (see fma_peak.h).
-#include "env/fma_peak.h"
+// FLOP per cycle by CPU generation, and the peak they give (see peak_flops.h).
+#include "env/peak_flops.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // document_starts: each token's document start from the row's document ids; prefix_document_starts: from a prefix's
 // padding.
-#include "documents.h"
+#include "document_starts.h"
 
 #include <ATen/ATen.h>
 #include <kforge/sdk/error.h>

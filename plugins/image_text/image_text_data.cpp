@@ -1,6 +1,6 @@
 // Choosing the source for the dataset path (a JSONL manifest or a directory of WebDataset shards), the
 // preprocessing from the host's spec, and streams that hand out the decode pool's samples as sdk samples.
-#include "image_text/image_text_dataset.h"
+#include "image_text/image_text_data.h"
 
 #include <fmt/format.h>
 #include <fnmatch.h>

@@ -1,6 +1,6 @@
 // The FMA peak: FLOP per cycle by CPU generation, the derivation the log shows, and the invariant
 // that no GEMM on this machine beats the peak derived for it (else MFU could exceed 100%).
-#include "env/fma_peak.h"
+#include "env/peak_flops.h"
 
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
