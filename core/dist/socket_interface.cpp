@@ -104,6 +104,24 @@ std::vector<NetInterface> choose_interfaces(const std::optional<std::string>& if
   return chosen;
 }
 
+NetInterface sole_network_interface(const std::string& master, const std::vector<NetInterface>& interfaces) {
+  std::vector<NetInterface> found;
+  for (const bool v4 : {true, false}) {
+    for (const NetInterface& i : interfaces) {
+      const auto same_name = [&](const NetInterface& f) { return f.name == i.name; };
+      const bool listed = std::any_of(found.begin(), found.end(), same_name);
+      if (!i.loopback && !listed && (!v4 || i.address.find(':') == std::string::npos)) found.push_back(i);
+    }
+  }
+  if (found.size() != 1) {
+    throw sdk::Error(fmt::format("MASTER_ADDR '{}' resolves to loopback on this host, but ranks run on other hosts, "
+                                 "and this host has {} other interfaces to listen on ({}): set GLOO_SOCKET_IFNAME to "
+                                 "the one that reaches the other nodes, or MASTER_ADDR to rank 0's network address",
+                                 master, found.empty() ? "no" : "several", list(found)));
+  }
+  return found.front();
+}
+
 std::vector<NetInterface> local_interfaces() {
   ifaddrs* all = nullptr;
   if (::getifaddrs(&all) != 0) throw sdk::Error("getifaddrs failed: cannot list this host's network interfaces");
@@ -155,6 +173,10 @@ std::vector<NetInterface> gloo_interfaces(const std::string& master, int port, b
   }
   if (single_node) return {{"lo", "127.0.0.1", true}};
   const MasterRoute route = route_to(master, port);
+  in6_addr numeric_master{};
+  const bool a_name = master != "localhost" && ::inet_pton(AF_INET, master.c_str(), &numeric_master) != 1 &&
+                      ::inet_pton(AF_INET6, master.c_str(), &numeric_master) != 1;
+  if (route.master_loopback && a_name) return {sole_network_interface(master, local_interfaces())};
   return choose_interfaces(std::nullopt, master, route.master_loopback, route.source, local_interfaces());
 }
 

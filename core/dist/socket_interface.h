@@ -27,6 +27,11 @@ std::vector<NetInterface> choose_interfaces(const std::optional<std::string>& if
                                             bool master_loopback, const std::string& route_source,
                                             const std::vector<NetInterface>& interfaces);
 
+/// The one interface of this host that is up and not loopback (its IPv4 address when it has one), for a rank whose
+/// MASTER_ADDR is a name that resolves to loopback here (Debian maps a host's own name to 127.0.1.1) while ranks run
+/// on other hosts. Throws sdk::Error naming GLOO_SOCKET_IFNAME when there is none, or several to choose from.
+NetInterface sole_network_interface(const std::string& master, const std::vector<NetInterface>& interfaces);
+
 /// This host's interface addresses (getifaddrs), those of interfaces that are down left out.
 std::vector<NetInterface> local_interfaces();
 
@@ -40,7 +45,8 @@ struct MasterRoute {
 MasterRoute route_to(const std::string& master, int port);
 
 /// The interfaces this rank's Gloo devices bind: GLOO_SOCKET_IFNAME when set; else 127.0.0.1 when every rank is on
-/// this host (`single_node`); else the interface that routes to the master (see choose_interfaces).
+/// this host (`single_node`); else the interface that routes to the master (see choose_interfaces), or, when the
+/// master is a name (not "localhost") that resolves to loopback here, sole_network_interface.
 std::vector<NetInterface> gloo_interfaces(const std::string& master, int port, bool single_node);
 
 }  // namespace kforge::dist

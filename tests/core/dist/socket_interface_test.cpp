@@ -79,6 +79,20 @@ TEST(SocketInterface, AnUnknownInterfaceOrAnUnownedSourceIsAnErrorListingWhatThe
   EXPECT_NE(unowned.find("no interface of this host owns 10.9.9.9"), std::string::npos) << unowned;
 }
 
+TEST(SocketInterface, AMasterNameResolvingToLoopbackAcrossHostsTakesTheSoleNetworkInterfaceOrNamesTheVariable) {
+  const std::vector<NetInterface> one = {{"lo", "127.0.0.1", true}, {"eth0", "fe80::1", false},
+                                         {"eth0", "10.78.0.11", false}, {"lo", "::1", true}};
+  EXPECT_EQ(sole_network_interface("node1", one).address, "10.78.0.11");  // eth0 once, at its IPv4 address
+  const std::string several = error_of([] { sole_network_interface("node1", kHost); });
+  EXPECT_NE(several.find("MASTER_ADDR 'node1' resolves to loopback on this host"), std::string::npos) << several;
+  EXPECT_NE(several.find("several other interfaces to listen on (eth0 (10.78.0.12), ib0 (192.168.5.2))"),
+            std::string::npos)
+      << several;
+  EXPECT_NE(several.find("set GLOO_SOCKET_IFNAME"), std::string::npos) << several;
+  const std::string none = error_of([] { sole_network_interface("node1", {{"lo", "127.0.0.1", true}}); });
+  EXPECT_NE(none.find("has no other interfaces"), std::string::npos) << none;
+}
+
 TEST(SocketInterface, TheRouteToALoopbackMasterLeavesFromLoopback) {
   const MasterRoute route = route_to("127.0.0.1", 29500);
   EXPECT_TRUE(route.master_loopback);
