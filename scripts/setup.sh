@@ -24,6 +24,7 @@ packages=(
                                                                       # to make test clips and extract reference frames
   clang libclang-rt-dev llvm                # the fuzz targets (libFuzzer, ASan and UBSan runtimes of compiler-rt)
                                             # and llvm-symbolizer, for the sanitizers' stack traces
+  slurmctld slurmd slurm-client munge       # the real Slurm cluster of the cluster tests (scripts/cluster.sh --slurm)
 )
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
