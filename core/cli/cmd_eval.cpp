@@ -9,13 +9,13 @@
 #include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "feed/hf_data.h"
+#include "feed/image_text_feed.h"
+#include "feed/packing.h"
 #include "generate/checkpoint_session.h"
 #include "kforge/sdk/error.h"
 #include "plugins/components.h"
 #include "train/evaluator.h"
-#include "train/hf_data.h"
-#include "train/image_text_feed.h"
-#include "train/packing.h"
 
 namespace kforge::cli {
 namespace {
@@ -59,7 +59,7 @@ int cmd_eval(int argc, char** argv) {
   const dist::Group self;  // this process evaluates alone
   std::unique_ptr<sdk::Loss> loss;
   std::unique_ptr<sdk::Dataset> data;
-  std::unique_ptr<train::ImageTextFeed> images;  // a vision-language checkpoint's eval data (then no `data`)
+  std::unique_ptr<feed::ImageTextFeed> images;  // a vision-language checkpoint's eval data (then no `data`)
   int64_t eos_id = -1;  // [data] pack_sequences: evaluate packed documents as the run trained on them
   try {
     if (job.eval.dataset_path.empty() && !job.eval.hf) {
@@ -79,14 +79,14 @@ int cmd_eval(int argc, char** argv) {
             "(WebDataset .tar shards or a JSON Lines manifest) instead of eval.hf_dataset_name");
       }
       images =
-          std::make_unique<train::ImageTextFeed>(job, components, ckpt.pixels, self, train::ImageTextFeed::Split::Eval);
+          std::make_unique<feed::ImageTextFeed>(job, components, ckpt.pixels, self, feed::ImageTextFeed::Split::Eval);
     } else if (job.eval.hf) {  // through its token cache, written now if missing (this process is the group)
-      const auto cache = train::hf_shards(job, *job.eval.hf, [&self]() -> const dist::Group& { return self; });
+      const auto cache = feed::hf_shards(job, *job.eval.hf, [&self]() -> const dist::Group& { return self; });
       data = components.dataset(cache->dir, cache->pattern, job.view("model").get_int("vocab_size"));
     } else {
       data = components.dataset(job.eval.dataset_path, job.eval.file_pattern, job.view("model").get_int("vocab_size"));
     }
-    eos_id = train::packing_eos_id(job, components.model_capabilities());
+    eos_id = feed::packing_eos_id(job, components.model_capabilities());
   } catch (const std::exception& e) {
     std::cerr << kEvalCommand << ": " << e.what() << "\n";
     return kExitUsage;

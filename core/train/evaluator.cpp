@@ -8,12 +8,12 @@
 
 #include "data/batch.h"
 #include "dist/device.h"
-#include "train/token_feed.h"
+#include "feed/token_feed.h"
 #include "train/token_weights.h"
 
 namespace kforge::train {
 
-sdk::MetricList evaluate_source(sdk::Model& model, BatchSource& source, int64_t steps, const dist::Group& group,
+sdk::MetricList evaluate_source(sdk::Model& model, feed::BatchSource& source, int64_t steps, const dist::Group& group,
                                 const std::function<double(const data::Batch&)>& batch_loss) {
   source.rewind();
   at::NoGradGuard no_grad;
@@ -40,8 +40,8 @@ sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset&
                          int64_t steps, int64_t vocab_size, const dist::Group& group,
                          const std::function<at::Tensor(const at::Tensor&)>& forward, int64_t eos_id,
                          const std::function<double(const data::Batch&)>& batch_loss) {
-  TokenFeed feed(data, {batch_size, 1, vocab_size, eos_id, /*seed=*/0, /*shuffle=*/false}, group);
-  return evaluate_source(model, feed, steps, group, [&](const data::Batch& batch) {
+  feed::TokenFeed windows(data, {batch_size, 1, vocab_size, eos_id, /*seed=*/0, /*shuffle=*/false}, group);
+  return evaluate_source(model, windows, steps, group, [&](const data::Batch& batch) {
     if (batch_loss) return batch_loss(batch);
     model.set_documents(batch.doc_ids);
     const at::Tensor logits = forward ? forward(batch.input_ids) : model.forward(batch.input_ids);
@@ -49,8 +49,9 @@ sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset&
   });
 }
 
-sdk::MetricList evaluate_images(sdk::VisionLanguageModel& model, sdk::Loss& loss, ImageTextFeed& data, int64_t steps,
-                                const dist::Group& group, const std::function<at::Tensor(const at::Tensor&)>& forward) {
+sdk::MetricList evaluate_images(sdk::VisionLanguageModel& model, sdk::Loss& loss, feed::ImageTextFeed& data,
+                                int64_t steps, const dist::Group& group,
+                                const std::function<at::Tensor(const at::Tensor&)>& forward) {
   return evaluate_source(model, data, steps, group, [&](const data::Batch& batch) {
     model.set_images(batch.pixel_values, batch.frame_mask, batch.frame_times);
     return loss.compute(forward(batch.input_ids), batch.labels).item<double>();

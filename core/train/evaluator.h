@@ -6,13 +6,13 @@
 
 #include "data/batch.h"
 #include "dist/group.h"
+#include "feed/batch_feed.h"
+#include "feed/image_text_feed.h"
 #include "kforge/sdk/dataset.h"
 #include "kforge/sdk/hook.h"
 #include "kforge/sdk/loss.h"
 #include "kforge/sdk/model.h"
 #include "kforge/sdk/vision_language_model.h"
-#include "train/batch_feed.h"
-#include "train/image_text_feed.h"
 
 namespace kforge::train {
 
@@ -20,7 +20,7 @@ namespace kforge::train {
 /// first), each moved to the model's device and scored by `batch_loss` (its mean loss over the trained tokens), without
 /// gradients, in eval mode; the model's training mode is restored afterwards. Collective over `group`: each member
 /// scores its share and the loss is the token mean over all members' batches (token_weights).
-sdk::MetricList evaluate_source(sdk::Model& model, BatchSource& source, int64_t steps, const dist::Group& group,
+sdk::MetricList evaluate_source(sdk::Model& model, feed::BatchSource& source, int64_t steps, const dist::Group& group,
                                 const std::function<double(const data::Batch&)>& batch_loss);
 
 /// evaluate_source() over `steps` batches of `batch_size` windows of `data` taken in order (wrapping around), each
@@ -36,7 +36,8 @@ sdk::MetricList evaluate(sdk::Model& model, sdk::Loss& loss, const sdk::Dataset&
 
 /// evaluate_source() for a vision-language model over `steps` batches of image-text data, each batch's images set on
 /// the model before `forward` (the trainer's).
-sdk::MetricList evaluate_images(sdk::VisionLanguageModel& model, sdk::Loss& loss, ImageTextFeed& data, int64_t steps,
-                                const dist::Group& group, const std::function<at::Tensor(const at::Tensor&)>& forward);
+sdk::MetricList evaluate_images(sdk::VisionLanguageModel& model, sdk::Loss& loss, feed::ImageTextFeed& data,
+                                int64_t steps, const dist::Group& group,
+                                const std::function<at::Tensor(const at::Tensor&)>& forward);
 
 }  // namespace kforge::train

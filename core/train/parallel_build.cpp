@@ -46,10 +46,13 @@ std::unique_ptr<ParallelModel> data_parallel_model(const dist::Runtime& runtime,
   const int shards = mesh.shape().size("dp_shard");
   if (shards == 1) {
     std::unique_ptr<ReplicatedModel> replicated;
-    if (runtime.dp().size() > 1) replicated = std::make_unique<ReplicatedModel>(in.model, runtime.dp(), in.params, forwards);
+    if (runtime.dp().size() > 1) {
+      replicated = std::make_unique<ReplicatedModel>(in.model, runtime.dp(), in.params, forwards);
+    }
     return std::make_unique<PlainParallel>(in.model, in.params, mesh, runtime.dp(), std::move(replicated));
   }
-  auto fsdp = std::make_unique<FullyShardedModel>(in.model, mesh.group("dp_shard"), mesh.group("dp_replicate"), in.whole);
+  auto fsdp =
+      std::make_unique<FullyShardedModel>(in.model, mesh.group("dp_shard"), mesh.group("dp_replicate"), in.whole);
   // A pipeline stage's forward runs one chunk's blocks: a step's forwards together run them all.
   if (in.stages.pipeline) fsdp->check_blocks_over(forwards);
   log::get().info(

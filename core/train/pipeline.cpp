@@ -7,9 +7,9 @@
 
 #include <chrono>
 
+#include "feed/mixture_feed.h"
 #include "kforge/sdk/error.h"
 #include "profiling/user_scope.h"
-#include "train/mixture_feed.h"
 #include "train/pipeline_order.h"
 #include "train/precision.h"
 #include "train/token_weights.h"
@@ -62,7 +62,9 @@ StepResult Pipeline::run(Trainer& trainer, const std::vector<data::Batch>& micro
         if (v + 1 == stages) {
           at::Tensor loss = trainer.loss().compute(out, batch.labels);
           if (weights[static_cast<size_t>(m)] != 1.0) loss = loss * weights[static_cast<size_t>(m)];
-          if (rows) row_losses[static_cast<size_t>(m)] = row_cross_entropy(out, batch.labels, trainer.vocab_group());
+          if (rows) {
+            row_losses[static_cast<size_t>(m)] = feed::row_cross_entropy(out, batch.labels, trainer.vocab_group());
+          }
           loss_sum += loss.item<double>();
           out = loss / static_cast<double>(n);
         }

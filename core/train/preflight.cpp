@@ -9,10 +9,10 @@
 #include "data/data_error.h"
 #include "dist/device.h"
 #include "dist/rank_info.h"
+#include "feed/image_text_feed.h"
+#include "feed/packing.h"
 #include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
-#include "train/image_text_feed.h"
-#include "train/packing.h"
 #include "train/pipeline_order.h"
 #include "train/precision.h"
 
@@ -71,7 +71,7 @@ void check_vision_language_data(const config::JobConfig& job) {
     return;  // the [video] dataset_type plugin finds the training clips from its own keys, the eval clips at
              // [eval] dataset_path
   }
-  image_text_path(job, ImageTextFeed::Split::Train);
+  feed::image_text_path(job, feed::ImageTextFeed::Split::Train);
 }
 
 // [data] keys only a vision-language run reads, set in a text run's config: one warning each.
@@ -192,8 +192,8 @@ void check_pipeline_parallel(const config::JobConfig& job, const plugins::Compon
 }
 
 // The training and eval data of a text run, opened into `out` (a Hugging Face export through its token cache).
-void open_text_data(const config::JobConfig& job, const plugins::Components& components, const HfCacheGroup& hf_group,
-                    Preflight& out) {
+void open_text_data(const config::JobConfig& job, const plugins::Components& components,
+                    const feed::HfCacheGroup& hf_group, Preflight& out) {
   // Shards in `path`, or a Hugging Face export's token cache; null (the dry run) while that is not written.
   // The dataset refuses ids past [model] vocab_size as it opens (DatasetSpec::vocab_size), so that no window the run
   // may draw fails in the embedding; its errors are data errors, named by `what`.
@@ -202,7 +202,7 @@ void open_text_data(const config::JobConfig& job, const plugins::Components& com
     const int64_t vocab_size = job.view("model").get_int("vocab_size");
     try {
       if (!hf) return components.dataset(path, pattern, vocab_size);
-      if (const std::optional<ShardDir> cache = hf_shards(job, *hf, hf_group)) {
+      if (const std::optional<feed::ShardDir> cache = feed::hf_shards(job, *hf, hf_group)) {
         return components.dataset(cache->dir, cache->pattern, vocab_size);
       }
     } catch (const sdk::ConfigError&) {
@@ -241,7 +241,7 @@ void open_text_data(const config::JobConfig& job, const plugins::Components& com
 }  // namespace
 
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size,
-                    const HfCacheGroup& hf_group) {
+                    const feed::HfCacheGroup& hf_group) {
   Preflight out;
   out.warnings = config::check_support(job.tree, job.schema);
   check_expert_parallel(job, components);  // before the world size, so a one-process dry run checks it too
@@ -272,7 +272,7 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   } catch (const sdk::Error& e) {
     throw data::DataError(e.what());
   }
-  out.eos_id = packing_eos_id(job, components.model_capabilities());
+  out.eos_id = feed::packing_eos_id(job, components.model_capabilities());
   return out;
 }
 

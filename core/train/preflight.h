@@ -9,9 +9,9 @@
 
 #include "config/job_config.h"
 #include "data/mixture_dataset.h"
+#include "feed/hf_data.h"
 #include "kforge/sdk/dataset.h"
 #include "plugins/components.h"
-#include "train/hf_data.h"
 
 namespace kforge::train {
 
@@ -30,6 +30,6 @@ struct Preflight {
 /// Throws sdk::ConfigError for what the run must refuse, and data::DataError for data it cannot use (a shard that
 /// cannot be read, a token id >= [model] vocab_size in any window of the training or eval data or a mixture source).
 Preflight preflight(const config::JobConfig& job, const plugins::Components& components, int world_size,
-                    const HfCacheGroup& hf_group = {});
+                    const feed::HfCacheGroup& hf_group = {});
 
 }  // namespace kforge::train

@@ -2,8 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "feed/mixture_feed.h"
 #include "profiling/user_scope.h"
-#include "train/mixture_feed.h"
 #include "train/precision.h"
 #include "train/token_weights.h"
 #include "train/trainer.h"
@@ -56,7 +56,9 @@ StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro
       const at::Tensor logits = trainer.forward(batch.input_ids);
       loss = trainer.loss().compute(logits, batch.labels);
       if (weights[k] != 1.0) loss = loss * weights[k];
-      if (batch.sources.defined()) row_losses.push_back(row_cross_entropy(logits, batch.labels, trainer.vocab_group()));
+      if (batch.sources.defined()) {
+        row_losses.push_back(feed::row_cross_entropy(logits, batch.labels, trainer.vocab_group()));
+      }
       for (const auto& [name, aux] : trainer.model().auxiliary_losses()) loss = loss + aux;
     }
     {

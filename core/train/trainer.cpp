@@ -15,18 +15,18 @@
 #include "dist/setup_check.h"
 #include "env/bf16_probe.h"
 #include "env/cpu_env.h"
+#include "feed/image_text_feed.h"
+#include "feed/mixture_feed.h"
+#include "feed/token_feed.h"
 #include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "metrics/mfu_peak.h"
-#include "train/image_text_feed.h"
-#include "train/mixture_feed.h"
 #include "train/parallel_build.h"
 #include "train/plugin_manifest.h"
 #include "train/precision.h"
 #include "train/preflight.h"
 #include "train/run_log.h"
-#include "train/token_feed.h"
 #include "train/vision_language_build.h"
 
 namespace kforge::train {
@@ -103,9 +103,8 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   check_freeze_plan(params_, freeze_);
   // KempnerForge keeps a frozen encoder out of FSDP; one a freeze stage trains is sharded like the rest.
   std::set<std::string> whole;
-  if (!encoder_params.empty() && std::all_of(encoder_params.begin(), encoder_params.end(), [&](const std::string& name) {
-        return frozen_throughout(name, freeze_);
-      })) {
+  const auto frozen = [&](const std::string& name) { return frozen_throughout(name, freeze_); };
+  if (!encoder_params.empty() && std::all_of(encoder_params.begin(), encoder_params.end(), frozen)) {
     whole.insert(encoder_params.begin(), encoder_params.end());
   }
   parallel_ = build_parallel_model(job_, *runtime_,
@@ -173,31 +172,34 @@ void Trainer::open_data(Preflight& checked, const std::optional<sdk::PixelFormat
   const int64_t vocab_size = job_.view("model").get_int("vocab_size");
   train_data_ = std::move(checked.train_data);
   if (pixels) {
-    auto images = std::make_unique<ImageTextFeed>(job_, components_, *pixels, dp, ImageTextFeed::Split::Train,
-                                                  vlm_->visual_tokens(), runtime_->world_size() == 1);
+    auto images = std::make_unique<feed::ImageTextFeed>(job_, components_, *pixels, dp,
+                                                        feed::ImageTextFeed::Split::Train, vlm_->visual_tokens(),
+                                                        runtime_->world_size() == 1);
     log.info("train data: {}", images->describe());
     feed_ = std::move(images);
     if (job_.eval.enabled) {
-      auto eval = std::make_unique<ImageTextFeed>(job_, components_, *pixels, dp, ImageTextFeed::Split::Eval);
+      auto eval =
+          std::make_unique<feed::ImageTextFeed>(job_, components_, *pixels, dp, feed::ImageTextFeed::Split::Eval);
       log.info("eval data: {}", eval->describe());
       eval_source_ = std::move(eval);
     }
   } else if (checked.mixture) {
     log.info("train data: {}", train_data_->describe());
-    feed_ = std::make_unique<MixtureFeed>(job_, *checked.mixture, dp, vocab_size, checked.eos_id);
+    feed_ = std::make_unique<feed::MixtureFeed>(job_, *checked.mixture, dp, vocab_size, checked.eos_id);
   } else {
     log.info("train data: {}", train_data_->describe());
-    feed_ = std::make_unique<TokenFeed>(*train_data_,
-                                        TokenFeed::Shape{train.batch_size, train.grad_accum_steps, vocab_size,
-                                                         checked.eos_id, train.effective_data_seed(), true},
-                                        dp);
+    feed_ = std::make_unique<feed::TokenFeed>(*train_data_,
+                                              feed::TokenFeed::Shape{train.batch_size, train.grad_accum_steps,
+                                                                     vocab_size, checked.eos_id,
+                                                                     train.effective_data_seed(), /*shuffle=*/true},
+                                              dp);
   }
   eval_data_ = std::move(checked.eval_data);
   if (eval_data_) log.info("eval data: {}", eval_data_->describe());
   if (eval_data_ && !eval_source_) {
-    eval_source_ = std::make_unique<TokenFeed>(
-        *eval_data_, TokenFeed::Shape{train.batch_size, 1, vocab_size, checked.eos_id, /*seed=*/0, /*shuffle=*/false},
-        dp);
+    const feed::TokenFeed::Shape in_order{train.batch_size, 1, vocab_size, checked.eos_id, /*seed=*/0,
+                                          /*shuffle=*/false};
+    eval_source_ = std::make_unique<feed::TokenFeed>(*eval_data_, in_order, dp);
   }
 }
 

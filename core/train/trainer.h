@@ -13,12 +13,12 @@
 #include "dist/expert_group.h"
 #include "dist/runtime.h"
 #include "dist/tensor_group.h"
+#include "feed/batch_feed.h"
 #include "kforge/sdk/hook.h"
 #include "metrics/tracker.h"
 #include "plugins/components.h"
 #include "plugins/registry.h"
 #include "train/activation_checkpoint.h"
-#include "train/batch_feed.h"
 #include "train/data_parallel.h"
 #include "train/freeze.h"
 #include "train/parallel_model.h"
@@ -144,8 +144,8 @@ class Trainer {
   std::unique_ptr<sdk::Scheduler> scheduler_;
   std::unique_ptr<sdk::Loss> loss_;
   std::unique_ptr<sdk::Dataset> train_data_, eval_data_;  ///< what the feeds read (a vision-language run: none)
-  std::unique_ptr<BatchFeed> feed_;          ///< the training batches
-  std::unique_ptr<BatchSource> eval_source_;  ///< [eval] enabled: the evaluation batches, else null
+  std::unique_ptr<feed::BatchFeed> feed_;          ///< the training batches
+  std::unique_ptr<feed::BatchSource> eval_source_;  ///< [eval] enabled: the evaluation batches, else null
   std::vector<std::shared_ptr<sdk::Hook>> hooks_;
   std::unique_ptr<metrics::MetricsTracker> tracker_;
   std::unique_ptr<checkpoint::CheckpointManager> checkpoints_;

@@ -14,12 +14,12 @@
 #include "core/train/train_fixture.h"
 #include "data/documents.h"
 #include "data/npy_writer.h"
+#include "feed/packing.h"
 #include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
 #include "support/expect_text.h"
 #include "support/launch_job.h"
 #include "support/tiny_tokenizer.h"
-#include "train/packing.h"
 #include "train/step.h"
 
 namespace kforge::test {
@@ -29,7 +29,7 @@ constexpr uint32_t kDocumentMaskCap = KFORGE_CAP_DOCUMENT_MASK;
 
 std::string packing_refusal(const config::JobConfig& job, uint32_t capabilities) {
   try {
-    train::packing_eos_id(job, capabilities);
+    feed::packing_eos_id(job, capabilities);
   } catch (const sdk::ConfigError& e) {
     return e.what();
   }
@@ -38,7 +38,7 @@ std::string packing_refusal(const config::JobConfig& job, uint32_t capabilities)
 
 TEST(Packing, OffIsNoEosIdWhateverTheModel) {
   const TrainFixture fx;
-  EXPECT_EQ(train::packing_eos_id(fx.job(), 0), -1);
+  EXPECT_EQ(feed::packing_eos_id(fx.job(), 0), -1);
 }
 
 TEST(Packing, AModelWithoutTheCapabilityIsRefusedNamingTheKeyAndTheModel) {
@@ -56,7 +56,7 @@ TEST(Packing, NoTokenizerAndNoMetadataIsRefusedNamingTokenizerPath) {
 TEST(Packing, TheEosIdComesFromTheTokenizer) {
   const TrainFixture fx;
   const auto model = tiny_tokenizer(fx.root);
-  EXPECT_EQ(train::packing_eos_id(fx.job({"--data.pack_sequences=true", "--data.tokenizer_path=" + model.string()}),
+  EXPECT_EQ(feed::packing_eos_id(fx.job({"--data.pack_sequences=true", "--data.tokenizer_path=" + model.string()}),
                                   kDocumentMaskCap),
             2);  // SentencePiece's eos as prepare-data trains it
 }
@@ -65,7 +65,7 @@ TEST(Packing, WithoutATokenizerTheEosIdComesFromPrepareDataMetadata) {
   const TrainFixture fx;
   std::ofstream(fx.data_dir.parent_path() / "metadata.json")
       << R"({"format": "kforge-tokens-v1", "vocab_size": 64, "eos_id": 5, "shards": {"train": [], "eval": []}})";
-  EXPECT_EQ(train::packing_eos_id(fx.job({"--data.pack_sequences=true"}), kDocumentMaskCap), 5);
+  EXPECT_EQ(feed::packing_eos_id(fx.job({"--data.pack_sequences=true"}), kDocumentMaskCap), 5);
   std::ofstream(fx.data_dir / "metadata.json") << R"({"format": "kforge-tokens-v1", "eos_id": -1})";
   expect_has(packing_refusal(fx.job({"--data.pack_sequences=true"}), kDocumentMaskCap),
              {"metadata.json has no eos_id >= 0 (got -1)", "[data] tokenizer_path"});
@@ -121,7 +121,7 @@ void make_packed_mixture(TrainFixture& fx, const std::vector<int>& eos_ids) {
 TEST(Packing, AMixtureTakesTheEosIdItsSourcesAgreeOnAndRefusesSourcesThatDisagreeNamingThem) {
   TrainFixture agree, disagree;
   make_packed_mixture(agree, {2, 2, 2});
-  EXPECT_EQ(train::packing_eos_id(agree.job({"--data.pack_sequences=true"}), kDocumentMaskCap), 2);
+  EXPECT_EQ(feed::packing_eos_id(agree.job({"--data.pack_sequences=true"}), kDocumentMaskCap), 2);
   make_packed_mixture(disagree, {2, 2, 7});
   const std::string refusal = packing_refusal(disagree.job({"--data.pack_sequences=true"}), kDocumentMaskCap);
   expect_has(refusal, {"[data] pack_sequences = true", "source 'a' (", "eos_id 2", "source 'c' (", "eos_id 7",
@@ -129,7 +129,7 @@ TEST(Packing, AMixtureTakesTheEosIdItsSourcesAgreeOnAndRefusesSourcesThatDisagre
   // The tokenizer decides when it is set.
   const auto tokenizer = tiny_tokenizer(disagree.root);
   EXPECT_EQ(
-      train::packing_eos_id(disagree.job({"--data.pack_sequences=true", "--data.tokenizer_path=" + tokenizer.string()}),
+      feed::packing_eos_id(disagree.job({"--data.pack_sequences=true", "--data.tokenizer_path=" + tokenizer.string()}),
                             kDocumentMaskCap),
       2);
 }

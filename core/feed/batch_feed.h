@@ -12,7 +12,7 @@
 #include "data/batch.h"
 #include "kforge/sdk/hook.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 
 class BatchFeed {
  public:
@@ -48,4 +48,4 @@ class BatchSource {
   virtual void rewind() = 0;
 };
 
-}  // namespace kforge::train
+}  // namespace kforge::feed

@@ -10,7 +10,7 @@
 #include "config/job_config.h"
 #include "dist/group.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 
 /// The group whose rank 0 tokenises a missing cache (joined on first use); empty: the dry run, which
 /// checks the export and tokenises nothing.
@@ -31,4 +31,4 @@ struct ShardDir {
 /// id, Parquet, no file of the split).
 std::optional<ShardDir> hf_shards(const config::JobConfig& job, const config::HfExport& hf, const HfCacheGroup& group);
 
-}  // namespace kforge::train
+}  // namespace kforge::feed

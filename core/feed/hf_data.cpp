@@ -1,5 +1,5 @@
 // hf_data: a Hugging Face export's token cache: found by its key, written once by rank 0, read by all.
-#include "train/hf_data.h"
+#include "feed/hf_data.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include "listing/listing_cache.h"
 #include "log/log.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 namespace {
 
 namespace fs = std::filesystem;
@@ -131,4 +131,4 @@ std::optional<ShardDir> hf_shards(const config::JobConfig& job, const config::Hf
   return shards;
 }
 
-}  // namespace kforge::train
+}  // namespace kforge::feed

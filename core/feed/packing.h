@@ -6,7 +6,7 @@
 
 #include "config/job_config.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 
 /// -1 unless [data] pack_sequences = true. Then the EOS id of the tokenizer at [data] tokenizer_path or,
 /// without one, the eos_id of prepare-data's metadata.json beside the training shards (in the data
@@ -16,4 +16,4 @@ namespace kforge::train {
 /// (naming them).
 int64_t packing_eos_id(const config::JobConfig& job, uint32_t model_capabilities);
 
-}  // namespace kforge::train
+}  // namespace kforge::feed

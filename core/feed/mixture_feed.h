@@ -14,10 +14,10 @@
 #include "data/mixture_dataset.h"
 #include "data/mixture_sampler.h"
 #include "dist/group.h"
+#include "feed/batch_feed.h"
 #include "kforge/sdk/metric_backend.h"
-#include "train/batch_feed.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 
 /// The sampler's phases from the config: phase 0 is [[data.datasets]]' weights from step 0; each
 /// [[data.phases]] entry (and the anneal shortcut) replaces the weights of the sources it names,
@@ -67,4 +67,4 @@ class MixtureFeed final : public BatchFeed {
   size_t logged_phase_ = SIZE_MAX;
 };
 
-}  // namespace kforge::train
+}  // namespace kforge::feed

@@ -1,5 +1,5 @@
 // MixtureFeed: micro-batches, phase LR scale, per-source metrics and checkpoint state of a mixture.
-#include "train/mixture_feed.h"
+#include "feed/mixture_feed.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 namespace {
 
 std::vector<int64_t> source_sizes(const data::MixtureDataset& data) {
@@ -162,4 +162,4 @@ void MixtureFeed::restore(const nlohmann::json& state) {
   sampler_.restore(std::move(pos));
 }
 
-}  // namespace kforge::train
+}  // namespace kforge::feed

@@ -7,10 +7,10 @@
 
 #include "data/sampler.h"
 #include "dist/group.h"
+#include "feed/batch_feed.h"
 #include "kforge/sdk/dataset.h"
-#include "train/batch_feed.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 
 class TokenFeed final : public BatchFeed, public BatchSource {
  public:
@@ -42,4 +42,4 @@ class TokenFeed final : public BatchFeed, public BatchSource {
   data::BatchSampler sampler_;
 };
 
-}  // namespace kforge::train
+}  // namespace kforge::feed

@@ -1,5 +1,5 @@
 // ImageTextFeed: the [vlm] dataset plugin's stream in the sampler's order, stacked into batches.
-#include "train/image_text_feed.h"
+#include "feed/image_text_feed.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 #include "log/log.h"
 #include "resilience/shutdown.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 namespace {
 
 // The section of the split's data: [data] for training, [eval] for evaluation.
@@ -235,4 +235,4 @@ sdk::MetricList ImageTextFeed::metrics(const std::vector<data::Batch>& batches, 
           {"data/wait_ms", s[3] / dp_.size()}};
 }
 
-}  // namespace kforge::train
+}  // namespace kforge::feed

@@ -14,12 +14,12 @@
 #include "data/batch.h"
 #include "data/sampler.h"
 #include "dist/group.h"
-#include "kforge/sdk/image_text_dataset.h"
+#include "feed/batch_feed.h"
 #include "kforge/sdk/hook.h"
+#include "kforge/sdk/image_text_dataset.h"
 #include "plugins/components.h"
-#include "train/batch_feed.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 
 class ImageTextFeed final : public BatchFeed, public BatchSource {
  public:
@@ -96,4 +96,4 @@ class ImageTextFeed final : public BatchFeed, public BatchSource {
 /// The split's dataset_path ([data] or [eval]); sdk::ConfigError naming the key when it is not set.
 const std::string& image_text_path(const config::JobConfig& job, ImageTextFeed::Split split);
 
-}  // namespace kforge::train
+}  // namespace kforge::feed

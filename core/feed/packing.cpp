@@ -1,5 +1,5 @@
 // packing_eos_id: where a packed run's EOS id comes from, and which models may pack.
-#include "train/packing.h"
+#include "feed/packing.h"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 #include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 namespace {
 
 namespace fs = std::filesystem;
@@ -91,4 +91,4 @@ int64_t packing_eos_id(const config::JobConfig& job, uint32_t model_capabilities
       "data's tokenizer, or train on shards written by `kforge prepare-data` (its metadata.json records eos_id)");
 }
 
-}  // namespace kforge::train
+}  // namespace kforge::feed

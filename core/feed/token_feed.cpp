@@ -1,12 +1,12 @@
 // TokenFeed: a token dataset's windows in the sampler's order, and the position a checkpoint keeps.
-#include "train/token_feed.h"
+#include "feed/token_feed.h"
 
 #include <fmt/format.h>
 
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 
-namespace kforge::train {
+namespace kforge::feed {
 
 TokenFeed::TokenFeed(const sdk::Dataset& data, const Shape& shape, const dist::Group& dp)
     : data_(data),
@@ -52,8 +52,8 @@ void TokenFeed::resume(const nlohmann::json& ts, int64_t /*step*/) {
   const int64_t per_batch = shape_.batch_size * dp_.size();
   if (samples % per_batch != 0) {
     throw sdk::Error(fmt::format(
-        "cannot continue the data order: the checkpoint's {} ranks x train.batch_size {} consumed {} samples of epoch {}, "
-        "not a multiple of this run's {} ranks x train.batch_size {}; choose a batch size that divides it",
+        "cannot continue the data order: the checkpoint's {} ranks x train.batch_size {} consumed {} samples of "
+        "epoch {}, not a multiple of this run's {} ranks x train.batch_size {}; choose a batch size that divides it",
         saved_ranks, saved_batch, samples, saved.epoch, dp_.size(), shape_.batch_size));
   }
   log::get().info("data order re-derived for {} data-parallel ranks (checkpoint had {}): {} samples into epoch {}",
@@ -61,4 +61,4 @@ void TokenFeed::resume(const nlohmann::json& ts, int64_t /*step*/) {
   sampler_.restore({saved.epoch, samples / per_batch});
 }
 
-}  // namespace kforge::train
+}  // namespace kforge::feed
