@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "dist/await_listener.h"
@@ -31,7 +30,8 @@ Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config, 
   options.numWorkers = static_cast<size_t>(info_.world_size);
   options.waitWorkers = false;  // exchange_endpoints waits, and names the ranks that never came
   options.timeout = timeout_;
-  endpoints_.bound = gloo_interfaces(info_.master_addr, info_.master_port, info_.single_node());
+  const GlooBinding binding = gloo_interfaces(info_.master_addr, info_.master_port, info_.single_node());
+  endpoints_.bound = binding.interfaces;
   log::get().info("rendezvous: waiting for {} ranks at {}:{} (timeout {} s, distributed.nccl_timeout_sec)",
                   info_.world_size, info_.master_addr, info_.master_port, config.timeout_sec);
   const auto failed = [&](const std::string& why) {
@@ -54,12 +54,8 @@ Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config, 
   }
   Peer mine{info_.rank, host_name(), "", endpoints_.bound.front().address};
   for (const NetInterface& i : endpoints_.bound) mine.interface += (mine.interface.empty() ? "" : ",") + i.name;
-  const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
   log::get().info("rank {} on host {}: Gloo listens on {} ({}; chosen by {})", info_.rank, mine.host, mine.address,
-                  mine.interface,
-                  ifname != nullptr && *ifname != '\0' ? fmt::format("GLOO_SOCKET_IFNAME={}", ifname)
-                  : info_.single_node()                ? std::string("every rank being on this host")
-                                                       : fmt::format("the route to {}", info_.master_addr));
+                  mine.interface, binding.reason);
   endpoints_.peers = std::make_shared<const std::vector<Peer>>(
       exchange_endpoints(*store_, mine, info_.world_size, info_.master_addr, timeout_));
   check_no_loopback_across_hosts(*endpoints_.peers);

@@ -165,19 +165,24 @@ MasterRoute route_to(const std::string& master, int port) {
   return route;
 }
 
-std::vector<NetInterface> gloo_interfaces(const std::string& master, int port, bool single_node) {
+GlooBinding gloo_interfaces(const std::string& master, int port, bool single_node) {
   const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
   if (ifname != nullptr && *ifname != '\0') {
-    return choose_interfaces(std::string(ifname), master, route_to(master, port).master_loopback, "",
-                             local_interfaces());
+    return {choose_interfaces(std::string(ifname), master, route_to(master, port).master_loopback, "",
+                              local_interfaces()),
+            fmt::format("GLOO_SOCKET_IFNAME={}", ifname)};
   }
-  if (single_node) return {{"lo", "127.0.0.1", true}};
+  if (single_node) return {{{"lo", "127.0.0.1", true}}, "every rank being on this host"};
   const MasterRoute route = route_to(master, port);
   in6_addr numeric_master{};
   const bool a_name = master != "localhost" && ::inet_pton(AF_INET, master.c_str(), &numeric_master) != 1 &&
                       ::inet_pton(AF_INET6, master.c_str(), &numeric_master) != 1;
-  if (route.master_loopback && a_name) return {sole_network_interface(master, local_interfaces())};
-  return choose_interfaces(std::nullopt, master, route.master_loopback, route.source, local_interfaces());
+  if (route.master_loopback && a_name) {
+    return {{sole_network_interface(master, local_interfaces())},
+            fmt::format("being this host's only network interface: MASTER_ADDR {} resolves to loopback here", master)};
+  }
+  return {choose_interfaces(std::nullopt, master, route.master_loopback, route.source, local_interfaces()),
+          fmt::format("the route to {}", master)};
 }
 
 }  // namespace kforge::dist

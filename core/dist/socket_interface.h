@@ -44,9 +44,14 @@ struct MasterRoute {
 /// Throws sdk::Error naming MASTER_ADDR when `master` does not resolve or no route reaches it.
 MasterRoute route_to(const std::string& master, int port);
 
-/// The interfaces this rank's Gloo devices bind: GLOO_SOCKET_IFNAME when set; else 127.0.0.1 when every rank is on
-/// this host (`single_node`); else the interface that routes to the master (see choose_interfaces), or, when the
-/// master is a name (not "localhost") that resolves to loopback here, sole_network_interface.
-std::vector<NetInterface> gloo_interfaces(const std::string& master, int port, bool single_node);
+/// The interfaces this rank's Gloo devices bind, and why them (for the start-up log).
+struct GlooBinding {
+  std::vector<NetInterface> interfaces;
+  std::string reason;  ///< "GLOO_SOCKET_IFNAME=eth0", "the route to 10.78.0.11", ...
+};
+/// GLOO_SOCKET_IFNAME when set; else 127.0.0.1 when every rank is on this host (`single_node`); else the interface
+/// that routes to the master (see choose_interfaces), or, when the master is a name (not "localhost") that resolves to
+/// loopback here, sole_network_interface.
+GlooBinding gloo_interfaces(const std::string& master, int port, bool single_node);
 
 }  // namespace kforge::dist

@@ -1,4 +1,4 @@
-// `kforge launch --nnodes 2` on two nodes of scripts/cluster.sh (network + UTS + mount namespaces on a bridge), no Slurm
+// `kforge launch --nnodes 2` on 2 nodes of scripts/cluster.sh (network + UTS + mount namespaces on a bridge), no Slurm
 // (issue 55): the losses equal one node's with the same two ranks bit for bit, whether each hostname resolves to
 // loopback (with and without GLOO_SOCKET_IFNAME) or to the node's address; a rank that never comes and a peer killed
 // mid-run are named, with host and address, by the survivor, which ends within distributed.nccl_timeout_sec.
