@@ -83,8 +83,11 @@ start_slurm() {
   } >"$S/slurm.conf"
   # slurmctld's own view: kfctl and every node at its bridge address.
   mkdir -p "$STATE/kfctl"
-  { echo "127.0.0.1 localhost"; echo "$SUBNET.1 kfctl"; for ((i = 1; i <= n; i++)); do echo "$(node_addr "$i") node$i"; done; } \
-    >"$STATE/kfctl/hosts"
+  {
+    echo "127.0.0.1 localhost"
+    echo "$SUBNET.1 kfctl"
+    for ((i = 1; i <= n; i++)); do echo "$(node_addr "$i") node$i"; done
+  } >"$STATE/kfctl/hosts"
   echo "hosts: files" >"$STATE/kfctl/nsswitch.conf"
   setsid unshare --uts --mount --propagation private sh -c 'hostname kfctl && mount --bind "$1/hosts" /etc/hosts &&
     mount --bind "$1/nsswitch.conf" /etc/nsswitch.conf && exec slurmctld -D -i -f "$2"' sh "$STATE/kfctl" \
@@ -110,7 +113,8 @@ up() {
       *) die "unknown flag '$flag' (usage: cluster.sh up N [--hosts-map-node] [--slurm])" ;;
     esac
   done
-  [[ $n =~ ^[0-9]+$ && $n -ge 1 && $n -le $MAX_NODES ]] || die "usage: cluster.sh up N [--hosts-map-node] [--slurm] (N in 1..$MAX_NODES, got '${n}')"
+  [[ $n =~ ^[0-9]+$ && $n -ge 1 && $n -le $MAX_NODES ]] ||
+    die "usage: cluster.sh up N [--hosts-map-node] [--slurm] (N in 1..$MAX_NODES, got '${n}')"
   [[ $(id -u) == 0 ]] || die "needs root (ip netns, unshare)"
   down
   mkdir -p "$STATE"
