@@ -54,10 +54,12 @@ start=$(date +%s)
 # The flags go in CMAKE_CXX_FLAGS only, which every link line starts with: a target can then drop them
 # (the SentencePiece shim, loaded uninstrumented into its own namespace), which the *_LINKER_FLAGS,
 # placed after a target's own options, would undo.
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="${KFORGE_SANITIZE_OPT:--O1} -g1 -DNDEBUG" \
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="${KFORGE_SANITIZE_OPT:--O1} -g1 -DNDEBUG" \
   -DCMAKE_CXX_FLAGS="$flags" -UCMAKE_EXE_LINKER_FLAGS -UCMAKE_SHARED_LINKER_FLAGS -UCMAKE_MODULE_LINKER_FLAGS \
   -DKFORGE_TESTS_DEPEND_ON_PLUGINS=$every_plugin >/dev/null
-# One build of every known target, so independent targets compile side by side. Make lists "... name", Ninja "name: kind".
+# One build of every known target, so independent targets compile side by side (help lists "... name" in a Make
+# tree, "name: kind" in a Ninja one).
 listed=$(cmake --build "$build_dir" --target help)
 known=()
 for target in "${targets[@]}"; do
@@ -68,7 +70,7 @@ for target in "${targets[@]}"; do
   fi
 done
 if [[ ${#known[@]} -eq 0 ]]; then
-  echo "sanitize.sh: none of the targets '${targets[*]}' is in this tree; see cmake --build $build_dir --target help" >&2
+  echo "sanitize.sh: none of the targets '${targets[*]}' is in this tree (cmake --build $build_dir --target help)" >&2
   exit 2
 fi
 cmake --build "$build_dir" -j "$jobs" --target "${known[@]}"
