@@ -42,6 +42,7 @@ reference() {
 }
 mkdir -p docs/reference
 reference reference/cli.md "$kforge" help --format markdown
+reference reference/config.md "$kforge" config reference --format markdown
 reference reference/sdk.md python3 scripts/docs/sdk_reference.py sdk/include
 # The layers' descriptions beside the diagram list exactly the build's layers.
 python3 scripts/docs/layer_diagram.py core/CMakeLists.txt --table docs/concepts.md
