@@ -14,12 +14,9 @@ ctest --test-dir "${KFORGE_BUILD_DIR:-build}" --output-on-failure -j "$(($(nproc
 # the config and tokenizer unit tests in an instrumented build (build-asan/; the tokenizer goldens and the
 # prepare-data runs, minutes under ASan, and the dry runs under an address-space limit, which ASan's shadow memory
 # cannot start within, are left to the main run above). The instrumented build, at -O0, holds the host, the two test
-# binaries and the plugins test_config loads: the five its dry runs of a dense default config need, and vlm (the
-# config tests' modality strategies). A test that needs another fails naming it ("no ... in the loaded plugins"): add
-# its plugin target here.
+# binaries and the built-in plugins their dry runs and catalogues load.
 bash scripts/fuzz.sh --smoke
 left_out="TiktokenGolden.*:TokenizerRoundTrip.*:PrepareData.*:PrepareProgress.*"
 left_out+=":HostileConfigCli.HugePipelineOrdersExit2UnderAMemoryLimitNamingTheKeys"
-plugins="kforge_models kforge_optimizers kforge_losses kforge_data kforge_metrics kforge_vlm"
-KFORGE_SANITIZE_TARGETS="test_config test_data $plugins" KFORGE_SANITIZE_OPT=-O0 GTEST_FILTER="-$left_out" \
+KFORGE_SANITIZE_TARGETS="test_config test_data kforge_builtin_plugins" KFORGE_SANITIZE_OPT=-O0 GTEST_FILTER="-$left_out" \
   bash scripts/sanitize.sh asan -R "^test_(config|data)"
