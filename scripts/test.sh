@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs, fetches the test data, builds, compile-checks the CUDA code and runs every test (unit, integration,
-# multi-process) with CTest; then fuzzes every parser of outside input briefly and runs its unit tests under ASan.
+# multi-process) with CTest; checks the documentation; then fuzzes every parser of outside input briefly and runs its
+# unit tests under ASan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,6 +11,10 @@ python3 scripts/cuda_check.py "${KFORGE_BUILD_DIR:-build}"  # the GPU code compi
 # One entry more than cores: an entry often waits (a rendezvous, a collective timeout under test, a rank's exit), and
 # the extra one uses that time (2 cores: 397 s with -j 2, 374 s with -j 3, the same tree and CPU time).
 ctest --test-dir "${KFORGE_BUILD_DIR:-build}" --output-on-failure -j "$(($(nproc) + 1))"
+# The documentation: the reference pages current, the site built strictly, the doc tests (with the demo data) and
+# the built pages opened in headless Chromium (scripts/docs.sh; 110 s on 2 cores with the data fetched, 95 s of it the
+# 20 doc tests).
+KFORGE_BIN="${KFORGE_BUILD_DIR:-build}/bin/kforge" bash scripts/docs.sh --check
 # The parsers of outside input under ASan + UBSan: every fuzz target for 5 s on its corpus (clang, build-fuzz/), and
 # the config and tokenizer unit tests in an instrumented build (build-asan/; the tokenizer goldens and the
 # prepare-data runs, minutes under ASan, and the dry runs under an address-space limit, which ASan's shadow memory
