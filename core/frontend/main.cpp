@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,12 @@ int main(int argc, char** argv) {
   // this process or LibTorch loads then asks `kforge run` to stop instead of killing it with code 143. Given back
   // (a pending one then acts) on every return: only a successful exec keeps it.
   const ShutdownSignalsHeld held;
-  kforge::resilience::fault_point("frontend.start");  // the fault suite's earliest moment (tests/core/cli)
+  try {
+    kforge::resilience::fault_point("frontend.start");  // the fault suite's earliest moment (tests/core/cli)
+  } catch (const std::invalid_argument& e) {  // a malformed KFORGE_FAULT, before any thread could meet it
+    std::fprintf(stderr, "kforge: %s\n", e.what());
+    return kExitUsage;
+  }
   if (const std::optional<int> code = kforge::cmdline::answer_from_usage(argc, argv)) return *code;
   kforge::launch::ask_children_for_heap_huge_pages();  // for kforge-host (and launch's workers, its forks)
   const std::filesystem::path exe = kforge::listing::current_executable();

@@ -18,7 +18,8 @@ struct FaultPlan {
   int signal = SIGKILL;
 };
 
-int signal_named(const std::string& name) {
+int signal_named(std::string name) {
+  if (name.rfind("SIG", 0) == 0) name.erase(0, 3);  // SIGTERM as well as TERM
   if (name == "KILL") return SIGKILL;
   if (name == "TERM") return SIGTERM;
   if (name == "USR1") return SIGUSR1;
@@ -38,7 +39,7 @@ FaultPlan parse_plan() {
   std::string text = spec;
   auto bad = [&](const std::string& why) {
     return std::invalid_argument("KFORGE_FAULT=\"" + text + "\": " + why +
-                                 " (expected <point>[@<n>][:KILL|TERM|USR1|INT|STOP])");
+                                 " (expected <point>[@<n>][:KILL|TERM|USR1|INT|STOP], e.g. train.step_end@3:TERM)");
   };
   if (auto colon = text.find(':'); colon != std::string::npos) {
     plan.signal = signal_named(text.substr(colon + 1));
