@@ -9,14 +9,4 @@ void expect_has(const std::string& text, const std::vector<std::string>& parts) 
   for (const std::string& p : parts) EXPECT_NE(text.find(p), std::string::npos) << "missing '" << p << "' in:\n" << text;
 }
 
-std::string config_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const sdk::ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ConfigError";
-  return "";
-}
-
 }  // namespace kforge::test
