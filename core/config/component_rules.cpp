@@ -35,14 +35,15 @@ nlohmann::json to_json(const Value& v) {
 // defaulted key's at its table's), a section's at the table's.
 [[noreturn]] void report(const Value& tree, const ComponentKeys& component, const std::string& error_json) {
   const std::string who = fmt::format("{} '{}' ({})", component.kind, component.name, component.file);
-  nlohmann::json error;
-  try {
-    error = nlohmann::json::parse(error_json);
+  std::string section, key, message;
+  try {  // an object of strings; anything else (not JSON, an array, a number for a string) is malformed
+    const nlohmann::json error = nlohmann::json::parse(error_json);
+    section = error.value("section", "");
+    key = error.value("key", "");
+    message = error.value("message", "");
   } catch (const nlohmann::json::exception&) {
     throw sdk::ConfigError(fmt::format("{}: its config rules failed with a malformed report: {}", who, error_json));
   }
-  const std::string section = error.value("section", ""), key = error.value("key", "");
-  const std::string message = error.value("message", "");
   const Value* table = section.empty() ? nullptr : tree.find(section);
   if (table == nullptr) throw sdk::ConfigError(fmt::format("{}: {}", who, message));
   const Value* value = key.empty() ? nullptr : table->find(key);
