@@ -11,6 +11,8 @@ packages=(
   libsentencepiece-dev sentencepiece libgtest-dev
   libxxhash-dev xxhash                      # checkpoint checksums (XXH3-64), and xxhsum to check them by hand
   python3-torch python3-numpy               # the independent oracle of the numerical tests
+  pybind11-dev python3-dev python3-pytest   # the Python module kforge (python/), built against python3-torch, and
+                                            # its tests
   libarchive-dev                            # .npz archives (kforge extract)
   zstd                                      # the zstd tool: compressed inputs in the prepare-data tests
   libpcre2-dev libutf8proc-dev              # byte-level BPE tokenizers: pre-tokenizer regexes, NFC

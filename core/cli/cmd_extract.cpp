@@ -20,6 +20,7 @@
 #include "cli/exit_codes.h"
 #include "data/npz_writer.h"
 #include "data/tokenizer.h"
+#include "generate/capture.h"
 #include "generate/checkpoint_session.h"
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/kinds.h"
@@ -177,35 +178,6 @@ void extract_check_tokens(const std::vector<int64_t>& ids, int64_t vocab_size, i
   }
 }
 
-/// One forward of `tokens` [1, S] with `points` captured: point -> float32 value, each delivered once.
-std::map<std::string, at::Tensor> extract_capture(sdk::Model& model, const at::Tensor& tokens,
-                                                  const std::vector<std::string>& points) {
-  std::map<std::string, at::Tensor> values;
-  std::vector<std::string> repeated;
-  model.set_capture(points, [&](const std::string& point, const at::Tensor& value) {
-    if (values.count(point)) repeated.push_back(point);
-    values[point] = value.to(at::kFloat).contiguous();
-  });
-  try {
-    model.eval();
-    const at::NoGradGuard no_grad;
-    model.forward(tokens);
-  } catch (...) {
-    model.set_capture({}, {});
-    throw;
-  }
-  model.set_capture({}, {});
-  for (const std::string& point : points) {
-    if (!values.count(point)) {
-      throw sdk::Error(fmt::format("the model declares hook point '{}' but its forward did not deliver it", point));
-    }
-  }
-  if (!repeated.empty()) {
-    throw sdk::Error(fmt::format("the model delivered hook point '{}' more than once in one forward", repeated[0]));
-  }
-  return values;
-}
-
 /// Writes tokens.npy and one <point>.npy per point into `out` (through a .partial file renamed at the end).
 void extract_write_npz(const std::filesystem::path& out, const at::Tensor& tokens,
                        const std::vector<std::string>& points, const std::map<std::string, at::Tensor>& values) {
@@ -302,7 +274,7 @@ int cmd_extract(int argc, char** argv) {
   }
   std::map<std::string, at::Tensor> values;
   try {
-    values = extract_capture(model, tokens, points);
+    values = generate::capture(model, tokens, points);
   } catch (const std::exception& e) {
     std::cerr << kExtractCommand << ": the forward failed: " << e.what() << "\n";
     return kExitFailure;

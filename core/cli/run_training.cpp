@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <cstdlib>
+#include <utility>
 
 #include "cli/exit_codes.h"
 #include "data/data_error.h"
@@ -28,7 +29,7 @@ void configure_rank_logging() {
 
 }  // namespace
 
-int run_from_cli(const config::JobConfig& job, const plugins::Registry& registry) {
+int run_from_cli(const config::JobConfig& job, const plugins::Registry& registry, train::TrainingOptions options) {
   // Keep large tensors' pages between steps: glibc would otherwise unmap and re-fault them (mmap'd tensors on free,
   // the heap's top when more than the trim threshold is free there; -1 never trims).
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
@@ -36,7 +37,7 @@ int run_from_cli(const config::JobConfig& job, const plugins::Registry& registry
   configure_rank_logging();
   auto& log = log::get();
   try {
-    const train::TrainingResult result = train::run_training(job, registry);
+    const train::TrainingResult result = train::run_training(job, registry, std::move(options));
     switch (result.outcome) {
       case train::Outcome::Completed:
         log.info("training complete at step {} ({} tokens)", result.step, result.tokens_seen);

@@ -142,7 +142,10 @@ JobConfig make_job_config(Value tree, std::filesystem::path file) {
 
 JobConfig load_job_config(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                           const Catalog& catalog) {
-  const Value raw = read_raw_config(file, overrides);
+  return resolve_job_config(read_raw_config(file, overrides), file, catalog);
+}
+
+JobConfig resolve_job_config(const Value& raw, const std::filesystem::path& file, const Catalog& catalog) {
   std::vector<SectionSpec> schema = effective_schema(raw, catalog);
   Value tree = resolve(raw, schema, catalog);
   check_sections(tree);

@@ -124,6 +124,10 @@ struct JobConfig {
 JobConfig load_job_config(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                           const Catalog& catalog);
 
+/// load_job_config's resolution and checks of a raw tree (read_raw_config's, or apply_overrides' of a tree built
+/// elsewhere: the Python module's dicts); `file` is the one it came from, or empty.
+JobConfig resolve_job_config(const Value& raw, const std::filesystem::path& file, const Catalog& catalog);
+
 /// The rules that need the world size: kforge's (check_world) and the selected components'. Throws
 /// sdk::ConfigError naming the source, key and value of the first broken one.
 void check_world(const JobConfig& job, int world_size);

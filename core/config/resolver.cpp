@@ -367,7 +367,10 @@ SectionSpec vlm_spec_for(const Value& raw) {
 }  // namespace
 
 Value read_raw_config(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
-  Value raw = file.empty() ? Value::make_table() : read_toml_file(file);
+  return apply_overrides(file.empty() ? Value::make_table() : read_toml_file(file), overrides);
+}
+
+Value apply_overrides(Value raw, const std::vector<std::string>& overrides) {
   // Overrides build their own tree first (later ones win, nested keys merge), as KempnerForge's
   // _parse_cli_overrides does, then that tree is laid over the file.
   Value cli = Value::make_table();

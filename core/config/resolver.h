@@ -34,6 +34,10 @@ using Catalog = std::vector<ComponentKeys>;
 /// The TOML file (optional: empty path means defaults only) with the overrides applied.
 Value read_raw_config(const std::filesystem::path& file, const std::vector<std::string>& overrides);
 
+/// `raw` (a config tree built elsewhere: the Python module's dicts) with the overrides applied, as read_raw_config
+/// applies them to its file's tree.
+Value apply_overrides(Value raw, const std::vector<std::string>& overrides);
+
 /// The schema in force for this raw config: core sections plus the keys of the components the
 /// config selects. Throws sdk::ConfigError when a selected component is not in the catalog.
 std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catalog);

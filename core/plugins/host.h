@@ -25,4 +25,9 @@ std::vector<std::filesystem::path> plugin_dirs(const std::vector<std::string>& f
 std::unique_ptr<PluginHost> load_plugins(const std::vector<std::string>& plugin_dirs_from_command_line,
                                          bool allow_unsafe = false);
 
+/// Discovers and registers the plugins of `dirs`, in order, as load_plugins does; `builtin_dir` is kforge's own
+/// plugin directory (a host that is not an executable beside its plugins, the Python module, names it).
+std::unique_ptr<PluginHost> load_plugins_from(const std::vector<std::filesystem::path>& dirs,
+                                              const std::filesystem::path& builtin_dir, bool allow_unsafe = false);
+
 }  // namespace kforge::plugins

@@ -1,0 +1,102 @@
+"""kforge from Python: configs, training with Python hooks, checkpoints, generation and activation capture.
+
+The native runtime (_kforge) is kforge's C++ host built against Debian's python3-torch 1.13: the same PyTorch build
+as the LibTorch kforge links, so tensors cross as torch.Tensor sharing storage. Importing checks that assumption:
+torch's version and C++ ABI must be the ones _kforge was built with. See docs/python.md.
+"""
+import re
+from dataclasses import dataclass
+
+import torch
+
+from . import _build_info
+
+
+def _check_torch():
+    built = tuple(int(part) for part in _build_info.TORCH_VERSION.split("."))
+    release = re.match(r"(\d+)\.(\d+)\.(\d+)", torch.__version__)
+    numbers = tuple(int(part) for part in release.groups()) if release else ()
+    abi = bool(torch._C._GLIBCXX_USE_CXX11_ABI)
+    if numbers != built or abi != _build_info.CXX11_ABI:
+        raise ImportError(
+            f"kforge was built against LibTorch {_build_info.TORCH_VERSION} (C++11 ABI "
+            f"{int(_build_info.CXX11_ABI)}) but this Python's torch is {torch.__version__} from {torch.__file__} "
+            f"(C++11 ABI {int(abi)}): tensors cannot cross between them. Use the Python whose torch is the LibTorch "
+            f"kforge links (Debian: /usr/bin/python3 with python3-torch), or rebuild kforge against this one.")
+
+
+_check_torch()
+
+from ._kforge import ConfigError, KforgeError, Model, load_checkpoint, load_config  # noqa: E402
+from . import _kforge  # noqa: E402
+
+_kforge._use_plugins([], _build_info.PLUGIN_DIR)
+
+__all__ = ["ConfigError", "KforgeError", "Model", "StepContext", "StopTraining", "TrainingError", "TrainingHook",
+           "load_checkpoint", "load_config", "train", "use_plugins"]
+
+
+class StopTraining(Exception):
+    """Raised by a hook to end the run after the current step; a checkpoint is saved and train() returns 0."""
+
+
+class TrainingError(RuntimeError):
+    """train() failed: exit_code is `kforge run`'s (1: the run failed, 2: bad config, data or plugins)."""
+
+    def __init__(self, message, exit_code):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass
+class StepContext:
+    """What on_step_end receives after each optimizer step (KempnerForge's StepContext, without the model and
+    optimizer objects, which live in C++)."""
+
+    step: int
+    loss: float
+    grad_norm: float
+    lr: float
+    tokens_seen: int
+
+    @property
+    def metrics(self):
+        return {"loss": self.loss, "grad_norm": self.grad_norm, "lr": self.lr, "tokens_seen": self.tokens_seen}
+
+
+class TrainingHook:
+    """KempnerForge's TrainingHook: override the events you need (a hook may be any object with some of them)."""
+
+    def on_train_begin(self, config):
+        """Once before the first step; `config` is the resolved config as nested dicts."""
+
+    def on_step_end(self, ctx):
+        """After each optimizer step: `ctx` is a StepContext. Raise StopTraining to end the run here."""
+
+    def on_eval_end(self, metrics, step):
+        """After each evaluation: `metrics` maps names (eval/loss, ...) to values."""
+
+    def on_checkpoint_save(self, step, path):
+        """After a checkpoint of `step` is committed under `path` (checkpoint.dir)."""
+
+    def on_train_end(self, step, tokens_seen):
+        """Once after the loop, whatever ended it (not after an exception)."""
+
+
+def use_plugins(dirs=(), allow_unsafe=False):
+    """Searches `dirs` for plugins before kforge's own; call it before any other kforge call loads them."""
+    _kforge._use_plugins([str(d) for d in dirs], _build_info.PLUGIN_DIR, allow_unsafe)
+
+
+def train(config, overrides=(), hooks=()):
+    """Runs `kforge run`'s trainer in this process on `config` (a TOML path or a dict) with the overrides
+    ("train.max_steps=10") and hooks. Returns kforge run's exit code: 0 (finished, or stopped by a hook) or 75
+    (stopped by a signal after saving; call again to resume). A run that fails raises TrainingError with exit_code 1
+    (from the hook's exception when a hook raised; its traceback is in the log) or 2 (bad config, data or plugins)."""
+    code, hook_error = _kforge._train(config, list(overrides), list(hooks))
+    if code in (0, 75):
+        return code
+    message = f"training failed with exit code {code} (kforge run's): see the log above"
+    if hook_error is not None:
+        raise TrainingError(f"{message}; a hook raised {hook_error!r}", code) from hook_error
+    raise TrainingError(message, code)
