@@ -8,8 +8,9 @@ namespace kforge::cli {
 const std::vector<cxxopts::Options (*)()>& command_tables() {
   static const std::vector<cxxopts::Options (*)()> tables = {
       run_options,      launch::launch_options, list_plugins_options, prepare_data_options,
-      generate_options, eval_options,           convert_options,      report_options,
-      extract_options,  check_env_options,      config_options,       help_options};
+      generate_options, eval_options,           tasks_options,        convert_options,
+      report_options,   extract_options,        check_env_options,    config_options,
+      help_options};
   return tables;
 }
 

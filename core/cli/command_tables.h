@@ -13,6 +13,7 @@ cxxopts::Options prepare_data_options();
 cxxopts::Options generate_options();
 cxxopts::Options eval_options();
 cxxopts::Options convert_options();
+cxxopts::Options tasks_options();
 cxxopts::Options report_options();
 cxxopts::Options extract_options();
 cxxopts::Options check_env_options();

@@ -10,6 +10,7 @@ int cmd_check_env(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
+int cmd_tasks(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_extract(int argc, char** argv);
 int cmd_config(int argc, char** argv);

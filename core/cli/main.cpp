@@ -41,6 +41,7 @@ int dispatch(const std::string& command, int argc, char** argv) {
   if (command == "check-env") return cmd_check_env(argc, argv);
   if (command == "generate") return cmd_generate(argc, argv);
   if (command == "eval") return cmd_eval(argc, argv);
+  if (command == "tasks") return cmd_tasks(argc, argv);
   if (command == "convert") return cmd_convert(argc, argv);
   if (command == "report") return cmd_report(argc, argv);
   if (command == "extract") return cmd_extract(argc, argv);

@@ -13,9 +13,9 @@ namespace kforge::cmdline {
 namespace {
 
 constexpr std::string_view kHostCommands[] = {"run",      "launch",    "list-plugins", "prepare-data",
-                                              "generate", "eval",      "convert",      "report",
-                                              "extract",  "check-env", "config",       "help",
-                                              "--version", "version"};
+                                              "generate", "eval",      "tasks",        "convert",
+                                              "report",   "extract",   "check-env",    "config",
+                                              "help",     "--version", "version"};
 
 }  // namespace
 
@@ -30,6 +30,7 @@ Usage:
   kforge generate --checkpoint DIR [--prompt TEXT]... [--prompts-file FILE] [--max-new-tokens N]
                   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--tokenizer MODEL]
   kforge eval --checkpoint DIR [--plugin-dir DIR]... [--section.key=value]...
+  kforge tasks convert --from BENCHMARK RAW_PATH... --out TASK_DIR
   kforge convert (--to hf CHECKPOINT OUT | --from hf DIR OUT) [--plugin-dir DIR]...
   kforge report RUN_DIR [--out FILE] [--log-y]
   kforge extract --checkpoint DIR (--input TEXT | --input-file FILE | --tokens IDS) [--layers all|L,..]
@@ -47,6 +48,7 @@ Commands:
   prepare-data   tokenise text or JSON Lines (plain, gzip, zstd) into .npy shards
   generate       continue prompts with a checkpoint (KV-cache sampling)
   eval           eval loss and perplexity of a checkpoint on its eval dataset
+  tasks          convert a benchmark's raw files (HellaSwag, ARC, MMLU, ...) into eval task directories
   convert        export a checkpoint to Hugging Face safetensors, or import one
   report         write a self-contained report.html with plots of a run directory
   extract        capture activations (and attention) of a checkpoint's forward into a .npz
