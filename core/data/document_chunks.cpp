@@ -52,6 +52,7 @@ bool DocumentChunks::next_line(std::string_view& line) {
           carry_returned_ = true;
         }
         block_.remove_prefix(n + 1);
+        line_start_ = stream_->text_bytes() - block_.size() - line.size() - 1;
         ++line_number_;
         return true;
       }
@@ -63,6 +64,7 @@ bool DocumentChunks::next_line(std::string_view& line) {
       if (carry_.empty()) return false;
       line = carry_;  // the last line has no newline
       carry_returned_ = true;
+      line_start_ = stream_->text_bytes() - line.size();
       ++line_number_;
       return true;
     }
@@ -76,7 +78,7 @@ void DocumentChunks::add_line(TextChunk& chunk, std::string_view line) {
     if (open_doc) chunk.doc_ends.push_back(chunk.lines.size());
     return;
   }
-  chunk.lines.push_back({chunk.text.size(), line.size(), line_number_});
+  chunk.lines.push_back({chunk.text.size(), line.size(), line_number_, line_start_});
   chunk.text.append(line);
   if (formats_[input_] == InputFormat::jsonl || split_ == DocumentSplit::lines) {
     chunk.doc_ends.push_back(chunk.lines.size());

@@ -22,6 +22,7 @@ struct TextChunk {
   struct Line {
     size_t offset = 0, size = 0;  ///< in `text`, without the newline (and a trailing '\r')
     int64_t number = 0;           ///< 1-based line number in its input
+    uint64_t position = 0;        ///< byte offset of the line's start in its input's (decompressed) text
   };
   size_t input = 0;             ///< index of the input file
   uint64_t input_position = 0;  ///< bytes of all input files consumed when this chunk was cut
@@ -68,6 +69,7 @@ class DocumentChunks {
   std::string carry_;       ///< a line that started in an earlier block
   bool carry_returned_ = false;
   int64_t line_number_ = 0;
+  uint64_t line_start_ = 0;        ///< text byte offset of the line next_line returned last
   uint64_t chunk_start_text_ = 0;  ///< stream text bytes when the current chunk began
 };
 

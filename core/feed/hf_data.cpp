@@ -74,19 +74,22 @@ void write_hf_cache(const config::JobConfig& job, const config::HfExport& hf, co
 
 }  // namespace
 
-std::optional<ShardDir> hf_shards(const config::JobConfig& job, const config::HfExport& hf, const HfCacheGroup& group) {
+std::vector<fs::path> hf_export_inputs(const config::JobConfig& job, const config::HfExport& hf) {
   if (job.data.tokenizer_path.empty()) {
     throw sdk::ConfigError(
         fmt::format("{}: a Hugging Face export is tokenised with [data] tokenizer_path, which is not set: set it to a "
                     "SentencePiece .model, a tokenizer.json or a .tiktoken file",
                     hf.where));
   }
-  std::vector<fs::path> files;
   try {
-    files = data::hf_export_files(hf.name, hf.config, hf.split);
+    return data::hf_export_files(hf.name, hf.config, hf.split);
   } catch (const sdk::ConfigError& e) {
     throw sdk::ConfigError(fmt::format("{}: {}", hf.where, e.what()));
   }
+}
+
+std::optional<ShardDir> hf_shards(const config::JobConfig& job, const config::HfExport& hf, const HfCacheGroup& group) {
+  const std::vector<fs::path> files = hf_export_inputs(job, hf);
   const fs::path root = listing::cache_dir();
   if (root.empty()) {
     throw sdk::ConfigError(fmt::format(

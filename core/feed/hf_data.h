@@ -3,9 +3,11 @@
 // prepare-data at start-up while the other ranks wait on the process group's barrier.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/job_config.h"
 #include "dist/group.h"
@@ -20,6 +22,10 @@ using HfCacheGroup = std::function<const dist::Group&()>;
 struct ShardDir {
   std::string dir, pattern;
 };
+
+/// The JSON Lines files of `hf`'s split (data::hf_export_files). Throws sdk::ConfigError naming the key, file, line and
+/// value without [data] tokenizer_path and for an export that cannot be read (a hub id, Parquet, no file of the split).
+std::vector<std::filesystem::path> hf_export_inputs(const config::JobConfig& job, const config::HfExport& hf);
 
 /// The token cache of `hf`: <cache>/hf/<name>[-<config>]-<split>-<key>, where <cache> is
 /// $KFORGE_CACHE_DIR, else $XDG_CACHE_HOME/kforge, else ~/.cache/kforge, and <key> is
