@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/error_message.h"
 #include "cli/exit_codes.h"
+#include "config/hub_cache.h"
 #include "generate/checkpoint_session.h"
 #include "interop/hf_import.h"
 #include "interop/hf_model_export.h"
@@ -75,7 +76,8 @@ int convert_from_hf(const cxxopts::ParseResult& args, const std::string& dir, co
   options.progress = convert_progress;
   std::filesystem::path step_dir;
   try {
-    step_dir = interop::import_hf(dir, out, host->registry, options);
+    step_dir = interop::import_hf(config::local_or_hub_path(dir, "kforge convert --from hf DIR"), out,
+                                  host->registry, options);
   } catch (const std::exception& e) {
     return convert_failed(e);
   }
@@ -105,7 +107,8 @@ cxxopts::Options convert_options() {
       "                           (qk_norm, layernorm, GELU/ReLU, shared experts, sigmoid router,\n"
       "                           moe_frequency > 1, token dropping) is refused.\n"
       "  --from hf DIR OUT        a Hugging Face Llama/Mixtral directory (config.json and\n"
-      "                           safetensors) to the kforge checkpoint OUT/step_0: weights only,\n"
+      "                           safetensors), or a hub id in the local Hugging Face cache, to\n"
+      "                           the kforge checkpoint OUT/step_0: weights only,\n"
       "                           for `kforge generate --checkpoint OUT` and `kforge run` with\n"
       "                           checkpoint.load_path=OUT/step_0 (the optimizer starts fresh).\n"
       "--section.key=value overrides apply to the checkpoint's config (export) or to the\n"

@@ -12,6 +12,7 @@
 #include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "config/hub_cache.h"
 #include "data/tokenizer.h"
 #include "generate/checkpoint_session.h"
 #include "generate/generate.h"
@@ -157,7 +158,7 @@ int cmd_generate(int argc, char** argv) {
     if (path.empty()) {
       throw sdk::Error("the checkpoint's config has no data.tokenizer_path: pass --tokenizer PATH");
     }
-    tokenizer.emplace(path);
+    tokenizer.emplace(config::tokenizer_file(path, "--tokenizer"));
   } catch (const std::exception& e) {
     std::cerr << kGenerateCommand << ": " << e.what() << "\n";
     return kExitUsage;

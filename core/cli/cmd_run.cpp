@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/run_training.h"
+#include "config/hub_cache.h"
 #include "config/job_config.h"
 #include "dist/rank_info.h"
 #include "kforge/sdk/error.h"
@@ -90,6 +91,7 @@ int cmd_run(int argc, char** argv) {
   try {
     job = config::load_job_config(args["config"].as<std::string>(), parsed.overrides,
                                   plugins::make_catalog(host->registry));
+    config::resolve_hub_ids(job);
     if (args.count("dry-run")) {
       // The run's own checks before it builds the model: the dry run refuses what the run refuses.
       const int world_size =

@@ -57,7 +57,9 @@ std::vector<fs::path> hf_export_files(const fs::path& path, const std::string& c
   if (!fs::exists(path, ec)) {
     throw sdk::ConfigError(fmt::format(
         "'{}' is not a local file or directory, and kforge has no Hugging Face Hub access: it reads a dataset "
-        "exported to local disk; {}",
+        "exported to local disk as JSON Lines (a file, or a directory of SPLIT.jsonl or SPLIT-*.jsonl files). It does "
+        "not read the hub cache's datasets--* folders, the Arrow files of ~/.cache/huggingface/datasets or of "
+        "save_to_disk, or Parquet; {}",
         path.string(), how_to_export(path, config, split)));
   }
   const auto refuse_columnar = [&](const fs::path& file, const ExportName& n) {

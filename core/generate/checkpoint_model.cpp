@@ -5,6 +5,7 @@
 
 #include "checkpoint/checkpoint_manager.h"
 #include "checkpoint/model_loading.h"
+#include "config/hub_cache.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "plugins/catalog.h"
@@ -37,6 +38,7 @@ CheckpointModel load_checkpoint_model(const std::filesystem::path& dir, const pl
     throw sdk::Error(fmt::format("checkpoint '{}' has no config.toml to rebuild its model from", out.step_dir.string()));
   }
   out.job = config::load_job_config(config_file, overrides, plugins::make_catalog(registry));
+  config::resolve_hub_ids(out.job);
   const plugins::Components components(registry, out.job);
   if (const config::Value* vlm = out.job.tree.find("vlm")) {
     if (kinds == ModelKinds::Text) {

@@ -70,6 +70,9 @@ TEST_F(HfExportFiles, AFileIsTakenAsItIs) {
 TEST_F(HfExportFiles, AHubIdIsRefusedSayingThereIsNoHubAccessAndHowToExport) {
   expect_has(refusal("allenai/c4", "en", "train"),
              {"'allenai/c4' is not a local file or directory", "no Hugging Face Hub access",
+              "as JSON Lines (a file, or a directory of SPLIT.jsonl or SPLIT-*.jsonl files)",
+              "not read the hub cache's datasets--* folders, the Arrow files of ~/.cache/huggingface/datasets or of "
+              "save_to_disk, or Parquet",
               "load_dataset('allenai/c4', 'en', split='train').to_json('DIR/train.jsonl')"});
 }
 
