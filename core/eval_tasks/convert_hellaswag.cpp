@@ -29,7 +29,8 @@ std::string hellaswag_drop_brackets(std::string_view text) {
 
 nlohmann::json hellaswag_doc(const RawRecord& record) {
   const nlohmann::json& raw = record.value;
-  const std::string ctx = raw_string(record, raw, "ctx_a") + " " + py_capitalize(raw_string(record, raw, "ctx_b"));
+  const std::string ctx_a = raw_string(record, raw, "ctx_a");
+  const std::string ctx = ctx_a + " " + py_capitalize(raw_string(record, raw, "ctx_b"));
   nlohmann::json choices = nlohmann::json::array();
   for (const std::string& ending : raw_strings(record, raw, "endings")) choices.push_back(hellaswag_preprocess(ending));
   return {{"query", hellaswag_preprocess(raw_string(record, raw, "activity_label") + ": " + ctx)},

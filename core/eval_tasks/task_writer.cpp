@@ -1,10 +1,9 @@
-// Writing a converted task: task.toml through toml++ (which quotes and escapes its strings), one JSON document per
-// line in the .jsonl files.
+// Writing a converted task: task.toml's keys in the task format's order, one JSON document per line in the .jsonl
+// files.
 #include "eval_tasks/task_writer.h"
 
 #include <fmt/format.h>
-
-#include <toml++/toml.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 
@@ -15,38 +14,53 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void write_text_file(const fs::path& path, const std::string& text) {
+void writer_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();
   if (!out) throw sdk::Error(fmt::format("cannot write {}", path.string()));
 }
 
-toml::array toml_strings(const std::vector<std::string>& values) {
-  toml::array array;
-  for (const std::string& value : values) array.push_back(value);
-  return array;
+// A TOML basic string: quotes, backslashes and control characters escaped (toml++'s own formatter writes "\n\n" as a
+// multi-line literal whose first newline a reader trims).
+std::string writer_toml_string(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+          out += fmt::format("\\u{:04X}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
 }
 
-std::string task_toml(const ConvertedTask& task) {
-  toml::table table;
-  table.insert("name", task.name);
-  table.insert("version", task.version);
-  table.insert("output_type", task.output_type);
-  table.insert("eval_docs", task.eval_split + ".jsonl");
-  if (!task.fewshot_split.empty()) table.insert("fewshot_docs", task.fewshot_split + ".jsonl");
-  table.insert("num_fewshot", task.num_fewshot);
-  table.insert("description", task.description);
-  table.insert("fewshot_delimiter", "\n\n");
-  table.insert("target_delimiter", " ");
-  table.insert("metrics", toml_strings(task.metrics));
-  if (!task.group.empty()) table.insert("group", task.group);
-  std::ostringstream text;
-  text << "# Converted by `kforge tasks convert` (prompts as lm-eval-harness v0.4.x builds them).\n" << table << "\n";
-  return text.str();
+std::string writer_task_toml(const ConvertedTask& task) {
+  std::vector<std::string> metrics;
+  for (const std::string& metric : task.metrics) metrics.push_back(writer_toml_string(metric));
+  std::string text = "# Converted by `kforge tasks convert` (prompts as lm-eval-harness v0.4.x builds them).\n";
+  text += fmt::format("name = {}\nversion = {}\noutput_type = {}\neval_docs = {}\n", writer_toml_string(task.name),
+                      task.version, writer_toml_string(task.output_type),
+                      writer_toml_string(task.eval_split + ".jsonl"));
+  if (!task.fewshot_split.empty()) {
+    text += fmt::format("fewshot_docs = {}\n", writer_toml_string(task.fewshot_split + ".jsonl"));
+  }
+  text += fmt::format("num_fewshot = {}\ndescription = {}\n", task.num_fewshot, writer_toml_string(task.description));
+  text += "fewshot_delimiter = \"\\n\\n\"\ntarget_delimiter = \" \"\n";
+  text += fmt::format("metrics = [{}]\n", fmt::join(metrics, ", "));
+  if (!task.group.empty()) text += fmt::format("group = {}\n", writer_toml_string(task.group));
+  return text;
 }
 
-std::string jsonl_text(const ConvertedTask& task, const std::string& split, const std::vector<nlohmann::json>& docs) {
+std::string writer_jsonl(const ConvertedTask& task, const std::string& split, const std::vector<nlohmann::json>& docs) {
   std::string text;
   for (size_t i = 0; i < docs.size(); ++i) {
     try {
@@ -67,11 +81,11 @@ fs::path write_task(const fs::path& task_dir, const ConvertedTask& task) {
   std::error_code error;
   fs::create_directories(dir, error);
   if (error) throw sdk::Error(fmt::format("cannot create the task directory {}: {}", dir.string(), error.message()));
-  write_text_file(dir / (task.eval_split + ".jsonl"), jsonl_text(task, task.eval_split, task.eval_docs));
+  writer_file(dir / (task.eval_split + ".jsonl"), writer_jsonl(task, task.eval_split, task.eval_docs));
   if (!task.fewshot_split.empty()) {
-    write_text_file(dir / (task.fewshot_split + ".jsonl"), jsonl_text(task, task.fewshot_split, task.fewshot_docs));
+    writer_file(dir / (task.fewshot_split + ".jsonl"), writer_jsonl(task, task.fewshot_split, task.fewshot_docs));
   }
-  write_text_file(dir / "task.toml", task_toml(task));
+  writer_file(dir / "task.toml", writer_task_toml(task));
   return dir;
 }
 
