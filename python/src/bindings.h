@@ -1,9 +1,11 @@
 // The parts of the native module _kforge, one file each, added to the module by module.cpp.
 #pragma once
 
-#include <torch/csrc/utils/pybind.h>  // first: Python.h, then pybind11 and its torch.Tensor caster
+// First: Python.h, then pybind11 and its torch.Tensor caster (THPVariable_Wrap: the tensor itself, no copy).
+#include <torch/csrc/utils/pybind.h>
 
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 namespace kforge::python {
 

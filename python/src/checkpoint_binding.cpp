@@ -25,7 +25,8 @@ class CheckpointModule {
  public:
   explicit CheckpointModule(generate::CheckpointModel loaded) : loaded_(std::move(loaded)) { loaded_.model->eval(); }
 
-  static std::shared_ptr<CheckpointModule> open(const std::string& dir, const std::vector<std::string>& overrides) {
+  static std::shared_ptr<CheckpointModule> open(const std::filesystem::path& dir,
+                                                const std::vector<std::string>& overrides) {
     return std::make_shared<CheckpointModule>(generate::load_checkpoint_model(dir, registry(), overrides));
   }
 
@@ -70,7 +71,7 @@ class CheckpointModule {
   generate::CheckpointModel loaded_;
 };
 
-py::tuple load_checkpoint(const std::string& dir, const std::vector<std::string>& overrides) {
+py::tuple load_checkpoint(const std::filesystem::path& dir, const std::vector<std::string>& overrides) {
   const generate::CheckpointModel loaded = generate::load_checkpoint_model(dir, registry(), overrides);
   return py::make_tuple(loaded.snapshot.model, value_to_python(loaded.job.tree),
                         json_to_python(loaded.snapshot.train_state));
@@ -102,10 +103,12 @@ void bind_model(py::module_& m) {
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("hook_points", &CheckpointModule::hook_points)
       .def("state_dict", &CheckpointModule::state_dict)
-      .def_property_readonly("config", [](const CheckpointModule& self) { return value_to_python(self.loaded().job.tree); })
+      .def_property_readonly("config",
+                             [](const CheckpointModule& self) { return value_to_python(self.loaded().job.tree); })
       .def_property_readonly("step", [](const CheckpointModule& self) { return self.loaded().snapshot.step; })
       .def_property_readonly("path", [](const CheckpointModule& self) { return self.loaded().step_dir.string(); })
-      .def_property_readonly("max_seq_len", [](const CheckpointModule& self) { return self.loaded().model->max_seq_len(); });
+      .def_property_readonly("max_seq_len",
+                             [](const CheckpointModule& self) { return self.loaded().model->max_seq_len(); });
 }
 
 }  // namespace kforge::python

@@ -24,7 +24,8 @@ std::vector<std::string> with_dashes(const std::vector<std::string>& overrides) 
 config::JobConfig load_job(py::handle config, const std::vector<std::string>& overrides) {
   const config::Catalog catalog = plugins::make_catalog(registry());
   if (py::isinstance<py::dict>(config)) {
-    const config::Value raw = config::apply_overrides(value_from_python(config, "the config dict"), with_dashes(overrides));
+    const config::Value raw =
+        config::apply_overrides(value_from_python(config, "the config dict"), with_dashes(overrides));
     return config::resolve_job_config(raw, {}, catalog);
   }
   if (py::isinstance<py::str>(config) || py::hasattr(config, "__fspath__")) {

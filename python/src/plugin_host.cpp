@@ -30,8 +30,9 @@ std::unique_ptr<plugins::PluginHost>* loaded = nullptr;
 
 void use_plugins(const std::vector<std::string>& dirs, const std::string& builtin, bool allow_unsafe) {
   if (loaded != nullptr) {
-    throw sdk::Error("kforge.use_plugins: the plugins are already loaded (by an earlier kforge call); call it first, "
-                     "before any config, training or checkpoint");
+    throw sdk::Error(
+        "kforge.use_plugins: the plugins are already loaded (by an earlier kforge call); call it first, "
+        "before any config, training or checkpoint");
   }
   choice() = {{dirs.begin(), dirs.end()}, builtin, allow_unsafe};
 }
@@ -46,8 +47,8 @@ const plugins::Registry& registry() {
     if (std::filesystem::is_directory(chosen.builtin, ec)) dirs.push_back(chosen.builtin);
     auto host = plugins::load_plugins_from(dirs, chosen.builtin, chosen.allow_unsafe);
     if (!host->set.all_ok()) {
-      throw sdk::Error(fmt::format("{}kforge: a plugin file failed its checks (see above); fix or remove it",
-                                   host->set.errors()));
+      throw sdk::Error(
+          fmt::format("{}kforge: a plugin file failed its checks (see above); fix or remove it", host->set.errors()));
     }
     loaded = new std::unique_ptr<plugins::PluginHost>(std::move(host));
   }

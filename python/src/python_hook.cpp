@@ -42,8 +42,8 @@ void PythonHook::on_train_begin(int64_t /*start_step*/) { call("on_train_begin",
 
 void PythonHook::on_step_end(const sdk::StepEvent& event) {
   const py::gil_scoped_acquire gil;
-  const py::object context = py::module_::import("kforge").attr("StepContext")(
-      event.step, event.loss, event.grad_norm, event.lr, event.tokens_seen);
+  const py::object context = py::module_::import("kforge").attr("StepContext")(event.step, event.loss, event.grad_norm,
+                                                                               event.lr, event.tokens_seen);
   call("on_step_end", context);
 }
 

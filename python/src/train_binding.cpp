@@ -43,8 +43,6 @@ py::tuple run(py::handle config, const std::vector<std::string>& overrides, cons
 
 }  // namespace
 
-void bind_train(py::module_& m) {
-  m.def("_train", &run, py::arg("config"), py::arg("overrides"), py::arg("hooks"));
-}
+void bind_train(py::module_& m) { m.def("_train", &run, py::arg("config"), py::arg("overrides"), py::arg("hooks")); }
 
 }  // namespace kforge::python

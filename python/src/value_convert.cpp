@@ -41,8 +41,8 @@ config::Value value_from_python(py::handle object, const std::string& origin, co
   if (py::isinstance<py::dict>(object)) {
     config::Value table = config::Value::make_table(source);
     for (const auto& [name, child] : object.cast<py::dict>()) {
-      const std::string child_key = key.empty() ? py::str(name).cast<std::string>()
-                                                : key + "." + py::str(name).cast<std::string>();
+      const std::string child_key =
+          key.empty() ? py::str(name).cast<std::string>() : key + "." + py::str(name).cast<std::string>();
       table.set(py::str(name).cast<std::string>(), value_from_python(child, origin, child_key));
     }
     return table;
@@ -52,10 +52,9 @@ config::Value value_from_python(py::handle object, const std::string& origin, co
     for (const py::handle item : object) items.push_back(value_from_python(item, origin, key));
     return config::Value::make_list(std::move(items), source);
   }
-  throw sdk::ConfigError(fmt::format("{}: {} = {}: a config value is a dict, list, tuple, bool, int, float, str or "
-                                     "None, not {}",
-                                     origin, key, py::repr(object).cast<std::string>(),
-                                     py::str(py::type::of(object).attr("__name__")).cast<std::string>()));
+  throw sdk::ConfigError(fmt::format(
+      "{}: {} = {}: a config value is a dict, list, tuple, bool, int, float, str or None, not {}", origin, key,
+      py::repr(object).cast<std::string>(), py::str(py::type::of(object).attr("__name__")).cast<std::string>()));
 }
 
 py::object json_to_python(const nlohmann::json& document) {

@@ -29,3 +29,16 @@ def tiny_job(corpus, checkpoint_dir, max_steps=6):
         "checkpoint": {"dir": str(checkpoint_dir), "interval": 100},
         "metrics": {"log_interval": 1},
     }
+
+
+@pytest.fixture(scope="session")
+def trained(tmp_path_factory):
+    """The checkpoint directory of 4 steps of the tiny job (trained once per session)."""
+    import kforge
+
+    root = tmp_path_factory.mktemp("trained")
+    data = root / "corpus"
+    data.mkdir()
+    np.save(data / "shard_0.npy", np.random.default_rng(7).integers(0, VOCAB, 4096).astype(np.uint16))
+    assert kforge.train(tiny_job(data, root / "ckpt", max_steps=4)) == 0
+    return root / "ckpt"
