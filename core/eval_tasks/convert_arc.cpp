@@ -37,13 +37,13 @@ nlohmann::json arc_doc(const RawRecord& record) {
 }  // namespace
 
 ConvertedTask convert_arc(const std::string& name, const std::vector<std::filesystem::path>& raw) {
-  ConvertedTask task;
-  task.name = name;
-  task.version = 1;
-  task.output_type = "multiple_choice";
-  read_jsonl_splits(task, raw, "test", "train", arc_doc);
-  task.metrics = {"acc", "acc_norm"};
-  return task;
+  return with_jsonl_docs({.name = name,
+                          .version = 1,
+                          .output_type = "multiple_choice",
+                          .eval_split = "test",
+                          .fewshot_split = "train",
+                          .metrics = {"acc", "acc_norm"}},
+                         raw, arc_doc);
 }
 
 }  // namespace kforge::eval_tasks

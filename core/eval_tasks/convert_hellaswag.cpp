@@ -46,13 +46,13 @@ std::string hellaswag_preprocess(std::string_view text) {
 }
 
 ConvertedTask convert_hellaswag(const std::vector<std::filesystem::path>& raw) {
-  ConvertedTask task;
-  task.name = "hellaswag";
-  task.version = 1;
-  task.output_type = "multiple_choice";
-  read_jsonl_splits(task, raw, "validation", "train", hellaswag_doc);
-  task.metrics = {"acc", "acc_norm"};
-  return task;
+  return with_jsonl_docs({.name = "hellaswag",
+                          .version = 1,
+                          .output_type = "multiple_choice",
+                          .eval_split = "validation",
+                          .fewshot_split = "train",
+                          .metrics = {"acc", "acc_norm"}},
+                         raw, hellaswag_doc);
 }
 
 }  // namespace kforge::eval_tasks

@@ -17,13 +17,12 @@ nlohmann::json lambada_doc(const RawRecord& record) {
 }  // namespace
 
 ConvertedTask convert_lambada(const std::vector<std::filesystem::path>& raw) {
-  ConvertedTask task;
-  task.name = "lambada_openai";
-  task.version = 1;
-  task.output_type = "loglikelihood";
-  read_jsonl_splits(task, raw, "test", "", lambada_doc);
-  task.metrics = {"perplexity", "acc"};
-  return task;
+  return with_jsonl_docs({.name = "lambada_openai",
+                          .version = 1,
+                          .output_type = "loglikelihood",
+                          .eval_split = "test",
+                          .metrics = {"perplexity", "acc"}},
+                         raw, lambada_doc);
 }
 
 }  // namespace kforge::eval_tasks

@@ -46,20 +46,18 @@ ConvertedTask mmlu_subject(const fs::path& data_dir, const std::string& subject)
   if (!fs::is_regular_file(dev)) {
     throw sdk::ConfigError(fmt::format("MMLU subject {}: no {} for its 5 few-shot examples", subject, dev.string()));
   }
-  ConvertedTask task;
-  task.name = "mmlu_" + subject;
-  task.version = 1;
-  task.output_type = "multiple_choice";
-  task.eval_split = "test";
-  task.eval_docs = mmlu_docs(data_dir / "test" / (subject + kMmluTestSuffix));
-  task.fewshot_split = "dev";
-  task.fewshot_docs = mmlu_docs(dev);
-  task.num_fewshot = 5;
-  task.description = fmt::format("The following are multiple choice questions (with answers) about {}.\n\n",
-                                 py_replace(subject, "_", " "));
-  task.metrics = {"acc"};
-  task.group = "mmlu";
-  return task;
+  return {.name = "mmlu_" + subject,
+          .version = 1,
+          .output_type = "multiple_choice",
+          .eval_split = "test",
+          .eval_docs = mmlu_docs(data_dir / "test" / (subject + kMmluTestSuffix)),
+          .fewshot_split = "dev",
+          .fewshot_docs = mmlu_docs(dev),
+          .num_fewshot = 5,
+          .description = fmt::format("The following are multiple choice questions (with answers) about {}.\n\n",
+                                     py_replace(subject, "_", " ")),
+          .metrics = {"acc"},
+          .group = "mmlu"};
 }
 
 }  // namespace

@@ -43,18 +43,15 @@ std::vector<nlohmann::json> piqa_docs(const std::filesystem::path& records_file,
 }  // namespace
 
 ConvertedTask convert_piqa(const std::vector<std::filesystem::path>& raw) {
-  ConvertedTask task;
-  task.name = "piqa";
-  task.version = 1;
-  task.output_type = "multiple_choice";
-  task.eval_split = "validation";
-  task.eval_docs = piqa_docs(raw.at(0), raw.at(1));
-  if (raw.size() > 2) {
-    task.fewshot_split = "train";
-    task.fewshot_docs = piqa_docs(raw.at(2), raw.at(3));
-  }
-  task.metrics = {"acc", "acc_norm"};
-  return task;
+  const bool fewshot = raw.size() > 2;
+  return {.name = "piqa",
+          .version = 1,
+          .output_type = "multiple_choice",
+          .eval_split = "validation",
+          .eval_docs = piqa_docs(raw.at(0), raw.at(1)),
+          .fewshot_split = fewshot ? "train" : "",
+          .fewshot_docs = fewshot ? piqa_docs(raw.at(2), raw.at(3)) : std::vector<nlohmann::json>{},
+          .metrics = {"acc", "acc_norm"}};
 }
 
 }  // namespace kforge::eval_tasks

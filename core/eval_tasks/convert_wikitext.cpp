@@ -84,22 +84,22 @@ std::string wikitext_detokenize(std::string_view page) {
 }
 
 ConvertedTask convert_wikitext(const std::vector<std::filesystem::path>& raw) {
-  ConvertedTask task;
-  task.name = "wikitext";
-  task.version = 2;
-  task.output_type = "loglikelihood_rolling";
-  task.eval_split = "test";
   const std::filesystem::path& file = raw.at(0);
   const auto to_doc = [](const std::string& page) {
     return nlohmann::json{{"text", wikitext_detokenize(page)}, {"page", page}};
   };
+  std::vector<nlohmann::json> docs;
   if (file.extension() == ".jsonl") {
-    task.eval_docs = raw_jsonl_docs(file, [&](const RawRecord& r) { return to_doc(raw_string(r, r.value, "page")); });
+    docs = raw_jsonl_docs(file, [&](const RawRecord& r) { return to_doc(raw_string(r, r.value, "page")); });
   } else {
-    for (const std::string& page : wikitext_pages(read_raw_text(file))) task.eval_docs.push_back(to_doc(page));
+    for (const std::string& page : wikitext_pages(read_raw_text(file))) docs.push_back(to_doc(page));
   }
-  task.metrics = {"word_perplexity", "byte_perplexity", "bits_per_byte"};
-  return task;
+  return {.name = "wikitext",
+          .version = 2,
+          .output_type = "loglikelihood_rolling",
+          .eval_split = "test",
+          .eval_docs = std::move(docs),
+          .metrics = {"word_perplexity", "byte_perplexity", "bits_per_byte"}};
 }
 
 }  // namespace kforge::eval_tasks

@@ -32,13 +32,13 @@ nlohmann::json winogrande_doc(const RawRecord& record) {
 }  // namespace
 
 ConvertedTask convert_winogrande(const std::vector<std::filesystem::path>& raw) {
-  ConvertedTask task;
-  task.name = "winogrande";
-  task.version = 1;
-  task.output_type = "multiple_choice";
-  read_jsonl_splits(task, raw, "validation", "train", winogrande_doc);
-  task.metrics = {"acc"};
-  return task;
+  return with_jsonl_docs({.name = "winogrande",
+                          .version = 1,
+                          .output_type = "multiple_choice",
+                          .eval_split = "validation",
+                          .fewshot_split = "train",
+                          .metrics = {"acc"}},
+                         raw, winogrande_doc);
 }
 
 }  // namespace kforge::eval_tasks

@@ -107,15 +107,15 @@ std::vector<nlohmann::json> raw_jsonl_docs(const std::filesystem::path& file,
   return docs;
 }
 
-void read_jsonl_splits(ConvertedTask& task, const std::vector<std::filesystem::path>& raw,
-                       const std::string& eval_split, const std::string& fewshot_split,
-                       const std::function<nlohmann::json(const RawRecord&)>& to_doc) {
-  task.eval_split = eval_split;
+ConvertedTask with_jsonl_docs(ConvertedTask task, const std::vector<std::filesystem::path>& raw,
+                              const std::function<nlohmann::json(const RawRecord&)>& to_doc) {
   task.eval_docs = raw_jsonl_docs(raw.at(0), to_doc);
   if (raw.size() > 1) {
-    task.fewshot_split = fewshot_split;
     task.fewshot_docs = raw_jsonl_docs(raw[1], to_doc);
+  } else {
+    task.fewshot_split.clear();
   }
+  return task;
 }
 
 }  // namespace kforge::eval_tasks

@@ -47,10 +47,9 @@ int64_t raw_integer(const RawRecord& record, const nlohmann::json& object, const
 std::vector<nlohmann::json> raw_jsonl_docs(const std::filesystem::path& file,
                                            const std::function<nlohmann::json(const RawRecord&)>& to_doc);
 
-/// task.eval_docs from the JSON Lines file raw[0] (the split `eval_split`) and, when raw holds a second file, task's
-/// few-shot documents from raw[1] (the split `fewshot_split`), `to_doc` applied to each record.
-void read_jsonl_splits(ConvertedTask& task, const std::vector<std::filesystem::path>& raw,
-                       const std::string& eval_split, const std::string& fewshot_split,
-                       const std::function<nlohmann::json(const RawRecord&)>& to_doc);
+/// `task` with its eval documents read from the JSON Lines file raw[0] and, when raw holds a second file, its few-shot
+/// documents from raw[1] (else no few-shot split), `to_doc` applied to each record.
+ConvertedTask with_jsonl_docs(ConvertedTask task, const std::vector<std::filesystem::path>& raw,
+                              const std::function<nlohmann::json(const RawRecord&)>& to_doc);
 
 }  // namespace kforge::eval_tasks
