@@ -9,7 +9,7 @@
 
 /* Bump on any change to these structs, to the component interfaces or to their meaning, and record
  * the headers' new fingerprint (tests/sdk's abi fingerprint test says how). */
-#define KFORGE_PLUGIN_ABI_VERSION 20u
+#define KFORGE_PLUGIN_ABI_VERSION 21u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 

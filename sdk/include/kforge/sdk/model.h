@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kforge/sdk/context_parallel.h"
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/expert_parallel.h"
 #include "kforge/sdk/tensor_parallel.h"
@@ -84,6 +85,17 @@ class Model : public torch::nn::Module {
     if (doc_ids.defined()) {
       throw Error("model " + name() + " does not take document ids ([data] pack_sequences needs a model that does)");
     }
+  }
+
+  /// Context parallelism ([distributed] cp > 1): the host calls it once, before the first forward, with its group
+  /// (valid as long as the model). From then on forward() receives this rank's positions of every sequence,
+  /// sdk::context_positions(cp.rank(), cp.size(), S) of S = cp.size() * tokens.size(1), and set_documents() their
+  /// document ids; the model attends over the whole sequence (e.g. ring attention over cp.pass_on()), rotates by the
+  /// tokens' positions in it and returns the logits of its own positions. A model that cannot refuses.
+  virtual void set_context_parallel(const ContextParallel& cp) {
+    (void)cp;
+    throw Error("model " + name() + " does not take context parallelism ([distributed] cp > 1 needs a model that "
+                "attends over a sequence split over ranks); set cp = 1");
   }
 
   /// A joint-decoder vision-language model's text stack (models declaring KFORGE_CAP_EMBEDDING_PREFIX): prefix,
