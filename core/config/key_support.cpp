@@ -69,7 +69,7 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
        {"enabled", "interval", "steps", "dataset_path", "file_pattern", "hf_dataset_name", "hf_dataset_config",
         "hf_dataset_split"}},
       {"distributed",
-       {"dp_shard", "dp_replicate", "nccl_timeout_sec", "ep", "tp", "pp", "pp_schedule", "pp_layer_split"}},
+       {"dp_shard", "dp_replicate", "nccl_timeout_sec", "ep", "tp", "pp", "pp_schedule", "pp_layer_split", "cp"}},
       {"checkpoint",
        {"dir", "interval", "dyn_ckpt_window", "async_mode", "keep_last_n", "load_path", "exclude_from_loading",
         "ignore_freeze_mismatch", "export_dtype"}},
@@ -115,9 +115,6 @@ const Table& not_implemented() {
                 "the map-style dataset; kforge reads a local JSON Lines export through its token cache, with "
                 "exact resume"));
     add("data", {"pin_memory"}, no_effect("this is a CPU build", Value::boolean(false)));
-    add("distributed", {"cp"},
-        refused("context parallelism; it parallelises over data (dp_replicate, dp_shard), MoE experts (ep), tensors "
-                "(tp) and pipeline stages (pp)"));
     add("distributed", {"backend"}, no_effect("kforge uses Gloo for CPU tensors and NCCL for CUDA tensors"));
     const std::string wandb =
         "there is no W&B backend; set enable_tensorboard = true and upload the event files with "

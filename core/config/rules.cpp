@@ -445,3 +445,21 @@ void check_world(const Value& root, int world_size) {
 }
 
 }  // namespace kforge::config
+  if (d.i("cp") > 1) {
+    // The mesh is (pp, dp_replicate, dp_shard, cp, ep, tp), tp fastest; the cp ranks share the parameters, so gradients
+    // reduce over dp_replicate x dp_shard x cp and FSDP shards over dp_shard x cp.
+    for (const char* k : {"tp", "pp", "ep"}) {
+      d.require(d.i(k) == 1, k,
+                fmt::format("context parallelism (cp = {}) composes with data parallelism and FSDP only; set {} = 1",
+                            d.i("cp"), k));
+    }
+    d.require(m.i("num_experts") == 0, "cp",
+              "context parallelism takes a dense model ([model] num_experts = 0): MoE routing losses are per rank's "
+              "tokens");
+    d.require(!has(root, "vlm"), "cp", "context parallelism splits token sequences; a vision-language run ([vlm]) "
+                                       "cannot use it; set cp = 1");
+    t.require(t.i("seq_len") % (2 * d.i("cp")) == 0, "seq_len",
+              fmt::format("must be a multiple of 2 x [distributed] cp = {}: context parallelism cuts every sequence "
+                          "into 2 x cp equal chunks",
+                          2 * d.i("cp")));
+  }

@@ -16,8 +16,8 @@ size_t dim_index(const std::string& dim) {
 }
 
 // Row-major coordinates (tp fastest), like torch's init_device_mesh.
-std::array<int, 5> coordinates(const MeshShape& shape, int rank) {
-  std::array<int, 5> c{};
+std::array<int, 6> coordinates(const MeshShape& shape, int rank) {
+  std::array<int, 6> c{};
   for (size_t d = kMeshDims.size(); d-- > 0;) {
     c[d] = rank % shape.sizes[d];
     rank /= shape.sizes[d];
@@ -54,12 +54,14 @@ MeshShape MeshShape::resolve(const config::DistributedConfig& d, int world_size)
   }
   MeshShape shape;
   shape.sizes = {static_cast<int>(d.pp), static_cast<int>(d.dp_replicate), static_cast<int>(dp_shard),
-                 static_cast<int>(d.ep), static_cast<int>(d.tp)};
+                 static_cast<int>(d.cp), static_cast<int>(d.ep), static_cast<int>(d.tp)};
   return shape;
 }
 
 int MeshShape::size(const std::string& dim) const {
   if (dim == "dp") return sizes[1] * sizes[2];
+  if (dim == "dp_cp") return sizes[1] * sizes[2] * sizes[3];
+  if (dim == "dp_shard_cp") return sizes[2] * sizes[3];
   return sizes[dim_index(dim)];
 }
 
@@ -76,10 +78,10 @@ std::string MeshShape::describe() const {
 }
 
 std::vector<int> DeviceMesh::peers(const MeshShape& shape, int rank, const std::vector<std::string>& dims) {
-  const std::array<int, 5> mine = coordinates(shape, rank);
+  const std::array<int, 6> mine = coordinates(shape, rank);
   std::vector<int> out;
   for (int r = 0; r < shape.world_size(); ++r) {
-    const std::array<int, 5> c = coordinates(shape, r);
+    const std::array<int, 6> c = coordinates(shape, r);
     bool same = true;
     for (size_t d = 0; d < kMeshDims.size(); ++d) {
       const bool free = std::find(dims.begin(), dims.end(), kMeshDims[d]) != dims.end();
@@ -103,16 +105,24 @@ DeviceMesh::DeviceMesh(const MeshShape& shape, int rank, const c10::intrusive_pt
   };
   for (const char* dim : kMeshDims) join(dim, {dim});
   join("dp", {"dp_replicate", "dp_shard"});
+  if (shape.size("cp") > 1) {
+    join("dp_cp", {"dp_replicate", "dp_shard", "cp"});
+    join("dp_shard_cp", {"dp_shard", "cp"});
+  }
 }
 
 int DeviceMesh::coordinate(const std::string& dim) const {
   if (dim == "dp") return coords_[1] * shape_.sizes[2] + coords_[2];
+  if (dim == "dp_cp") return coordinate("dp") * shape_.sizes[3] + coords_[3];
+  if (dim == "dp_shard_cp") return coords_[2] * shape_.sizes[3] + coords_[3];
   return coords_[dim_index(dim)];
 }
 
 const Group& DeviceMesh::group(const std::string& dim) const {
   static const Group self;
-  if (dim != "dp") dim_index(dim);  // validates the name
+  // Without cp the ranks sharing gradients are the data-parallel ones.
+  if (shape_.sizes[3] == 1 && (dim == "dp_cp" || dim == "dp_shard_cp")) return group(dim == "dp_cp" ? "dp" : "dp_shard");
+  if (dim != "dp" && dim != "dp_cp" && dim != "dp_shard_cp") dim_index(dim);  // validates the name
   const auto it = groups_.find(dim);
   return it == groups_.end() ? self : *it->second;
 }

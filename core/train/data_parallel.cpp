@@ -59,7 +59,7 @@ AgreedStep average_step_result(const dist::Group& group, StepResult local, int64
 }
 
 AgreedStep Trainer::agree(StepResult local, int64_t trained_tokens) const {
-  return average_step_result(runtime_->dp(), std::move(local), trained_tokens);
+  return average_step_result(runtime_->mesh().group("dp_cp"), std::move(local), trained_tokens);
 }
 
 bool Trainer::any_rank(bool flag) const {

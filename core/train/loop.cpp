@@ -20,6 +20,7 @@
 #include "profiling/user_scope.h"
 #include "resilience/fault_point.h"
 #include "resilience/shutdown.h"
+#include "train/context_shard.h"
 #include "train/evaluator.h"
 #include "train/plugin_manifest.h"
 #include "train/run_log.h"
@@ -32,6 +33,11 @@ std::vector<data::Batch> Trainer::next_micro_batches(int64_t& trained) {
   // Rows carry their sources (and the step computes their losses) only for a step whose metrics are logged.
   std::vector<data::Batch> batches = feed_->micro_batches(step_, tracker_->is_log_step(step_ + 1));
   trained = 0;
+  if (context_group_) {  // this rank's positions of every sequence
+    for (data::Batch& batch : batches) {
+      batch = context_shard(std::move(batch), context_group_->rank(), context_group_->size());
+    }
+  }
   for (const data::Batch& batch : batches) trained += trained_tokens(batch.labels);
   for (data::Batch& batch : batches) batch = data::on_device(std::move(batch), device_);  // all queued at once
   return batches;
@@ -39,7 +45,10 @@ std::vector<data::Batch> Trainer::next_micro_batches(int64_t& trained) {
 
 sdk::MetricList Trainer::evaluate_now() {
   return evaluate_source(*model_, *eval_source_, job_.eval.steps, runtime_->dp(), [this](const data::Batch& batch) {
-    return parallel_->eval_loss(*this, batch);
+    if (!context_group_) return parallel_->eval_loss(*this, batch);
+    // The loss of the whole sequences, from every cp rank's over its positions.
+    const data::Batch mine = context_shard(batch, context_group_->rank(), context_group_->size());
+    return context_mean(runtime_->mesh().group("cp"), parallel_->eval_loss(*this, mine), trained_tokens(mine.labels));
   });
 }
 

@@ -38,25 +38,25 @@ double megabytes(const std::vector<sdk::NamedParameter>& params) {
   return static_cast<double>(n) / 1e6;
 }
 
-// dp_shard > 1: FSDP (HSDP over dp_replicate); otherwise, on several data-parallel ranks, the overlapped gradient
-// all-reduce; in one process the model as it is. A step runs `forwards` forwards.
+// dp_shard > 1: FSDP over dp_shard x cp (HSDP over dp_replicate); otherwise, on several data- or context-parallel
+// ranks, the overlapped gradient all-reduce over dp x cp; in one process the model as it is. A step runs `forwards`
+// forwards.
 std::unique_ptr<ParallelModel> data_parallel_model(const dist::Runtime& runtime, const ParallelInputs& in,
                                                    int64_t forwards) {
   const dist::DeviceMesh& mesh = runtime.mesh();
-  const int shards = mesh.shape().size("dp_shard");
-  if (shards == 1) {
+  if (mesh.shape().size("dp_shard") == 1) {
+    const dist::Group& reduce = mesh.group("dp_cp");
     std::unique_ptr<ReplicatedModel> replicated;
-    if (runtime.dp().size() > 1) {
-      replicated = std::make_unique<ReplicatedModel>(in.model, runtime.dp(), in.params, forwards);
-    }
-    return std::make_unique<PlainParallel>(in.model, in.params, mesh, runtime.dp(), std::move(replicated));
+    if (reduce.size() > 1) replicated = std::make_unique<ReplicatedModel>(in.model, reduce, in.params, forwards);
+    return std::make_unique<PlainParallel>(in.model, in.params, mesh, reduce, std::move(replicated));
   }
+  const int shards = mesh.shape().size("dp_shard_cp");
   auto fsdp =
-      std::make_unique<FullyShardedModel>(in.model, mesh.group("dp_shard"), mesh.group("dp_replicate"), in.whole);
+      std::make_unique<FullyShardedModel>(in.model, mesh.group("dp_shard_cp"), mesh.group("dp_replicate"), in.whole);
   // A pipeline stage's forward runs one chunk's blocks: a step's forwards together run them all.
   if (in.stages.pipeline) fsdp->check_blocks_over(forwards);
   log::get().info(
-      "[distributed] FSDP over dp_shard = {}{}: this rank holds {:.2f} of {:.2f} MB of parameters, and "
+      "[distributed] FSDP over dp_shard x cp = {}{}: this rank holds {:.2f} of {:.2f} MB of parameters, and "
       "their gradients and optimizer state; blocks are gathered one at a time{}",
       shards, mesh.shape().size("dp_replicate") > 1 ? " (HSDP: replicated over dp_replicate)" : "",
       megabytes(fsdp->shards()), megabytes(in.params) - megabytes(fsdp->whole()),

@@ -28,7 +28,7 @@ void fill_missing_grads(const std::vector<sdk::NamedParameter>& params) {
 }
 
 bool stage_leader(const dist::DeviceMesh& mesh) {
-  for (const char* dim : {"dp_replicate", "dp_shard", "ep", "tp"}) {
+  for (const char* dim : {"dp_replicate", "dp_shard", "cp", "ep", "tp"}) {
     if (mesh.coordinate(dim) != 0) return false;
   }
   return true;

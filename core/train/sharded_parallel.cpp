@@ -13,7 +13,7 @@ ShardedParallel::ShardedParallel(sdk::Model& model, const dist::DeviceMesh& mesh
 
 double ShardedParallel::clip_scoped(double max_norm, const NormScope& scope) {
   if (scope.empty()) return fsdp_->clip_gradients(max_norm);
-  return clip_sharded(fsdp_->shards(), mesh_.group("dp_shard"), scope.shardings, max_norm, scope.stages);
+  return clip_sharded(fsdp_->shards(), mesh_.group("dp_shard_cp"), scope.shardings, max_norm, scope.stages);
 }
 
 std::unique_ptr<sdk::Optimizer> ShardedParallel::make_optimizer(const config::JobConfig& job,
@@ -34,7 +34,7 @@ void ShardedParallel::save_slices(checkpoint::Snapshot& s, const sdk::Optimizer&
   for (const auto& p : fsdp_->shards()) s.model.emplace(p.name, p.tensor.detach());
   s.optimizer = optimizer.state_dict();
   s.placements = fsdp_->placements(s.model, s.optimizer);
-  if (mesh_.coordinate("dp_shard") == 0) return;
+  if (mesh_.coordinate("dp_shard_cp") == 0) return;
   for (auto it = s.optimizer.begin(); it != s.optimizer.end();) {
     it = s.placements.count("optimizer/" + it->first) ? std::next(it) : s.optimizer.erase(it);
   }

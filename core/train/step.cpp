@@ -41,7 +41,7 @@ StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro
   const double n = static_cast<double>(micro_batches.size());
   std::vector<int64_t> counts;
   for (const data::Batch& batch : micro_batches) counts.push_back(trained_tokens(batch.labels));
-  const std::vector<double> weights = token_weights(counts, trainer.runtime().dp());
+  const std::vector<double> weights = token_weights(counts, trainer.runtime().mesh().group("dp_cp"));
   double loss_sum = 0;
   std::vector<at::Tensor> row_losses;
   const std::optional<at::ScalarType> autocast = autocast_dtype(trainer.job().train.mixed_precision);

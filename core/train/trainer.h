@@ -10,6 +10,7 @@
 #include "checkpoint/async_writer.h"
 #include "checkpoint/checkpoint_manager.h"
 #include "config/job_config.h"
+#include "dist/context_group.h"
 #include "dist/expert_group.h"
 #include "dist/runtime.h"
 #include "dist/tensor_group.h"
@@ -142,6 +143,7 @@ class Trainer {
   std::unique_ptr<sdk::Optimizer> optimizer_;
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule
   std::unique_ptr<sdk::Scheduler> scheduler_;
+  std::unique_ptr<dist::ContextGroup> context_group_;  ///< [distributed] cp > 1; outlives the model
   std::unique_ptr<sdk::Loss> loss_;
   std::unique_ptr<sdk::Dataset> train_data_, eval_data_;  ///< what the feeds read (a vision-language run: none)
   std::unique_ptr<feed::BatchFeed> feed_;          ///< the training batches

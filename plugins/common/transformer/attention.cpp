@@ -61,8 +61,10 @@ at::Tensor Attention::forward(const at::Tensor& x, const at::Tensor& cos, const 
   if (capture && capture->wants(BlockPoint::attention)) {
     capture->take(BlockPoint::attention, attention_probabilities(q, k, doc_starts));
   }
-  // (B, H, S, hd): LibTorch's fused kernel on an accelerator, else the CPU's tiled kernel or the explicit product.
-  const at::Tensor out = use_library_attention(q, k.size(2))           ? library_attention(q, k, v, doc_starts)
+  // (B, H, S, hd): under context parallelism over the ring; else LibTorch's fused kernel on an accelerator, the CPU's
+  // tiled kernel or the explicit product.
+  const at::Tensor out = ring_                                         ? ring_attention(q, k, v, *ring_, doc_starts)
+                         : use_library_attention(q, k.size(2))         ? library_attention(q, k, v, doc_starts)
                          : use_tiled_attention(backend_, q, k.size(2)) ? flash_attention(q, k, v, {}, doc_starts)
                                                                        : causal_attention(q, k, v, fused_, doc_starts);
   const at::Tensor projected = o_proj_->forward(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));

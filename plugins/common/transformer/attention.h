@@ -12,6 +12,7 @@
 #include "kv_cache.h"
 #include "linear.h"
 #include "model_config.h"
+#include "ring_attention.h"
 #include "rms_norm.h"
 #include "tensor_split.h"
 
@@ -35,6 +36,10 @@ class Attention : public torch::nn::Module {
   /// Tensor parallelism: keeps this rank's heads (q/k/v rows, o columns; `split.tp` divides both head counts); from
   /// then on its input and output pass through `split`. Returns the slices' placements, named relative to this module.
   std::vector<sdk::TensorShard> split(const TensorSplit& split);
+  /// Context parallelism: x holds this rank's positions of the sequence (sdk::context_positions), cos/sin and
+  /// doc_starts are theirs (doc_starts in the whole sequence's positions), and attention is ring_attention over
+  /// `ring`, which must outlive the module's last backward. No cache nor capture then.
+  void attend_over(const Ring* ring) { ring_ = ring; }
 
  private:
   int64_t n_heads_, n_kv_heads_, head_dim_;  ///< heads this rank computes (all but under tensor parallelism)
@@ -43,6 +48,7 @@ class Attention : public torch::nn::Module {
   std::shared_ptr<Linear> q_proj_, k_proj_, v_proj_, o_proj_;
   std::shared_ptr<RMSNorm> q_norm_, k_norm_;  // null without qk_norm
   TensorSplit split_;                         ///< set by split()
+  const Ring* ring_ = nullptr;                ///< set by attend_over()
 };
 
 /// softmax(q k^T / sqrt(hd) + causal mask) v, the softmax computed in float. q: (B, H, Sq, hd) at positions

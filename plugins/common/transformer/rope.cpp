@@ -34,8 +34,9 @@ std::pair<at::Tensor, at::Tensor> RopeTables::slice(int64_t seq_len, const at::T
   return {cached_cos_.narrow(0, 0, seq_len), cached_sin_.narrow(0, 0, seq_len)};
 }
 
-std::pair<at::Tensor, at::Tensor> RopeTables::gather(const at::Tensor& positions, const at::Tensor& like) {
-  const auto [cos, sin] = slice(positions.size(1), like);  // a row's positions never exceed its length
+std::pair<at::Tensor, at::Tensor> RopeTables::gather(const at::Tensor& positions, const at::Tensor& like,
+                                                     int64_t span) {
+  const auto [cos, sin] = slice(span > 0 ? span : positions.size(1), like);
   const at::Tensor index = positions.reshape({-1});
   const std::vector<int64_t> shape{positions.size(0), 1, positions.size(1), cos.size(1)};
   return {cos.index_select(0, index).view(shape), sin.index_select(0, index).view(shape)};

@@ -18,8 +18,9 @@ class RopeTables {
   /// Throws sdk::ConfigError when seq_len exceeds max_seq_len.
   std::pair<at::Tensor, at::Tensor> slice(int64_t seq_len, const at::Tensor& like);
   /// Tables for per-row positions (packed documents restart at 0): positions int64 [B, S] -> cos/sin
-  /// (B, 1, S, head_dim / 2), which apply_rope broadcasts over the heads. Throws as slice() beyond max_seq_len.
-  std::pair<at::Tensor, at::Tensor> gather(const at::Tensor& positions, const at::Tensor& like);
+  /// (B, 1, S, head_dim / 2), which apply_rope broadcasts over the heads. The positions are below `span` (0: S, a row's
+  /// length; a context-parallel rank's reach the whole sequence's). Throws as slice() beyond max_seq_len.
+  std::pair<at::Tensor, at::Tensor> gather(const at::Tensor& positions, const at::Tensor& like, int64_t span = 0);
 
   const at::Tensor& cos() const { return cos_; }
   const at::Tensor& sin() const { return sin_; }

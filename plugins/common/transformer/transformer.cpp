@@ -109,7 +109,35 @@ void Transformer::check_prefix(const at::Tensor& prefix, const at::Tensor& token
 }
 
 void Transformer::set_documents(const at::Tensor& doc_ids) {
-  doc_starts_ = doc_ids.defined() ? document_starts(doc_ids) : at::Tensor();
+  if (!ring_ || !doc_ids.defined()) {
+    doc_starts_ = doc_ids.defined() ? document_starts(doc_ids) : at::Tensor();
+    return;
+  }
+  // The whole rows' ids, every rank's placed at its positions as they come round the ring; then this rank's starts.
+  const int64_t local = doc_ids.size(1), seq = local * ring_->size;
+  at::Tensor whole = at::empty({doc_ids.size(0), seq}, doc_ids.options());
+  at::Tensor held = doc_ids.contiguous();
+  for (int step = 0; step < ring_->size; ++step) {
+    const int source = (ring_->rank - step + ring_->size) % ring_->size;
+    whole.index_copy_(1, sdk::context_positions(source, ring_->size, seq).to(doc_ids.device()), held);
+    if (step + 1 < ring_->size) held = ring_->pass({held})[0];
+  }
+  doc_starts_ = document_starts(whole).index_select(1, positions(local)).contiguous();
+}
+
+void Transformer::set_context_parallel(const sdk::ContextParallel& cp) {
+  if (!moe_layers_.empty() || sequence_parallel_ > 0 || !tensor_shards_.empty()) {
+    throw sdk::ConfigError(std::string("transformer: context parallelism ([distributed] cp > 1) takes a dense model "
+                                       "without tensor parallelism; ") +
+                           (moe_layers_.empty() ? "set tp = 1" : "an MoE layer's routing losses are per rank's tokens"));
+  }
+  ring_ = std::make_unique<Ring>(
+      Ring{cp.rank(), cp.size(), [&cp](const std::vector<at::Tensor>& tensors) { return cp.pass_on(tensors); }});
+  for (auto& layer : layers_) layer->attend_over(ring_.get());
+}
+
+at::Tensor Transformer::positions(int64_t local) const {
+  return sdk::context_positions(ring_->rank, ring_->size, local * ring_->size);
 }
 
 at::Tensor Transformer::run(const at::Tensor& prefix, const at::Tensor& tokens, KVCache* cache,
@@ -118,6 +146,9 @@ at::Tensor Transformer::run(const at::Tensor& prefix, const at::Tensor& tokens, 
     throw sdk::Error("transformer: tokens must be an int64 tensor [batch, seq], got " +
                      std::string(c10::toString(tokens.scalar_type())) + " with " + std::to_string(tokens.dim()) +
                      " dims");
+  }
+  if (ring_ && (cache || prefix.defined() || capture_active())) {
+    throw sdk::Error("transformer: under context parallelism a forward takes tokens only (no cache, prefix or capture)");
   }
   const int64_t start = cache ? cache->fill() : 0;
   const int64_t n_prefix = prefix.defined() ? prefix.size(1) : 0;
@@ -139,7 +170,11 @@ at::Tensor Transformer::run(const at::Tensor& prefix, const at::Tensor& tokens, 
                      ") do not match the tokens " + c10::str(tokens.sizes()));
   }
   at::Tensor cos, sin;
-  if (doc_starts.defined()) {  // positions restart at each document
+  if (ring_) {  // this rank's positions in the whole sequence, restarting at each document
+    const at::Tensor mine = positions(seq).to(x.device()).unsqueeze(0);
+    std::tie(cos, sin) = rope_.gather(doc_starts.defined() ? mine - doc_starts : mine.expand({x.size(0), seq}), x,
+                                      seq * ring_->size);
+  } else if (doc_starts.defined()) {  // positions restart at each document
     std::tie(cos, sin) = rope_.gather(at::arange(seq, doc_starts.options()) - doc_starts, x);
   } else {
     std::tie(cos, sin) = rope_.slice(start + seq, x);

@@ -66,6 +66,10 @@ class Transformer : public sdk::Model {
   /// Packed rows: forward() keeps attention within each document and restarts RoPE positions at each
   /// (document_starts.h); decode() ignores them. Throws sdk::Error for ids that are not int64 [B, S] non-decreasing.
   void set_documents(const at::Tensor& doc_ids) override;
+  /// Context parallelism: ring attention over `cp` in every layer, RoPE at the tokens' positions in the whole sequence;
+  /// document ids are gathered around the ring so documents hold across the chunks. Throws sdk::ConfigError for an
+  /// MoE model (its routing losses are per rank's tokens) and under tensor parallelism.
+  void set_context_parallel(const sdk::ContextParallel& cp) override;
   /// Expert parallelism: every MoE layer's experts this rank holds (layers.{i}.mlp.experts.{global id}.* or the
   /// packed layers.{i}.mlp.{up,down,gate}_w rows).
   std::vector<sdk::ExpertShard> expert_shards() const override;
@@ -99,6 +103,8 @@ class Transformer : public sdk::Model {
   void split(const sdk::TensorParallel& tp);
   /// Block `index`'s view of the active capture.
   BlockCapture capture_of_block(size_t index) const;
+  /// Context parallelism: this rank's positions in the whole sequence of which it holds `local`.
+  at::Tensor positions(int64_t local) const;
 
   ModelConfig config_;
   std::shared_ptr<TokenEmbedding> token_embedding_;
@@ -109,6 +115,7 @@ class Transformer : public sdk::Model {
   std::shared_ptr<OutputHead> output_head_;
   RopeTables rope_;
   at::Tensor doc_starts_;  ///< set_documents(): each token's document start, or undefined
+  std::unique_ptr<Ring> ring_;  ///< set_context_parallel(), else null
   std::vector<sdk::TensorShard> tensor_shards_;  ///< tensor parallelism's slices
   int64_t sequence_parallel_ = 0;  ///< tp under sequence parallelism (activations split by position), else 0
 };

@@ -41,6 +41,8 @@ class TransformerBlock : public torch::nn::Module {
   /// and experts stay whole on every rank, as in KempnerForge); with sequence parallelism the norms then run on this
   /// rank's part of the positions. Returns the slices' placements, named relative to the block.
   std::vector<sdk::TensorShard> split(const TensorSplit& split);
+  /// Context parallelism: attention runs over `ring` (Attention::attend_over).
+  void attend_over(const Ring* ring) { attention_->attend_over(ring); }
 
  private:
   std::shared_ptr<Norm> attention_norm_, mlp_norm_;

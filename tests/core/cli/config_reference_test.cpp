@@ -31,7 +31,7 @@ TEST(ConfigReference, ListsKforgesKeysWithTypeDefaultAllowedValuesAndStatus) {
                     "| `dim` | int | `4096` |  | honoured | kforge | model `transformer` (kforge-models) | model width |",
                     "| `norm_type` | string | `\"rmsnorm\"` | `rmsnorm`, `layernorm` | honoured | kforge |",
                     "| `num_threads` | int | `0` | magnitude <= 8192 | honoured | kforge |",
-                    "| `cp` | int | `1` |  | refused: context parallelism;",
+                    "| `cp` | int | `1` |  | honoured | kforge |",
                     "| `compile_model` | bool | `true` |  | no effect: kforge has no graph compiler | kforge |"});
 }
 

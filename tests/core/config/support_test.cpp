@@ -92,18 +92,20 @@ const Case kRefused[] = {
      "[data]\nhf_dataset_image_field = \"img\"\n",
      {},
      {"[data] hf_dataset_image_field = \"img\"", "Hugging Face image-text datasets"}},
-    {"context_parallel", "", {"--distributed.cp=2"}, {"[distributed] cp = 2"}},
 };
 INSTANTIATE_TEST_SUITE_P(KempnerForgeKeys, Refused, ::testing::ValuesIn(kRefused),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Refused, EveryRefusedKeyIsListedInOneMessage) {
-  const std::string message = refusal("[distributed]\ncp = 2\n[data]\nhf_streaming = true\n");
-  expect_has(message, {"[distributed] cp = 2", "hf_streaming"});
+  const std::string message =
+      refusal("[data]\nhf_dataset_image_field = \"img\"\nhf_dataset_prompt_field = \"prompt\"\n");
+  expect_has(message, {"[data] hf_dataset_image_field = \"img\"", "hf_dataset_prompt_field"});
 }
 
 TEST(Refused, DefaultsAndExplicitInertValuesPass) {
   EXPECT_EQ(refusal(""), "");
+  // And context parallelism (issue 58).
+  EXPECT_EQ(refusal("[distributed]\ncp = 2\n"), "");
   // Expert parallelism is honoured (issue 22).
   EXPECT_EQ(refusal("[model]\nnum_experts = 4\n[distributed]\nep = 2\n"), "");
   // So is tensor parallelism (issue 17), and pipeline parallelism (issue 18).

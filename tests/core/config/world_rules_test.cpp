@@ -20,7 +20,7 @@ TEST(WorldRules, ParallelProductMustEqualWorldSize) {
   expect_has(world_error(toml, 8), {"cfg.toml:2:12: [distributed] dp_shard = 2",
                                     "Parallelism dimensions (dp_replicate=1 x dp_shard=2 x tp=2 x pp=1 x cp=1 x ep=1) "
                                     "do not match world_size (8)"});
-  // cp is counted in the product even though it is never applied.
+  // cp is counted in the product.
   expect_has(world_error("[distributed]\ndp_shard = 2\ncp = 2\n", 2), {"cp=2", "world_size (2)"});
 }
 
@@ -31,6 +31,17 @@ TEST(WorldRules, AutoDpShardNeedsDivisibility) {
   expect_has(world_error("[distributed]\ntp = 2\npp = 2\n", 6),
              {"[distributed] dp_shard = -1", "auto dp_shard needs world_size (6) divisible by dp_replicate*tp*pp*cp*ep (4)"});
   expect_has(world_error("[distributed]\ntp = 4\n", 2), {"world_size (2) divisible", "(4)"});
+}
+
+TEST(WorldRules, ContextParallelComposesWithDataParallelismOnly) {
+  expect_ok("[distributed]\ncp = 2\ndp_shard = 2\n", 4);
+  expect_has(world_error("[distributed]\ncp = 2\ntp = 2\n", 4),
+             {"[distributed] tp = 2", "context parallelism (cp = 2) composes with data parallelism and FSDP only"});
+  expect_has(world_error("[distributed]\ncp = 2\npp = 2\n", 4), {"[distributed] pp = 2", "set pp = 1"});
+  expect_has(world_error("[model]\nnum_experts = 4\n[distributed]\ncp = 2\n", 2),
+             {"[distributed] cp = 2", "a dense model"});
+  expect_has(world_error("[train]\nseq_len = 1022\n[distributed]\ncp = 2\n", 2),
+             {"[train] seq_len = 1022", "must be a multiple of 2 x [distributed] cp = 4"});
 }
 
 TEST(WorldRules, SeqLenAtMostMaxSeqLen) {

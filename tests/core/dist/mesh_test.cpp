@@ -10,8 +10,8 @@
 namespace kforge::test {
 namespace {
 
-config::DistributedConfig dims(int64_t dp_shard, int64_t dp_replicate = 1, int64_t tp = 1) {
-  return {dp_shard, dp_replicate, tp, /*pp=*/1, /*cp=*/1, /*ep=*/1, /*timeout_sec=*/60};
+config::DistributedConfig dims(int64_t dp_shard, int64_t dp_replicate = 1, int64_t tp = 1, int64_t cp = 1) {
+  return {dp_shard, dp_replicate, tp, /*pp=*/1, cp, /*ep=*/1, /*timeout_sec=*/60};
 }
 
 TEST(RankInfo, FirstSlurmHostKeepsZeroPadding) {
@@ -61,7 +61,7 @@ TEST(DeviceMesh, AutoDpShardTakesTheRestOfTheWorld) {
   EXPECT_EQ(shape.size("dp_replicate"), 2);
   EXPECT_EQ(shape.size("dp_shard"), 4);
   EXPECT_EQ(shape.size("dp"), 8);
-  EXPECT_EQ(shape.describe(), "pp=1 dp_replicate=2 dp_shard=4 ep=1 tp=1");
+  EXPECT_EQ(shape.describe(), "pp=1 dp_replicate=2 dp_shard=4 cp=1 ep=1 tp=1");
 }
 
 TEST(DeviceMesh, ProductNotMatchingTheWorldNamesTheKeys) {
@@ -84,6 +84,18 @@ TEST(DeviceMesh, PeersVaryOnlyAlongTheNamedDims) {
   EXPECT_EQ(dist::DeviceMesh::peers(shape, 1, {"tp"}), (std::vector<int>{0, 1}));
   EXPECT_EQ(dist::DeviceMesh::peers(shape, 1, {"dp_replicate"}), (std::vector<int>{1, 3}));
   EXPECT_EQ(dist::DeviceMesh::peers(shape, 2, {"dp_replicate", "dp_shard"}), (std::vector<int>{0, 2}));
+}
+
+TEST(DeviceMesh, ContextParallelRanksShareTheGradientGroupsAndNotTheData) {
+  // dp_shard x cp = 2 x 2: cp after dp_shard, as torchtitan; ranks 0 and 1 form a cp group.
+  const dist::MeshShape shape = dist::MeshShape::resolve(dims(2, 1, 1, 2), 4);
+  EXPECT_EQ(shape.describe(), "pp=1 dp_replicate=1 dp_shard=2 cp=2 ep=1 tp=1");
+  EXPECT_EQ(dist::DeviceMesh::peers(shape, 2, {"cp"}), (std::vector<int>{2, 3}));
+  EXPECT_EQ(dist::DeviceMesh::peers(shape, 1, {"dp_replicate", "dp_shard"}), (std::vector<int>{1, 3}));
+  EXPECT_EQ(dist::DeviceMesh::peers(shape, 1, {"dp_shard", "cp"}), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(shape.size("dp"), 2);
+  EXPECT_EQ(shape.size("dp_cp"), 4);
+  EXPECT_EQ(shape.size("dp_shard_cp"), 4);
 }
 
 }  // namespace
