@@ -8,6 +8,7 @@
 #include "cli/command_options.h"
 #include "cli/command_tables.h"
 #include "cli/commands.h"
+#include "cli/eval_tasks_command.h"
 #include "cli/exit_codes.h"
 #include "feed/hf_data.h"
 #include "feed/image_text_feed.h"
@@ -35,12 +36,16 @@ cxxopts::Options eval_options() {
                            "validation split of the WebVid root; video_jsonl: the manifest).\n"
                            "Prints a table line, then one JSON line {step, tokens_seen,\n"
                            "eval/loss, eval/perplexity}.\n"
+                           "With --tasks, scores downstream tasks instead (lm-eval-harness's requests and metrics,\n"
+                           "docs/how-to/downstream-eval.md): prints the results table and writes the results JSON\n"
+                           "to --output (text checkpoints only).\n"
                            "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint or config.");
   options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
                         cxxopts::value<std::string>());
   add_plugin_dir_option(options);
   add_allow_unsafe_plugin_dir_option(options);
   options.add_options()("h,help", "this help");
+  add_eval_tasks_options(options);
   return options;
 }
 
@@ -50,6 +55,10 @@ int cmd_eval(int argc, char** argv) {
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
   if (!args.count("checkpoint")) return usage_error(options, "missing --checkpoint DIR");
+  if (args.count("tasks")) return run_eval_tasks(options, args, parsed.overrides);
+  if (const std::string stray = stray_task_option(args); !stray.empty()) {
+    return usage_error(options, stray + " is an option of downstream tasks: give --tasks too");
+  }
   const auto session = generate::open_checkpoint_session(kEvalCommand, args["checkpoint"].as<std::string>(),
                                                          plugin_dirs_given(args), unsafe_plugins_allowed(args),
                                                          parsed.overrides, generate::ModelKinds::TextAndVisionLanguage);

@@ -1,0 +1,63 @@
+// Scorer: lm-eval-harness's model requests (loglikelihood, rolling windows, greedy generation) over a forward function.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "data/tokenizer.h"
+#include "eval_tasks/token_windows.h"
+
+namespace kforge::eval_tasks {
+
+struct ScoringModel {
+  /// int64 token ids [B, T] on the CPU -> logits [B, T, V] (any device and float dtype); causal, so right padding
+  /// leaves the positions before it unchanged. Called without gradients, the model in eval mode.
+  std::function<at::Tensor(const at::Tensor&)> forward;
+  int64_t max_length = 0;  ///< tokens one forward takes (the model's max_seq_len)
+  int64_t batch_size = 1;  ///< rows per forward
+};
+
+struct LoglikelihoodResult {
+  double loglikelihood = 0;  ///< sum of the continuation tokens' log-probabilities
+  bool greedy = false;       ///< every continuation token is its position's argmax
+};
+
+struct Generation {
+  std::vector<int64_t> context;  ///< the context's tokens the model saw (left-truncated)
+  std::vector<int64_t> tokens;   ///< generated, without EOS
+  std::string decoded;           ///< tokens decoded
+  std::string text;              ///< decoded, cut before the first occurrence of each stop string
+};
+
+class Scorer {
+ public:
+  Scorer(ScoringModel model, const data::Tokenizer& tokenizer);
+
+  /// lm-eval's _encode_pair: trailing whitespace of the context moves to the continuation; the continuation's tokens
+  /// are those of encode(context + continuation) after encode(context)'s count. An empty context is the prefix token.
+  TokenPair encode_pair(const std::string& context, const std::string& continuation) const;
+  /// The disjoint windows of `text` (rolling_windows of its tokens, after the prefix token, at max_length).
+  std::vector<TokenPair> windows(const std::string& text) const;
+  /// BOS, else EOS: what lm-eval conditions an empty context on.
+  int64_t prefix_token() const;
+
+  /// Each pair's result, batched batch_size at a time longest first (lm-eval's order: by length descending, then by
+  /// tokens); the input is (context + continuation)[-(max_length + 1):][:-1]. `progress(done)` after each batch.
+  std::vector<LoglikelihoodResult> loglikelihood(const std::vector<TokenPair>& pairs,
+                                                 const std::function<void(size_t)>& progress = nullptr) const;
+  /// Greedy decoding (argmax over the tokenizer's ids) after the context's last max_length - max_gen_toks tokens,
+  /// until EOS, a stop string in the decoded text, or max_gen_toks tokens.
+  Generation generate_until(const std::string& context, const std::vector<std::string>& until,
+                            int64_t max_gen_toks) const;
+
+ private:
+  std::vector<int64_t> encode(const std::string& text) const;
+  ScoringModel model_;
+  const data::Tokenizer& tokenizer_;
+};
+
+}  // namespace kforge::eval_tasks
