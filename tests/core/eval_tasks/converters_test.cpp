@@ -48,13 +48,23 @@ TEST(PythonText, StripCapitalizeAndReplaceAsPythonDoes) {
 
 TEST(HellaswagConverter, QueryAndEndingsAsLmEvalPreprocessesThem) {
   const fs::path dir = test::temp_dir("convert_hellaswag");
-  const fs::path val = raw_file(dir, "hellaswag_val.jsonl", R"({"ind": 4, "activity_label": "Removing ice from car", "ctx_a": "Then, the man writes over the snow covering the window of a car, and a woman wearing winter clothes smiles.", "ctx_b": "then", "endings": [", the man adds wax to the windshield and cuts it.", ", a person board a ski lift, while two men supporting the head of the person wearing winter clothes snow as the we girls sled.", ", the man puts on a christmas coat, knitted with netting.", ", the man continues removing the snow on his car."], "label": 3}
-{"activity_label": "Home and Garden", "ctx_a": "[header] How to grow tomatoes [title] Pick a sunny spot.", "ctx_b": "tomatoes NEED Eight hours of sun. [step] Water them daily.", "endings": [" [substeps] Mulch  the soil [title] Keep it moist. ", "Plant them   in the shade.", "[title] Buy seeds", "Wait [unclosed\n] for rain"], "label": "0"}
+  const fs::path val = raw_file(dir, "hellaswag_val.jsonl", R"({"ind": 4, "activity_label": "Removing ice from car", )"
+      R"("ctx_a": "Then, the man writes over the snow covering the window of a car, )"
+      R"(and a woman wearing winter clothes smiles.", "ctx_b": "then", "endings": [", )"
+      R"(the man adds wax to the windshield and cuts it.", ", a person board a ski lift, )"
+      R"(while two men supporting the head of the person wearing winter clothes snow as the we girls sled.", ", )"
+      R"(the man puts on a christmas coat, knitted with netting.", ", )"
+      R"(the man continues removing the snow on his car."], "label": 3}
+{"activity_label": "Home and Garden", "ctx_a": "[header] How to grow tomatoes [title] Pick a sunny spot.", )"
+      R"("ctx_b": "tomatoes NEED Eight hours of sun. [step] Water them daily.", )"
+      R"("endings": [" [substeps] Mulch  the soil [title] Keep it moist. ", "Plant them   in the shade.", )"
+      R"("[title] Buy seeds", "Wait [unclosed\n] for rain"], "label": "0"}
 
 {"activity_label": "\u00c9lan", "ctx_a": "", "ctx_b": "\u00c9COLE starts.", "endings": ["a", "b"], "label": 1}
 )");
   const fs::path train = raw_file(dir, "hellaswag_train.jsonl",
-                                  R"({"activity_label": "Cooking", "ctx_a": "A", "ctx_b": "b", "endings": ["x", "y"], "label": 1})");
+                                  R"({"activity_label": "Cooking", "ctx_a": "A", "ctx_b": "b", "endings": ["x", "y"], )"
+      R"("label": 1})");
   const ConvertedTask task = converted("hellaswag", {val, train});
   EXPECT_EQ(task.name, "hellaswag");
   EXPECT_EQ(task.output_type, "multiple_choice");
@@ -65,8 +75,8 @@ TEST(HellaswagConverter, QueryAndEndingsAsLmEvalPreprocessesThem) {
   ASSERT_EQ(task.eval_docs.size(), 3u);
   EXPECT_EQ(task.eval_docs[0],
             (json{{"query",
-                   "Removing ice from car: Then, the man writes over the snow covering the window of a car, and a woman "
-                   "wearing winter clothes smiles. Then"},
+                   "Removing ice from car: Then, the man writes over the snow covering the window of a car, and a "
+                   "woman wearing winter clothes smiles. Then"},
                   {"choices",
                    {", the man adds wax to the windshield and cuts it.",
                     ", a person board a ski lift, while two men supporting the head of the person wearing winter "
@@ -83,25 +93,35 @@ TEST(HellaswagConverter, QueryAndEndingsAsLmEvalPreprocessesThem) {
                   {"choices", {" Mulch the soil. Keep it moist.", "Plant them  in the shade.", " Buy seeds",
                                "Wait [unclosed\n] for rain"}},
                   {"gold", 0}}));
-  EXPECT_EQ(task.eval_docs[2], (json{{"query", "\u00c9lan: \u00c9cole starts."}, {"choices", {"a", "b"}}, {"gold", 1}}));
+  EXPECT_EQ(task.eval_docs[2],
+            (json{{"query", "\u00c9lan: \u00c9cole starts."}, {"choices", {"a", "b"}}, {"gold", 1}}));
   ASSERT_EQ(task.fewshot_docs.size(), 1u);
   EXPECT_EQ(task.fewshot_docs[0], (json{{"query", "Cooking: A B"}, {"choices", {"x", "y"}}, {"gold", 1}}));
 }
 
 TEST(HellaswagConverter, ARecordWithoutALabelNamesItsFileAndLine) {
   const fs::path dir = test::temp_dir("convert_hellaswag_test_split");
-  const fs::path test_split = raw_file(dir, "hellaswag_test.jsonl", R"({"activity_label": "A", "ctx_a": "b", "ctx_b": "c", "endings": ["d"], "label": 0}
+  const fs::path test_split = raw_file(dir, "hellaswag_test.jsonl", R"({"activity_label": "A", "ctx_a": "b", )"
+      R"("ctx_b": "c", "endings": ["d"], "label": 0}
 {"activity_label": "A", "ctx_a": "b", "ctx_b": "c", "endings": ["d"]}
 )");
   test::expect_has(config_error("hellaswag", {test_split}), {test_split.string() + ":2", "\"label\""});
-  const fs::path bad_label = raw_file(dir, "bad_label.jsonl", R"({"activity_label": "A", "ctx_a": "b", "ctx_b": "c", "endings": ["d"], "label": 4})");
+  const fs::path bad_label = raw_file(dir, "bad_label.jsonl", R"({"activity_label": "A", "ctx_a": "b", "ctx_b": "c", )"
+      R"("endings": ["d"], "label": 4})");
   test::expect_has(config_error("hellaswag", {bad_label}), {bad_label.string() + ":1", "\"label\" = 4", "1 options"});
 }
 
 TEST(ArcConverter, QuestionAnswerPromptAndTheAnswerKeysIndex) {
   const fs::path dir = test::temp_dir("convert_arc");
-  const fs::path test_split = raw_file(dir, "ARC-Challenge-Test.jsonl", R"({"id": "Mercury_7175875", "question": {"stem": "An astronomer observes that a planet rotates faster after a meteorite impact. Which is the most likely effect of this increase in rotation?", "choices": [{"text": "Planetary density will decrease.", "label": "A"}, {"text": "Planetary years will become longer.", "label": "B"}, {"text": "Planetary days will become shorter.", "label": "C"}, {"text": "Planetary gravity will become stronger.", "label": "D"}]}, "answerKey": "C"}
-{"id": "NYSEDREGENTS_2015_4_8", "question": {"stem": "Which is a mammal? ", "choices": [{"text": "shark", "label": "1"}, {"text": "whale", "label": "2"}, {"text": "trout", "label": "3"}]}, "answerKey": "2"}
+  const fs::path test_split = raw_file(dir, "ARC-Challenge-Test.jsonl", R"({"id": "Mercury_7175875", )"
+      R"("question": {"stem": "An astronomer observes that a planet rotates faster after a meteorite impact. )"
+      R"(Which is the most likely effect of this increase in rotation?", )"
+      R"("choices": [{"text": "Planetary density will decrease.", "label": "A"}, )"
+      R"({"text": "Planetary years will become longer.", "label": "B"}, )"
+      R"({"text": "Planetary days will become shorter.", "label": "C"}, )"
+      R"({"text": "Planetary gravity will become stronger.", "label": "D"}]}, "answerKey": "C"}
+{"id": "NYSEDREGENTS_2015_4_8", "question": {"stem": "Which is a mammal? ", "choices": [{"text": "shark", )"
+      R"("label": "1"}, {"text": "whale", "label": "2"}, {"text": "trout", "label": "3"}]}, "answerKey": "2"}
 )");
   const ConvertedTask task = converted("arc_challenge", {test_split});
   EXPECT_EQ(task.name, "arc_challenge");
@@ -122,7 +142,8 @@ TEST(ArcConverter, QuestionAnswerPromptAndTheAnswerKeysIndex) {
                                      {"choices", {"shark", "whale", "trout"}},
                                      {"gold", 1}}));
   EXPECT_EQ(converted("arc_easy", {test_split}).name, "arc_easy");
-  const fs::path bad = raw_file(dir, "bad.jsonl", R"({"question": {"stem": "Q", "choices": [{"text": "a", "label": "A"}]}, "answerKey": "E"})");
+  const fs::path bad = raw_file(dir, "bad.jsonl", R"({"question": {"stem": "Q", "choices": [{"text": "a", )"
+      R"("label": "A"}]}, "answerKey": "E"})");
   test::expect_has(config_error("arc_easy", {bad}), {bad.string() + ":1", "answerKey \"E\""});
 }
 
@@ -130,7 +151,8 @@ TEST(MmluConverter, OneFiveShotTaskPerSubjectWithLmEvalsPrompt) {
   const fs::path dir = test::temp_dir("convert_mmlu") / "data";
   raw_file(dir, "test/high_school_physics_test.csv",
            "\"  What is the SI unit of force?\n\",Newton,Joule,Watt,Pascal,A\n"
-           "\"Which is \"\"heavier\"\", 1 kg of iron or 1 kg of feathers?\", Iron,Feathers,\"Both, equally\",Neither,C\r\n");
+           "\"Which is \"\"heavier\"\", 1 kg of iron or 1 kg of feathers?\", Iron,Feathers,\"Both, equally\","
+           "Neither,C\r\n");
   std::string dev;
   for (int i = 0; i < 5; ++i) dev += "Dev question " + std::to_string(i) + "?,a,b,c,d,D\n";
   raw_file(dir, "dev/high_school_physics_dev.csv", dev);
@@ -139,7 +161,8 @@ TEST(MmluConverter, OneFiveShotTaskPerSubjectWithLmEvalsPrompt) {
   const std::vector<ConvertedTask> tasks = convert_benchmark("mmlu", {dir});
   ASSERT_EQ(tasks.size(), 2u);
   EXPECT_EQ(tasks[0].name, "mmlu_abstract_algebra");
-  EXPECT_EQ(tasks[0].description, "The following are multiple choice questions (with answers) about abstract algebra.\n\n");
+  EXPECT_EQ(tasks[0].description,
+            "The following are multiple choice questions (with answers) about abstract algebra.\n\n");
   const ConvertedTask& physics = tasks[1];
   EXPECT_EQ(physics.name, "mmlu_high_school_physics");
   EXPECT_EQ(physics.group, "mmlu");
@@ -183,7 +206,8 @@ TEST(MmluConverter, MissingDevFilesAndMalformedRowsAreNamed) {
 
 TEST(PiqaConverter, GoalAsQuestionAndTheLabelsFilesAnswers) {
   const fs::path dir = test::temp_dir("convert_piqa");
-  const fs::path valid = raw_file(dir, "valid.jsonl", R"({"id": "a", "goal": "When boiling butter, when it's ready, you can", "sol1": "Pour it onto a plate", "sol2": "Pour it into a jar"}
+  const fs::path valid = raw_file(dir, "valid.jsonl", R"({"id": "a", "goal": "When boiling butter, when it's ready, )"
+      R"(you can", "sol1": "Pour it onto a plate", "sol2": "Pour it into a jar"}
 {"id": "b", "goal": "how do you open a jar?", "sol1": "twist the lid.", "sol2": "hit the lid."}
 )");
   const fs::path labels = raw_file(dir, "valid-labels.lst", "1\n0\n");
@@ -205,8 +229,11 @@ TEST(PiqaConverter, GoalAsQuestionAndTheLabelsFilesAnswers) {
 
 TEST(WinograndeConverter, PartialContextsAndTheSharedContinuation) {
   const fs::path dir = test::temp_dir("convert_winogrande");
-  const fs::path dev = raw_file(dir, "dev.jsonl", R"({"qID": "1", "sentence": "Sarah was a much better surgeon than Maria so _ always got the harder cases.", "option1": "Sarah", "option2": "Maria", "answer": "1"}
-{"qID": "2", "sentence": "The trophy doesn't fit into the brown suitcase because the _   is too large. ", "option1": "trophy", "option2": "suitcase", "answer": "2"}
+  const fs::path dev = raw_file(dir, "dev.jsonl", R"({"qID": "1", )"
+      R"("sentence": "Sarah was a much better surgeon than Maria so _ always got the harder cases.", )"
+      R"("option1": "Sarah", "option2": "Maria", "answer": "1"}
+{"qID": "2", "sentence": "The trophy doesn't fit into the brown suitcase because the _   is too large. ", )"
+      R"("option1": "trophy", "option2": "suitcase", "answer": "2"}
 )");
   const ConvertedTask task = converted("winogrande", {dev});
   EXPECT_EQ(task.name, "winogrande");
@@ -225,13 +252,15 @@ TEST(WinograndeConverter, PartialContextsAndTheSharedContinuation) {
                     "The trophy doesn't fit into the brown suitcase because the suitcase"}},
                   {"continuation", "is too large."},
                   {"gold", 1}}));
-  const fs::path bad = raw_file(dir, "bad.jsonl", R"({"sentence": "No blank here.", "option1": "a", "option2": "b", "answer": "1"})");
+  const fs::path bad = raw_file(dir, "bad.jsonl", R"({"sentence": "No blank here.", "option1": "a", "option2": "b", )"
+      R"("answer": "1"})");
   test::expect_has(config_error("winogrande", {bad}), {bad.string() + ":1", "no \"_\""});
 }
 
 TEST(LambadaConverter, TheLastSpaceSeparatedWordIsTheContinuation) {
   const fs::path dir = test::temp_dir("convert_lambada");
-  const fs::path test_split = raw_file(dir, "lambada_test.jsonl", R"({"text": "He reached for the switch and flicked it on. The room was empty"}
+  const fs::path test_split = raw_file(dir, "lambada_test.jsonl",
+                                       R"({"text": "He reached for the switch and flicked it on. The room was empty"}
 {"text": "she said\ngoodbye"}
 {"text": "alone"}
 )");
@@ -272,8 +301,8 @@ TEST(WikitextConverter, PagesSplitAtTitlesAndDetokenizedAsLmEvalDoes) {
   // lm-eval's "/' [0-9]/" rule writes the text "/'[0-9]/"; quotes pair up left to right.
   EXPECT_EQ(task.eval_docs[1],
             (json{{"text",
-                   " = Du Fu =\n\nDu Fu (Wade \u2013 Giles: Tu Fu; 712 \u2013 770) was a poet [1]. It was 20\u00b0C; the "
-                   "1 players'team's win /'[0-9]/.\n"},
+                   " = Du Fu =\n\nDu Fu (Wade \u2013 Giles: Tu Fu; 712 \u2013 770) was a poet [1]. It was 20\u00b0C; "
+                   "the 1 players'team's win /'[0-9]/.\n"},
                   {"page", second_page}}));
   const fs::path jsonl = raw_file(dir, "test.jsonl", json{{"page", second_page}}.dump() + "\n");
   EXPECT_EQ(converted("wikitext", {jsonl}).eval_docs, std::vector<json>{task.eval_docs[1]});

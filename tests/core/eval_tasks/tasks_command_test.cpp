@@ -22,12 +22,15 @@ int kforge_tasks(const std::string& args, std::string* output) {
 // ARC-Easy's raw test and train files, two questions and one.
 fs::path arc_raw(const fs::path& dir) {
   std::ofstream(dir / "ARC-Easy-Test.jsonl")
-      << R"({"id": "q1", "question": {"stem": "Which is a liquid?", "choices": [{"text": "ice", "label": "A"}, {"text": "water", "label": "B"}]}, "answerKey": "B"})"
+      << R"({"id": "q1", "question": {"stem": "Which is a liquid?", "choices": [{"text": "ice", "label": "A"}, )"
+      R"({"text": "water", "label": "B"}]}, "answerKey": "B"})"
       << "\n"
-      << R"({"id": "q2", "question": {"stem": "Which is hot?", "choices": [{"text": "fire", "label": "1"}, {"text": "snow", "label": "2"}]}, "answerKey": "1"})"
+      << R"({"id": "q2", "question": {"stem": "Which is hot?", "choices": [{"text": "fire", "label": "1"}, )"
+      R"({"text": "snow", "label": "2"}]}, "answerKey": "1"})"
       << "\n";
   std::ofstream(dir / "ARC-Easy-Train.jsonl")
-      << R"({"id": "t1", "question": {"stem": "Which is a gas?", "choices": [{"text": "steam", "label": "A"}, {"text": "rock", "label": "B"}]}, "answerKey": "A"})"
+      << R"({"id": "t1", "question": {"stem": "Which is a gas?", "choices": [{"text": "steam", "label": "A"}, )"
+      R"({"text": "rock", "label": "B"}]}, "answerKey": "A"})"
       << "\n";
   return dir;
 }
