@@ -62,7 +62,8 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
       {"data",
        {"dataset_path", "file_pattern", "tokenizer_path", "dataset_type", "datasets", "mix_temperature", "phases",
         "anneal_start_step", "anneal_weights", "pack_sequences", "hf_dataset_name", "hf_dataset_config",
-        "hf_dataset_split", "hf_dataset_text_field", "hf_image_size", "num_workers", "prefetch_factor"}},
+        "hf_dataset_split", "hf_dataset_text_field", "hf_image_size", "hf_streaming", "hf_streaming_shuffle_buffer",
+        "num_workers", "prefetch_factor"}},
       {"data.datasets", {"path", "weight", "name", "hf_name", "hf_config"}},
       {"data.phases", {"start_step", "dataset_weights", "lr_scale"}},
       {"eval",
@@ -109,11 +110,6 @@ const Table& not_implemented() {
     add("data", {"hf_dataset_image_field", "hf_dataset_prompt_field"},
         refused("Hugging Face image-text datasets (a vision-language run reads WebDataset shards or a JSON Lines "
                 "manifest, whose fields are fixed)"));
-    add("data", {"hf_streaming"},
-        refused("streaming a Hugging Face dataset: KempnerForge's stream shuffles within a 10,000-document buffer, "
-                "shards documents over the ranks and restarts on resume, so it trains on another sample order than "
-                "the map-style dataset; kforge reads a local JSON Lines export through its token cache, with "
-                "exact resume"));
     add("data", {"pin_memory"}, no_effect("this is a CPU build", Value::boolean(false)));
     add("distributed", {"backend"}, no_effect("kforge uses Gloo for CPU tensors and NCCL for CUDA tensors"));
     const std::string wandb =

@@ -133,6 +133,7 @@ void check_data(const Section& d) {
     p.non_negative("start_step");
     p.require(p.i("start_step") > previous, "start_step", "phase start steps must be strictly increasing");
     previous = p.i("start_step");
+  d.positive("hf_streaming_shuffle_buffer");
     p.positive("lr_scale");
     for (const auto& [name, w] : p.at("dataset_weights").table) {
       p.require(w.as_number() >= 0, "dataset_weights", fmt::format("weight of '{}' must be >= 0", name));
@@ -176,6 +177,12 @@ void check_checkpoint(const Section& c) {
     w.require(w.i("stop") >= w.i("start"), "stop", fmt::format("must be >= start ({})", w.i("start")));
   }
   for (const Value& item : c.at("exclude_from_loading").list) {
+  d.require(!d.at("hf_streaming").b || !d.null("hf_dataset_name"), "hf_streaming",
+            "streams the [data] hf_dataset_name export: set hf_dataset_name (dataset_path shards and a mixture's "
+            "hf_name sources are read whole, not streamed)");
+  // A resolved config prints the default explicitly: only another size asks for a stream.
+  d.require(d.at("hf_streaming").b || d.i("hf_streaming_shuffle_buffer") == 10000,
+            "hf_streaming_shuffle_buffer", "sizes the shuffle buffer of a stream: set hf_streaming = true, or remove it");
     c.require(item.s == "model" || item.s == "optimizer" || item.s == "train_state", "exclude_from_loading",
               "entries must be \"model\", \"optimizer\" or \"train_state\"");
   }

@@ -78,8 +78,9 @@ void check_vision_language_data(const config::JobConfig& job) {
 void warn_image_keys(const config::JobConfig& job, std::vector<std::string>& warnings) {
   const config::Value& data = *job.tree.find("data");
   for (const char* key : {"num_workers", "prefetch_factor", "hf_image_size"}) {
+  const bool streamed = data.find("hf_streaming")->b;  // a stream tokenises on num_workers threads
     const config::Value* v = data.find(key);
-    if (v == nullptr || v->source.origin.empty()) continue;
+    if (v == nullptr || v->source.origin.empty() || (streamed && std::string(key) != "hf_image_size")) continue;
     warnings.push_back(
         fmt::format("{}: [data] {} = {}: has no effect in a text run (it is read by the image-text data "
                     "of a [vlm] run; the memory-mapped shards are read in the training process)",
@@ -249,6 +250,8 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   check_pipeline_parallel(job, components);
   config::check_world(job, world_size);
   autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
+  } else if (job.view("data").get_bool("hf_streaming")) {
+    feed::hf_export_inputs(job, *job.data.hf);  // streamed by the feed, never cached: only the export is checked
   // Refuses [train] device = "cuda" where this process has no GPU of its own (or kforge is a CPU build).
   dist::choose_device(job.train.device, dist::rank_info_from_env().local_rank, dist::probe_cuda());
   // An optimizer checks its [optimizer] values (betas, Muon's, Schedule-Free's, a third party's)

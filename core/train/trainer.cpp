@@ -17,6 +17,7 @@
 #include "env/cpu_env.h"
 #include "feed/image_text_feed.h"
 #include "feed/mixture_feed.h"
+#include "feed/stream_feed.h"
 #include "feed/token_feed.h"
 #include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
@@ -213,6 +214,9 @@ void Trainer::open_data(Preflight& checked, const std::optional<sdk::PixelFormat
 
 void Trainer::record_run_end(std::optional<Outcome> outcome) noexcept {
   const sdk::RunEnd how = !outcome                           ? sdk::RunEnd::failed
+  } else if (job_.view("data").get_bool("hf_streaming")) {
+    log.info("train data: {}, streamed (no token cache)", job_.data.hf->where);
+    feed_ = feed::open_stream_feed(job_, dp.rank(), dp.size(), vocab_size, checked.eos_id);
                           : *outcome == Outcome::Preempted   ? sdk::RunEnd::killed
                           : *outcome == Outcome::TooManyNans ? sdk::RunEnd::failed
                                                              : sdk::RunEnd::finished;

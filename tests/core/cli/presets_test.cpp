@@ -67,12 +67,19 @@ TEST(Presets, EveryPresetPassesDryRunAndTogetherTheyCoverEveryOptimizerScheduler
   // The presets read data/moby (made by the quickstart): the dry run opens the data, so give it a corpus.
   // Enough tokens for a window of the cluster presets' seq_len 4096.
   const std::string data = write_token_corpus(dir / "data", 256, 3 * 4097).string();
+  // hf_wikitext streams a local Hugging Face export: the dry run checks its files (in the hf_dataset_config folder).
+  const std::filesystem::path exported = dir / "export";
+  std::filesystem::create_directories(exported / "wikitext-103-raw-v1");
+  std::ofstream(exported / "wikitext-103-raw-v1" / "train.jsonl") << "{\"text\": \"a document\"}\n";
   std::string command;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string stem = (dir / std::to_string(i)).string();
     // A video preset reads its clips from [video] data_root and refuses [data] dataset_path.
     const bool video = read_file(files[i].string()).find("\n[video]\n") != std::string::npos;
-    const std::string paths = video ? "" : " --data.dataset_path='" + data + "' --eval.dataset_path='" + data + "'";
+    const bool streamed = read_file(files[i].string()).find("\nhf_streaming = true\n") != std::string::npos;
+    const std::string paths = video      ? ""
+                              : streamed ? " --data.hf_dataset_name='" + exported.string() + "'"
+                                         : " --data.dataset_path='" + data + "' --eval.dataset_path='" + data + "'";
     const std::string world = " --world-size " + std::to_string(world_size_of(files[i]));
     command += "('" + std::string(KFORGE_BIN) + "' run '" + files[i].string() + "' --dry-run" + world + paths + " >'" +
                stem + ".out' 2>'" + stem + ".err'; echo $? >'" + stem + ".rc') & ";

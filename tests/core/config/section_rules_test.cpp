@@ -167,6 +167,12 @@ const BadValue kData[] = {
         "set hf_dataset_name too"),
     cli("hf_empty_text_field", "--data.hf_dataset_text_field=\"\"", "[data] hf_dataset_text_field = \"\"",
         "must name the JSON member", {"--data.hf_dataset_name=export"}),
+    cli("hf_streaming_without_export", "--data.hf_streaming=true", "[data] hf_streaming = true",
+        "streams the [data] hf_dataset_name export: set hf_dataset_name"),
+    cli("hf_streaming_shuffle_buffer_alone", "--data.hf_streaming_shuffle_buffer=5",
+        "[data] hf_streaming_shuffle_buffer = 5", "set hf_streaming = true"),
+    cli("hf_streaming_shuffle_buffer", "--data.hf_streaming_shuffle_buffer=0", "[data] hf_streaming_shuffle_buffer = 0",
+        "must be > 0", {"--data.hf_dataset_name=export", "--data.hf_streaming=true"}),
 };
 INSTANTIATE_TEST_SUITE_P(Data, SectionRule, ::testing::ValuesIn(kData),
                          [](const auto& info) { return std::string(info.param.name); });

@@ -84,10 +84,6 @@ TEST_P(Refused, NamesTheKeyItsPlaceAndThatItIsNotImplemented) {
 
 // KempnerForge's configs that kforge parsed and then trained as something else.
 const Case kRefused[] = {
-    {"hf_streaming",
-     "",
-     {"--data.hf_streaming=true"},
-     {"[data] hf_streaming = true", "another sample order", "exact resume", "set false"}},
     {"hf_vlm_image_field",
      "[data]\nhf_dataset_image_field = \"img\"\n",
      {},
@@ -121,6 +117,9 @@ TEST(Refused, DefaultsAndExplicitInertValuesPass) {
   // Local Hugging Face exports are read (through a token cache); hf_streaming = false asks for nothing.
   EXPECT_EQ(refusal("[data]\nhf_dataset_name = \"export\"\nhf_dataset_config = \"en\"\nhf_dataset_split = \"train\"\n"
                     "hf_dataset_text_field = \"content\"\nhf_streaming = false\n[eval]\nhf_dataset_name = \"export\"\n"),
+            "");
+  // And streamed (issue 58).
+  EXPECT_EQ(refusal("[data]\nhf_dataset_name = \"export\"\nhf_streaming = true\nhf_streaming_shuffle_buffer = 100\n"),
             "");
 }
 

@@ -2,7 +2,8 @@
 // hf_dataset_name, a [[data.datasets]] source's hf_name): rank 0 tokenises each split once into a token
 // cache under KFORGE_CACHE_DIR, the run trains and evaluates on it, so does `kforge eval`, and a later run
 // (a mixture reading the same export) reads the cache without tokenising again; two ranks tokenise once; a bad
-// line fails the run and leaves no partial cache; the dry run checks the export and tokenises nothing.
+// line fails the run and leaves no partial cache; the dry run checks the export and tokenises nothing. KempnerForge's
+// hf_wikitext preset streams an export ([data] hf_streaming): no cache, and a stopped run resumes bit for bit.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "plugins/components.h"
 #include "support/expect_text.h"
 #include "support/launch_job.h"
+#include "support/read_file.h"
 #include "support/test_host.h"
 #include "support/tiny_tokenizer.h"
 #include "train/preflight.h"
@@ -177,6 +179,50 @@ TEST(HfExport, TheDryRunChecksTheExportAndTokenisesNothing) {
     ADD_FAILURE() << "an export without the split passed";
   } catch (const sdk::ConfigError& e) {
     expect_has(e.what(), {"[eval] hf_dataset_name = \"", "no JSON Lines file of split 'test'", "'validation.jsonl'"});
+  }
+}
+
+// configs/train/hf_wikitext.toml scaled down, streaming an export laid out as wikitext-103-raw-v1's with its 4
+// tokenising threads: the loss falls, no token cache is written, and a run stopped at step 4 and resumed trains on
+// the same token stream as an uninterrupted one: the same losses, bit for bit.
+TEST(HfStreaming, TheHfWikitextPresetTrainsOnAStreamedExportAndAStoppedRunResumesBitExactly) {
+  TrainFixture straight, split;
+  const fs::path export_dir = straight.root / "wikitext", cache = straight.root / "cache";
+  fs::create_directories(export_dir / "wikitext-103-raw-v1");
+  write_jsonl(export_dir / "wikitext-103-raw-v1" / "train-00000-of-00002.jsonl", kTrainDocs / 2, 1);
+  write_jsonl(export_dir / "wikitext-103-raw-v1" / "train-00001-of-00002.jsonl", kTrainDocs / 2, 2);
+  const fs::path tokenizer = tiny_tokenizer(straight.root);
+  ::setenv("KFORGE_CACHE_DIR", cache.c_str(), 1);
+  const auto overrides = [&](const TrainFixture& fx) {
+    return std::vector<std::string>{"--model.dim=64", "--model.n_layers=2", "--model.n_heads=4", "--model.n_kv_heads=2",
+                                    "--model.ffn_hidden_dim=128", "--model.vocab_size=64", "--model.max_seq_len=32",
+                                    "--train.seq_len=16", "--train.batch_size=2", "--train.max_steps=10",
+                                    "--train.device=cpu", "--scheduler.warmup_steps=1", "--optimizer.lr=1e-2",
+                                    "--data.hf_dataset_name=" + export_dir.string(),
+                                    "--data.hf_dataset_text_field=content", "--data.tokenizer_path=" + tokenizer.string(),
+                                    "--data.hf_streaming_shuffle_buffer=32",
+                                    "--checkpoint.dir=" + fx.checkpoint_dir.string(), "--checkpoint.interval=1000",
+                                    "--metrics.log_interval=1", "--metrics.run_dir=" + (fx.root / "run").string()};
+  };
+  for (TrainFixture* fx : {&straight, &split}) {
+    fx->toml = read_file(std::string(KFORGE_SOURCE_DIR) + "/configs/train/hf_wikitext.toml");
+  }
+  auto all = std::make_shared<RecordingHook>();
+  straight.run(overrides(straight), {all});
+  ::unsetenv("KFORGE_CACHE_DIR");
+  ASSERT_EQ(all->losses.size(), 10u);
+  EXPECT_LT(all->losses.at(10), all->losses.at(1));
+  EXPECT_FALSE(fs::exists(cache)) << "a streamed export was tokenised into a cache";
+
+  auto first = std::make_shared<RecordingHook>();
+  first->stop_at = 4;
+  EXPECT_EQ(split.run(overrides(split), {first}).step, 4);
+  auto second = std::make_shared<RecordingHook>();
+  const train::TrainingResult resumed = split.run(overrides(split), {second});
+  EXPECT_EQ(resumed.resumed_from, 4);
+  ASSERT_EQ(second->losses.size(), 6u);
+  for (int64_t step = 5; step <= 10; ++step) {
+    EXPECT_EQ(second->losses.at(step), all->losses.at(step)) << "step " << step;
   }
 }
 
