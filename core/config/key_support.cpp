@@ -68,7 +68,7 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
       {"data.phases", {"start_step", "dataset_weights", "lr_scale"}},
       {"eval",
        {"enabled", "interval", "steps", "dataset_path", "file_pattern", "hf_dataset_name", "hf_dataset_config",
-        "hf_dataset_split"}},
+        "hf_dataset_split", "tasks", "task_dir", "task_limit", "seed"}},
       {"distributed",
        {"dp_shard", "dp_replicate", "nccl_timeout_sec", "ep", "tp", "pp", "pp_schedule", "pp_layer_split", "cp"}},
       {"checkpoint",

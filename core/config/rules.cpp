@@ -358,6 +358,8 @@ void check_sections(const Value& root) {
   const Section eval = section(root, "eval");
   eval.positive("interval");
   eval.positive("steps");
+  eval.non_negative("task_limit");
+  eval.non_negative("seed");
   section(root, "metrics").positive("log_interval");
   const Section prof = section(root, "profiling");
   prof.non_negative("start_step");
@@ -426,8 +428,9 @@ void check_world(const Value& root, int world_size) {
   }
   const Section e = section(root, "eval");
   if (e.at("enabled").b) {
-    e.require(!e.at("dataset_path").s.empty() || !e.null("hf_dataset_name"), "enabled",
-              "eval is enabled but neither [eval] dataset_path nor hf_dataset_name is set");
+    e.require(!e.at("dataset_path").s.empty() || !e.null("hf_dataset_name") || !e.at("tasks").list.empty(), "enabled",
+              "eval is enabled but neither [eval] dataset_path nor hf_dataset_name is set (nor tasks, downstream "
+              "tasks)");
   }
   if (d.i("tp") > 1) {
     d.require(m.i("n_heads") % d.i("tp") == 0, "tp", fmt::format("[model] n_heads ({}) must be divisible by tp", m.i("n_heads")));

@@ -60,9 +60,13 @@ std::vector<SectionSpec> data_sections() {
                 string_key("file_pattern", "*.npy", "glob of eval shard names"),
                 optional_key(KeyType::String, "hf_dataset_name", "Hugging Face eval dataset"),
                 optional_key(KeyType::String, "hf_dataset_config", "Hugging Face eval config"),
-                string_key("hf_dataset_split", "validation", "Hugging Face eval split")},
+                string_key("hf_dataset_split", "validation", "Hugging Face eval split"),
+                string_list_key("tasks", {}, "downstream tasks scored at each evaluation (docs/how-to/downstream-eval.md)"),
+                string_key("task_dir", "", "the directory holding the tasks' directories"),
+                int_key("task_limit", 0, "documents scored per task (0: all)"),
+                int_key("seed", 1234, "seed of the tasks' few-shot sampler")},
                false,
-               "periodic evaluation (loss and perplexity)"});
+               "periodic evaluation (loss and perplexity, downstream tasks)"});
   return s;
 }
 

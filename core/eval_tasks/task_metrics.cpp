@@ -144,11 +144,11 @@ std::vector<std::pair<std::string, MetricValue>> task_metrics(const TaskSpec& ta
         break;
       case OutputType::LoglikelihoodRolling: {
         const double ll = s.loglikelihoods[0];
-        const auto bytes = static_cast<double>(doc.text.size());
+        const auto bytes = static_cast<double>(doc.page.size());
         for (const char* m : {"word_perplexity", "byte_perplexity", "bits_per_byte", "token_perplexity"}) {
           items[m].push_back(ll);
         }
-        weights["word_perplexity"].push_back(static_cast<double>(count_words(doc.text)));
+        weights["word_perplexity"].push_back(static_cast<double>(count_words(doc.page)));
         weights["byte_perplexity"].push_back(bytes);
         weights["bits_per_byte"].push_back(bytes);
         weights["token_perplexity"].push_back(static_cast<double>(s.tokens));

@@ -29,7 +29,7 @@ struct MetricValue {
 /// acc = argmax loglikelihood == gold; acc_norm = argmax loglikelihood / len(option in Unicode characters) == gold
 /// (the option: the choice, or with partial scoring its query, as lm-eval's doc_to_choice); loglikelihood acc = greedy,
 /// perplexity = exp(-mean ll); rolling word/byte/token perplexity = exp(-sum ll / sum count) with words =
-/// len(re.split(r"\s+", text)) and bytes = UTF-8 bytes, bits_per_byte = -sum ll / sum bytes / ln 2; exact_match =
+/// len(re.split(r"\s+", page)) and bytes = UTF-8 bytes of the page (the document's "page", else its text), bits_per_byte = -sum ll / sum bytes / ln 2; exact_match =
 /// (strip(generated) == strip(answer)). Means have stderr = sample stddev / sqrt(n) (none for n = 1); perplexity's
 /// is lm-eval's bootstrap (`bootstrap_iters` resamples by random.Random(i).choices in chunks of 1000; none at 0);
 /// the weighted ones have none.

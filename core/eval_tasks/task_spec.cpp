@@ -131,6 +131,7 @@ Doc read_doc(const std::string& line, OutputType type, const std::string& where)
       break;
     case OutputType::LoglikelihoodRolling:
       doc.text = json_string(doc.raw, "text", where);
+      doc.page = doc.raw.contains("page") ? json_string(doc.raw, "page", where) : doc.text;
       break;
     case OutputType::GenerateUntil:
       doc.queries = {json_string(doc.raw, "query", where)};

@@ -22,7 +22,8 @@ struct Doc {
   std::vector<std::string> queries;  ///< multiple_choice, loglikelihood, generate_until: the prompt(s)
   std::vector<std::string> choices;  ///< the continuation(s): choices, or the one continuation
   int64_t gold = 0;                  ///< multiple_choice: the index of the right option
-  std::string text;                  ///< loglikelihood_rolling
+  std::string text;                  ///< loglikelihood_rolling: what is scored
+  std::string page;                  ///< loglikelihood_rolling: what words and bytes are counted on ("page", else text)
   std::string answer;                ///< generate_until
   size_t options() const { return std::max(queries.size(), choices.size()); }
   bool partial() const { return queries.size() > 1; }

@@ -24,6 +24,7 @@
 #include "train/evaluator.h"
 #include "train/plugin_manifest.h"
 #include "train/run_log.h"
+#include "train/task_evaluation.h"
 #include "train/token_weights.h"
 #include "train/trainer.h"
 
@@ -198,9 +199,14 @@ TrainingResult Trainer::train() {
         stop_requested = true;
       }
     }
-    if (eval_source_ && step_ % job_.eval.interval == 0) {
+    const bool eval_tasks = job_.eval.enabled && !job_.view("eval").get_string_list("tasks").empty();
+    if ((eval_source_ || eval_tasks) && step_ % job_.eval.interval == 0) {
       optimizer_->use_eval_weights();
-      const sdk::MetricList metrics = evaluate_now();
+      sdk::MetricList metrics = eval_source_ ? evaluate_now() : sdk::MetricList{};
+      if (eval_tasks) {  // [eval] tasks: eval/<task>/<metric>
+        const sdk::MetricList scores = evaluate_tasks(job_, *model_, [this](const at::Tensor& t) { return forward(t); });
+        metrics.insert(metrics.end(), scores.begin(), scores.end());
+      }
       optimizer_->use_train_weights();
       tracker_->log(step_, metrics);
       for (auto& hook : hooks_) hook->on_eval_end(step_, metrics);

@@ -15,6 +15,7 @@
 #include "kforge/sdk/error.h"
 #include "train/pipeline_order.h"
 #include "train/precision.h"
+#include "train/task_evaluation.h"
 
 namespace kforge::train {
 namespace {
@@ -236,7 +237,9 @@ void open_text_data(const config::JobConfig& job, const plugins::Components& com
   } else {
     out.train_data = open("train data", job.data.dataset_path, job.data.file_pattern, job.data.hf);
   }
-  if (job.eval.enabled) out.eval_data = open("eval data", job.eval.dataset_path, job.eval.file_pattern, job.eval.hf);
+  if (job.eval.enabled && (!job.eval.dataset_path.empty() || job.eval.hf)) {  // else [eval] tasks only
+    out.eval_data = open("eval data", job.eval.dataset_path, job.eval.file_pattern, job.eval.hf);
+  }
 }
 
 }  // namespace
@@ -249,6 +252,7 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   check_tensor_parallel(job, components);
   check_pipeline_parallel(job, components);
   config::check_world(job, world_size);
+  check_eval_tasks(job);
   autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
   } else if (job.view("data").get_bool("hf_streaming")) {
     feed::hf_export_inputs(job, *job.data.hf);  // streamed by the feed, never cached: only the export is checked

@@ -161,7 +161,8 @@ def metrics(t, lls_by_doc, gens_by_doc, tokens_by_doc, iters):
             items.setdefault("acc", []).append(1.0 if greedy else 0.0)
         elif kind == "loglikelihood_rolling":
             ll = sum(lls_by_doc[d])
-            words, nbytes = len(re.split(r"\s+", doc["text"])), len(doc["text"].encode("utf-8"))
+            page = doc.get("page", doc["text"])  # lm-eval's wikitext counts on the page as read
+            words, nbytes = len(re.split(r"\s+", page)), len(page.encode("utf-8"))
             items.setdefault("word_perplexity", []).append((ll, words))
             items.setdefault("byte_perplexity", []).append((ll, nbytes))
             items.setdefault("bits_per_byte", []).append((ll, nbytes))

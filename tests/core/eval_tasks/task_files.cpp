@@ -46,7 +46,7 @@ std::string write_tasks(const std::filesystem::path& dir) {
   write(dir / "rolling" / "test.jsonl",
         "{\"text\": \"the history of the city begins with a small village by the river where people fished and "
         "traded and built houses of wood and stone over many long years of work\"}\n"
-        "{\"text\": \" short  text\\twith   spaces \"}\n"
+        "{\"text\": \" short text, with spaces\", \"page\": \" short  text ,\\twith   spaces \"}\n"
         "{\"text\": \"na\\u00efve caf\\u00e9 r\\u00e9sum\\u00e9\"}\n");
   write(dir / "answer" / "task.toml",
         "name = \"answer\"\nversion = 3\noutput_type = \"generate_until\"\neval_docs = \"test.jsonl\"\n"
