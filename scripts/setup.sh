@@ -13,6 +13,8 @@ packages=(
   python3-torch python3-numpy               # the independent oracle of the numerical tests
   pybind11-dev python3-dev python3-pytest   # the Python module kforge (python/), built against python3-torch, and
                                             # its tests
+  python3-matplotlib python3-nbclient python3-ipykernel jupyter-nbconvert  # the example notebooks
+                                            # (examples/notebooks/), run headless by the Python tests
   libarchive-dev                            # .npz archives (kforge extract)
   zstd                                      # the zstd tool: compressed inputs in the prepare-data tests
   libpcre2-dev libutf8proc-dev              # byte-level BPE tokenizers: pre-tokenizer regexes, NFC
