@@ -4,6 +4,7 @@ The native runtime (_kforge) is kforge's C++ host built against Debian's python3
 as the LibTorch kforge links, so tensors cross as torch.Tensor sharing storage. Importing checks that assumption:
 torch's version and C++ ABI must be the ones _kforge was built with. See docs/python.md.
 """
+import os
 import re
 from dataclasses import dataclass
 
@@ -30,7 +31,9 @@ _check_torch()
 from ._kforge import ConfigError, KforgeError, Model, load_checkpoint, load_config  # noqa: E402
 from . import _kforge  # noqa: E402
 
-_kforge._use_plugins([], _build_info.PLUGIN_DIR)
+# kforge's own plugins: the build tree's, or the installed ones (relative to this package).
+_PLUGIN_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), _build_info.PLUGIN_DIR))
+_kforge._use_plugins([], _PLUGIN_DIR)
 
 __all__ = ["ConfigError", "KforgeError", "Model", "StepContext", "StopTraining", "TrainingError", "TrainingHook",
            "load_checkpoint", "load_config", "train", "use_plugins"]
@@ -85,7 +88,7 @@ class TrainingHook:
 
 def use_plugins(dirs=(), allow_unsafe=False):
     """Searches `dirs` for plugins before kforge's own; call it before any other kforge call loads them."""
-    _kforge._use_plugins([str(d) for d in dirs], _build_info.PLUGIN_DIR, allow_unsafe)
+    _kforge._use_plugins([str(d) for d in dirs], _PLUGIN_DIR, allow_unsafe)
 
 
 def train(config, overrides=(), hooks=()):
