@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "config/hub_cache.h"
+#include "config_helpers.h"
 #include "support/expect_text.h"
 #include "support/read_file.h"
 #include "support/test_host.h"
@@ -150,7 +151,8 @@ TEST(HubCache, AnExistingLocalPathWinsOverAHubId) {
 
 TEST(HubCache, AMissingIdNamesWhatWasLookedForAndHowToFillIt) {
   const FakeCache cache("hub_missing");
-  expect_has(config_error_of([] { config::hub_snapshot("meta-llama/Meta-Llama-3-8B", "cfg.toml:3:1: [data] tokenizer_path"); }),
+  expect_has(config_error_of(
+                 [] { config::hub_snapshot("meta-llama/Meta-Llama-3-8B", "cfg.toml:3:1: [data] tokenizer_path"); }),
              {"cfg.toml:3:1: [data] tokenizer_path = \"meta-llama/Meta-Llama-3-8B\" is not a local path",
               "(" + cache.dir.string() + ", from $HF_HUB_CACHE)",
               "looked for " + (cache.dir / "models--meta-llama--Meta-Llama-3-8B").string(),
@@ -182,14 +184,31 @@ TEST(HubCache, TheTokenizerFileOfASnapshotOrDirectory) {
   std::ofstream(local / "cl100k_base.tiktoken") << "x";
   EXPECT_EQ(config::tokenizer_file(local.string(), "k"), local / "cl100k_base.tiktoken");
   const fs::path encoder = fake_download(cache.dir, "google/siglip2-base-patch16-224", kHash, {{"config.json", "{}"}});
-  expect_has(config_error_of([] { config::tokenizer_file("google/siglip2-base-patch16-224", "[data] tokenizer_path"); }),
+  const auto no_tokenizer = [] { config::tokenizer_file("google/siglip2-base-patch16-224", "[data] tokenizer_path"); };
+  expect_has(config_error_of(no_tokenizer),
              {"[data] tokenizer_path = \"google/siglip2-base-patch16-224\": the directory " + encoder.string() +
                   " holds no tokenizer kforge reads",
               "its files: 'config.json'"});
 }
 
-// `kforge run --dry-run` of a config naming the tokenizer "gpt2" and the encoder by hub ids, against a cache holding
-// them: the resolved config names the snapshot's files; without them, exit 2 with the cache's message.
+// load_job_config keeps the values as written; resolve_hub_ids rewrites the tokenizer and the encoder path, in the
+// tree and the typed fields.
+TEST(HubCache, AJobsTokenizerAndEncoderPathsResolve) {
+  const FakeCache cache("hub_job");
+  const fs::path tokenizer = fake_download(cache.dir, "gpt2", kHash, {{"tokenizer.json", "{}"}});
+  const fs::path encoder = fake_download(cache.dir, "google/siglip2-base-patch16-224", kHash, {{"config.json", "{}"}});
+  config::JobConfig job = load(
+      "[data]\ntokenizer_path = \"gpt2\"\n[vision_encoder]\ntype = \"random\"\n"
+      "path = \"google/siglip2-base-patch16-224\"\n[vlm]\narch = \"joint_decoder\"\n");
+  EXPECT_EQ(job.data.tokenizer_path, "gpt2");
+  config::resolve_hub_ids(job);
+  EXPECT_EQ(job.data.tokenizer_path, (tokenizer / "tokenizer.json").string());
+  EXPECT_EQ(at(job, "data", "tokenizer_path").s, (tokenizer / "tokenizer.json").string());
+  EXPECT_EQ(at(job, "vision_encoder", "path").s, encoder.string());
+}
+
+// `kforge run --dry-run` of a config naming the tokenizer "gpt2", against a cache holding it: the resolved config
+// names the snapshot's file; an id the cache lacks exits 2 with the cache's message.
 TEST(HubCache, ARunResolvesHubIdsFromTheCache) {
   const fs::path dir = temp_dir("hub_run");
   const fs::path cache = dir / "hub";
@@ -197,8 +216,9 @@ TEST(HubCache, ARunResolvesHubIdsFromTheCache) {
   const fs::path snapshot =
       fake_download(cache, "gpt2", kHash, {{"tokenizer.model", read_file(tiny_tokenizer(dir / "tok"))}});
   const fs::path data = write_token_corpus(dir / "data", 64);
-  std::ofstream(dir / "cfg.toml") << "[model]\ndim = 64\nn_layers = 2\nn_heads = 4\nvocab_size = 64\nmax_seq_len = 128\n"
-                                     "[train]\nbatch_size = 2\nseq_len = 64\nmax_steps = 10\n[checkpoint]\ndir = \""
+  std::ofstream(dir / "cfg.toml") << "[model]\ndim = 64\nn_layers = 2\nn_heads = 4\nvocab_size = 64\n"
+                                     "max_seq_len = 128\n[train]\nbatch_size = 2\nseq_len = 64\nmax_steps = 10\n"
+                                     "[checkpoint]\ndir = \""
                                   << (dir / "ckpt").string() << "\"\n[data]\ndataset_path = \"" << data.string()
                                   << "\"\ntokenizer_path = \"gpt2\"\n";
   const std::string run = "env -u HUGGINGFACE_HUB_CACHE HF_HUB_CACHE='" + cache.string() + "' '" + KFORGE_BIN +
