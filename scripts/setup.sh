@@ -18,6 +18,7 @@ packages=(
   libarchive-dev                            # .npz archives (kforge extract)
   zstd                                      # the zstd tool: compressed inputs in the prepare-data tests
   libpcre2-dev libutf8proc-dev              # byte-level BPE tokenizers: pre-tokenizer regexes, NFC
+  libyaml-dev python3-yaml                  # tatm's metadata.yaml beside .bin shards, and PyYAML to write it in the tests
   python3-protobuf chromium                 # independent readers in the tests: TensorBoard event files, the HTML report
                                             # (and the documentation site's pages, scripts/docs/browser_check.py)
   mkdocs graphviz                           # the documentation site (scripts/docs.sh): MkDocs, and dot for the layer

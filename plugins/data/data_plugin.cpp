@@ -6,7 +6,8 @@ namespace {
 
 constexpr kforge_config_key kMemmapKeys[] = {
     {"bin_dtype", "string", "\"\"",
-     "token width of raw .bin shards: \"uint16\" or \"uint32\" (required for .bin; .npy headers carry it)"},
+     "token width of raw .bin shards: \"uint16\" or \"uint32\" (default: tatm's metadata.yaml beside them, else "
+     "inferred from the file size as KempnerForge does; .npy headers carry it)"},
 };
 
 constexpr kforge_component_info kComponents[] = {

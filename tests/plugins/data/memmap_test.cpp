@@ -1,5 +1,6 @@
-// The memmap dataset plugin: .npy header validation, uint16/uint32, raw .bin with an explicit dtype,
-// window counts and contents across shards (tails dropped, no sample crosses a file), make_batch.
+// The memmap dataset plugin: .npy header validation, uint16/uint32, raw .bin with an explicit dtype, tatm's
+// metadata.yaml or KempnerForge's guess from the size, window counts and contents across shards (tails dropped, no
+// sample crosses a file), make_batch.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -88,19 +89,10 @@ TEST(MemmapDataset, RandomAccessAgreesWithAFlatReferenceOverManyShards) {
   for (int64_t i = ds->size() - 1; i >= 0; --i) EXPECT_EQ(to_vector(ds->window(i)), expected[i]) << "window " << i;
 }
 
-TEST(MemmapDataset, BinShardsNeedAnExplicitDtype) {
+TEST(MemmapDataset, BinShardsTakeAnExplicitDtype) {
   const fs::path dir = temp_dir("memmap_bin");
-  // 16 bytes: 8 uint16 tokens, or 4 uint32 ones; a guess from the size would be wrong.
+  // 32 bytes: 16 uint16 tokens, or 8 uint32 ones; the size alone would say uint32.
   std::ofstream(dir / "t.bin", std::ios::binary) << u16_bytes(arange(1, 16));
-  const std::string err = open_error(dir, "*.bin");
-  EXPECT_HAS(err, "t.bin");
-  EXPECT_HAS(err, "bin_dtype = \"uint16\" or \"uint32\"");
-  try {
-    open_dataset(dir, "*.bin", 7);
-    FAIL() << "no error";
-  } catch (const sdk::ConfigError&) {
-  }
-
   const auto u16 = open_dataset(dir, "*.bin", 7, "bin_dtype = \"uint16\"\n");
   ASSERT_EQ(u16->size(), 2);
   EXPECT_EQ(to_vector(u16->window(1)), arange(9, 8));
@@ -115,6 +107,95 @@ TEST(MemmapDataset, BinShardsNeedAnExplicitDtype) {
   std::ofstream(dir32 / "odd.bin", std::ios::binary) << std::string(7, 'x');
   EXPECT_HAS(open_error(dir32, "*.bin", "bin_dtype = \"uint32\"\n"), "odd.bin: 7 bytes is not a whole number");
   EXPECT_HAS(open_error(dir32, "t.bin", "bin_dtype = \"int8\"\n"), "\"int8\" is not supported");
+}
+
+// KempnerForge's MemoryMappedDataset without tatm's metadata: uint32 when the size is a multiple of 4 bytes, else
+// uint16, per file; the choice is named in describe() and in the error a misread shard then raises.
+TEST(MemmapDataset, BinShardsWithoutADtypeAreInferredFromTheSizeAsKempnerForgeDoes) {
+  const fs::path dir = temp_dir("memmap_bin_inferred");
+  std::ofstream(dir / "a.bin", std::ios::binary) << u32_bytes(arange(100000, 17));  // 68 bytes: uint32
+  std::ofstream(dir / "b.bin", std::ios::binary) << u16_bytes(arange(7, 9));        // 18 bytes: uint16
+  const auto ds = open_dataset(dir, "*.bin", 7);
+  ASSERT_EQ(ds->size(), 2 + 1);
+  EXPECT_EQ(to_vector(ds->window(1)), arange(100008, 8));
+  EXPECT_EQ(to_vector(ds->window(2)), arange(7, 8));
+  EXPECT_HAS(ds->describe(), "uint32 (inferred from the file size as KempnerForge does");
+  EXPECT_HAS(ds->describe(), "uint16 (inferred from the file size as KempnerForge does");
+  EXPECT_HAS(ds->describe(), "no [data] bin_dtype, no tatm metadata.yaml beside the shards");
+
+  // 16 uint16 tokens are 32 bytes, which the size alone reads as 8 uint32 ids: past the vocabulary, the error says
+  // the width was a guess and which key settles it.
+  const fs::path even = temp_dir("memmap_bin_misread");
+  std::ofstream(even / "t.bin", std::ios::binary) << u16_bytes(arange(1, 16));
+  try {
+    open_dataset(even, "*.bin", 3, "", /*vocab_size=*/64);
+    FAIL() << "no error";
+  } catch (const sdk::Error& e) {
+    EXPECT_HAS(std::string(e.what()), ">= [model] vocab_size 64");
+    EXPECT_HAS(std::string(e.what()),
+               "(uint32 was inferred from the file size: set [data] bin_dtype if the shards hold uint16 tokens)");
+  }
+}
+
+// tatm's metadata.yaml as `tatm tokenize` writes it (tatm.tokenizer.metadata.write_metadata: yaml.dump of the
+// metadata with its tokenized_info), written by python3's PyYAML; `info` is tokenized_info as a Python literal.
+fs::path write_tatm_metadata(const fs::path& dir, const std::string& info) {
+  const fs::path file = dir / "metadata.yaml";
+  const std::string script =
+      "import sys, yaml; open(sys.argv[1], 'w').write(yaml.dump({'name': 'tokenized', 'dataset_path': sys.argv[2], "
+      "'description': 'Tokenized dataset created using tatm', 'date_downloaded': '', 'download_source': "
+      "'Tokenized by tatm', 'data_content': 'text', 'content_field': 'NA', 'corpuses': [], 'tokenized_info': " +
+      info + "}))";
+  std::string output;
+  const int status = run_command(std::string(KFORGE_PYTHON) + " -c \"" + script + "\" '" + file.string() + "' '" +
+                                     dir.string() + "'",
+                                 &output);
+  EXPECT_EQ(status, 0) << output;
+  return file;
+}
+
+std::string tokenized_info(const std::string& dtype, const std::string& vocab_size) {
+  return "{'tokenizer': 't5-base', 'file_prefix': '/data/tokenized', 'dtype': '" + dtype +
+         "', 'file_extension': 'bin', 'vocab_size': " + vocab_size +
+         ", 'tatm_version': '0.2.0', 'tokenizers_version': '0.19.1'}";
+}
+
+TEST(MemmapDataset, TatmMetadataYamlGivesTheWidthAndTheVocabulary) {
+  const fs::path dir = temp_dir("memmap_bin_tatm");
+  std::ofstream(dir / "tokenized_0.bin", std::ios::binary) << u16_bytes(arange(1, 16));  // 32 bytes of uint16
+  const fs::path meta = write_tatm_metadata(dir, tokenized_info("uint16", "32100"));
+  const auto ds = open_dataset(dir, "tokenized_*.bin", 7);
+  ASSERT_EQ(ds->size(), 2);
+  EXPECT_EQ(to_vector(ds->window(1)), arange(9, 8));
+  EXPECT_HAS(ds->describe(), "uint16 (tokenized_info.dtype in " + meta.string() + ")");
+
+  // An explicit bin_dtype that agrees is taken; one that contradicts the metadata names both.
+  EXPECT_EQ(open_dataset(dir, "*.bin", 7, "bin_dtype = \"uint16\"\n")->size(), 2);
+  try {
+    open_dataset(dir, "*.bin", 7, "bin_dtype = \"uint32\"\n");
+    FAIL() << "no error";
+  } catch (const sdk::ConfigError& e) {
+    EXPECT_HAS(std::string(e.what()), "tokenized_0.bin: [data] bin_dtype = \"uint32\" contradicts tokenized_info.dtype "
+                                      "= \"uint16\" in " + meta.string());
+  }
+
+  // Ids at or past tokenized_info.vocab_size.
+  write_tatm_metadata(dir, tokenized_info("uint16", "10"));
+  EXPECT_HAS(open_error(dir, "*.bin"), "token id 10 at position 9 is outside the vocabulary of 10 ids "
+                                       "(tokenized_info.vocab_size in " + meta.string() + ")");
+
+  // A width the dataset cannot read, a vocab_size that is not one, and a file that is not YAML.
+  write_tatm_metadata(dir, tokenized_info("int32", "32100"));
+  EXPECT_HAS(open_error(dir, "*.bin"), meta.string() + ": tokenized_info.dtype = \"int32\"");
+  write_tatm_metadata(dir, tokenized_info("uint16", "'many'"));
+  EXPECT_HAS(open_error(dir, "*.bin"), "tokenized_info.vocab_size = many: expected a positive integer");
+  std::ofstream(meta) << "name: x\ntokenized_info: [uint16\n";
+  EXPECT_HAS(open_error(dir, "*.bin"), meta.string() + ":3: not valid YAML");
+
+  // A tatm metadata.yaml of untokenised data (no tokenized_info): the width is inferred, and says so.
+  std::ofstream(meta) << "name: raw\ndata_content: text\n";
+  EXPECT_HAS(open_dataset(dir, "*.bin", 7)->describe(),
+             "no [data] bin_dtype, no tokenized_info.dtype in " + meta.string());
 }
 
 TEST(MemmapDataset, NpyHeaderErrorsNameTheFileAndTheFault) {
