@@ -1,12 +1,14 @@
 // Context parallelism ([distributed] cp): real jobs through `kforge launch` on 127.0.0.1 against one rank training the
 // same global batch, in fp32 over 20 steps: cp = 2 and cp = 4 (losses, gradient norms, and every parameter's gradient
 // through the step-1 checkpoints' AdamW moments), packed documents whose masks cross the ranks' chunks, cp x dp_shard
-// (FSDP over both), and a cp = 2 checkpoint resumed on one rank.
+// (FSDP over both); cp = 2 under bf16 autocast at its derived tolerances; a cp = 2 checkpoint resumed on one rank and
+// a one-rank checkpoint resumed at cp = 2.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/train/train_fixture.h"
 #include "support/launch_job.h"
+#include "support/precision_parity.h"
 #include "support/same_checkpoint.h"
 #include "support/tiny_tokenizer.h"
 
@@ -65,8 +67,22 @@ TEST(ContextParallel, TimesFsdpOnFourRanksMatchesOneRank) {
   expect_gradient_parity(four, one);
 }
 
-// A cp = 2 checkpoint holds the one-rank run's tensors and resumes on one rank, continuing its losses.
-TEST(ContextParallel, CheckpointResumesOnOneRank) {
+// Under bf16 autocast, against one rank at support/precision_parity.h's tolerances: the ring attention computes in
+// float32 and rounds its output once, as the one-rank kernels do; the gradients reduce over the ranks as data
+// parallelism's do.
+TEST(ContextParallel, Bf16MatchesOneRankAtItsTolerances) {
+  const Precision& bf16 = parity_precisions().at(1);
+  ASSERT_EQ(bf16.name, "bf16");
+  const auto args = with({fmt::format("--train.max_steps={}", bf16.last_step)}, bf16.overrides);
+  TrainFixture one, two;
+  launch(one, 1, args);
+  launch(two, 2, with(args, {"--distributed.cp=2"}));
+  expect_parity(two, one, bf16);
+}
+
+// A cp = 2 checkpoint holds the one-rank run's tensors and resumes on one rank, continuing its losses; a one-rank
+// checkpoint resumes at cp = 2.
+TEST(ContextParallel, CheckpointsResumeAcrossCp) {
   const std::vector<std::string> constant = {"--scheduler.name=constant"};  // 10 steps are the 20 steps' first half
   TrainFixture one, two, resumed;
   launch(one, 1, with({"--train.max_steps=20"}, constant));
@@ -82,6 +98,13 @@ TEST(ContextParallel, CheckpointResumesOnOneRank) {
       << output;
   EXPECT_NE(output.find("resumed from step 10"), std::string::npos) << output;
   expect_parity(resumed, one, 11, 20);
+
+  TrainFixture split;
+  launch(split, 2,
+         with({"--train.max_steps=20", "--distributed.cp=2",
+               "--checkpoint.load_path=" + (one.checkpoint_dir / "step_10").string()},
+              constant));
+  expect_parity(split, one, 11, 20);
 }
 
 }  // namespace
