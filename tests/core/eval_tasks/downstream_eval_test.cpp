@@ -113,7 +113,7 @@ TEST_F(DownstreamEval, OracleAgreesOnRequestsLoglikelihoodsGenerationsAndMetrics
   for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(requests[i], oracle["requests"][i]) << "request " << i;
 
   // Per request: log-likelihood within 1e-5 relative, the same greedy flag; rolling windows; greedy generations.
-  size_t ll = 0, gen = 0, window_doc = 0;
+  size_t ll = 0, gen = 0, window_doc = 0, stopped = 0;
   double worst = 0;
   std::vector<json> rolling_windows;
   for (const json& s : first_->samples) {
@@ -124,6 +124,7 @@ TEST_F(DownstreamEval, OracleAgreesOnRequestsLoglikelihoodsGenerationsAndMetrics
       for (size_t k = 0; k < ours.size(); ++k) EXPECT_EQ(ours[k], theirs[k]) << "generation " << gen - 1;
       if (theirs.size() > ours.size()) {  // kforge stopped early: at EOS (the oracle's next token) or a stop string
         const bool eos = theirs.back() == 2;
+        stopped += eos ? 0 : 1;
         const std::string decoded = s["decoded"];
         EXPECT_TRUE(eos || decoded.find('\n') != std::string::npos || decoded.find(" q") != std::string::npos)
             << s.dump();
@@ -146,6 +147,7 @@ TEST_F(DownstreamEval, OracleAgreesOnRequestsLoglikelihoodsGenerationsAndMetrics
   }
   EXPECT_EQ(ll, oracle["loglikelihood"].size());
   EXPECT_EQ(gen, oracle["generated"].size());
+  EXPECT_GT(stopped, 0u) << "no generation ended at a stop string: the authored task no longer exercises them";
   ASSERT_EQ(rolling_windows.size(), oracle["windows"].size());
   for (const json& doc : rolling_windows) EXPECT_EQ(doc["windows"], oracle["windows"][window_doc++]);
   EXPECT_GT(oracle["windows"][0].size(), 1u) << "the long document should need more than one window";
