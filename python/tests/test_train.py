@@ -1,6 +1,11 @@
 """kforge.train: `kforge run`'s trainer in this process with Python hooks (KempnerForge's TrainingHook events): every
-step's metrics, a stop at step N that a later train() resumes exactly, and a failing hook's traceback and exit code."""
+step's metrics, a stop at step N that a later train() resumes exactly, a failing hook's traceback and exit code, and
+two ranks started with torchrun's variables."""
 import json
+import os
+import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -95,3 +100,39 @@ def test_a_bad_config_is_a_config_error_before_any_step(corpus, tmp_path):
     with pytest.raises(kforge.ConfigError):
         kforge.train(tiny_job(corpus, tmp_path / "ckpt"), overrides=["train.max_steps=0"], hooks=[hook])
     assert hook.events == []
+
+
+RANK_SCRIPT = """
+import json, sys
+sys.path.insert(0, {tests!r})
+import kforge
+from conftest import tiny_job
+class Losses:
+    def __init__(self):
+        self.losses = []
+    def on_step_end(self, ctx):
+        self.losses.append(ctx.loss)
+hook = Losses()
+code = kforge.train(tiny_job({corpus!r}, {ckpt!r}, max_steps=4), hooks=[hook])
+print("RESULT " + json.dumps([code, hook.losses]))
+"""
+
+
+def test_two_ranks_under_torchruns_variables_train_one_job(corpus, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = RANK_SCRIPT.format(tests=os.path.dirname(__file__), corpus=str(corpus), ckpt=str(tmp_path / "ckpt"))
+    ranks = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="2",
+                                       LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)))
+             for r in range(2)]
+    results = []
+    for rank in ranks:
+        out, err = rank.communicate(timeout=300)
+        assert rank.returncode == 0, err
+        results.append(json.loads(next(l for l in out.splitlines() if l.startswith("RESULT "))[len("RESULT "):]))
+    assert [code for code, _ in results] == [0, 0]
+    assert len(results[0][1]) == 4
+    assert results[0][1] == results[1][1]  # the loss averaged over both ranks, the same on each
+    assert (tmp_path / "ckpt" / "step_4" / "metadata.json").exists()
