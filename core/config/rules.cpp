@@ -8,6 +8,7 @@
 #include <set>
 
 #include "config/job_config.h"
+#include "config/schema.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::config {
@@ -84,6 +85,30 @@ void check_model(const Section& m) {
   }
 }
 
+// The built-in schema's default of [section] key, a number.
+double default_number(const char* section, const char* key) {
+  for (const SectionSpec& spec : core_schema()) {
+    if (spec.name == section) return spec.find(key)->default_value.as_number();
+  }
+  throw sdk::Error(fmt::format("the schema has no [{}] section", section));
+}
+
+// [train] loss_scale_*: GradScaler's ranges, and only with fp16 (no other precision scales its loss). A resolved
+// config writes every default, so only another value is refused.
+void check_loss_scale(const Section& t) {
+  const bool fp16 = t.at("mixed_precision").s == "fp16";
+  for (const char* k : {"loss_scale_init", "loss_scale_growth", "loss_scale_backoff", "loss_scale_growth_interval"}) {
+    t.require(fp16 || t.f(k) == default_number("train", k), k,
+              "dynamic loss scaling is for [train] mixed_precision = \"fp16\" only (this run's is \"" +
+                  t.at("mixed_precision").s + "\"); remove the key or set mixed_precision = \"fp16\"");
+  }
+  t.positive("loss_scale_init");
+  t.require(t.f("loss_scale_growth") > 1, "loss_scale_growth", "must be > 1");
+  t.require(t.f("loss_scale_backoff") > 0 && t.f("loss_scale_backoff") < 1, "loss_scale_backoff",
+            "must be in (0, 1)");
+  t.positive("loss_scale_growth_interval");
+}
+
 void check_train(const Section& t) {
   for (const char* k : {"batch_size", "seq_len", "max_steps", "grad_accum_steps"}) t.positive(k);
   t.require(t.f("grad_clip_norm") > 0, "grad_clip_norm", "must be > 0 (clipping is always on)");
@@ -93,6 +118,7 @@ void check_train(const Section& t) {
   t.non_negative("nccl_health_check_interval");
   t.non_negative("num_threads");
   t.positive("nan_max_consecutive");
+  check_loss_scale(t);
   check_freeze_schedule(t);
 }
 

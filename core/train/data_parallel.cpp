@@ -62,11 +62,13 @@ AgreedStep Trainer::agree(StepResult local, int64_t trained_tokens) const {
   return average_step_result(runtime_->mesh().group("dp_cp"), std::move(local), trained_tokens);
 }
 
-bool Trainer::any_rank(bool flag) const {
-  if (runtime_->world_size() == 1) return flag;
+bool any_in_group(const dist::Group& group, bool flag) {
+  if (group.size() == 1) return flag;
   at::Tensor t = at::tensor({flag ? 1 : 0}, at::kInt);
-  runtime_->world().all_reduce(t, dist::Reduce::Max);
+  group.all_reduce(t, dist::Reduce::Max);
   return t.item<int>() != 0;
 }
+
+bool Trainer::any_rank(bool flag) const { return any_in_group(runtime_->world(), flag); }
 
 }  // namespace kforge::train

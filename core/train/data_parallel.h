@@ -25,6 +25,9 @@ struct AgreedStep {
   int64_t trained_tokens = 0;  ///< labels != -100 of the global batch: the sum of the ranks' counts
 };
 
+/// Collective (a max all-reduce of one flag): whether `flag` is true on any rank of `group`.
+bool any_in_group(const dist::Group& group, bool flag);
+
 /// Collective (one all-reduce): the loss averaged over the group and the ranks' `trained_tokens` summed; when the loss
 /// or norm is non-finite on any rank, the grad norm is NaN on every rank (so all skip the update together).
 AgreedStep average_step_result(const dist::Group& group, StepResult local, int64_t trained_tokens);

@@ -109,16 +109,30 @@ TrainingResult Trainer::train() {
     optimizer_->set_lr_factor(lr_factor * feed_->lr_scale(step_));  // a mixture phase's lr_scale
     const double lr = optimizer_->lr();
     const StepResult local = options_.step_fn(*this, batches);
+    const bool overflow = take_overflow();  // fp16: agreed over the ranks already
     const AgreedStep agreed = agree(local, local_trained);
     const StepResult& result = agreed.result;
-    if (agreed.trained_tokens == 0) {  // every rank agrees: no optimizer, scheduler or step count advance
+    // Every rank agrees on a skip: no optimizer, scheduler or step count advance, the data moves on.
+    if (agreed.trained_tokens == 0 || overflow) {
       parallel_->zero_grad();
-      ++consecutive_skips_;
       ++total_skips_;
-      log.warn("step {}: no label of the global batch trains (all -100): skipped without an optimizer step, the data "
-               "moves on ({} skipped in all; {} in a row, stopping at {})",
-               step_ + 1, total_skips_, consecutive_skips_, kMaxConsecutiveSkippedSteps);
-      tracker_->log(step_ + 1, {{"train/skipped_steps", static_cast<double>(total_skips_)}});
+      sdk::MetricList skip_metrics{{"train/skipped_steps", static_cast<double>(total_skips_)}};
+      if (agreed.trained_tokens == 0) {
+        ++consecutive_skips_;
+        log.warn("step {}: no label of the global batch trains (all -100): skipped without an optimizer step, the "
+                 "data moves on ({} skipped in all; {} in a row, stopping at {})",
+                 step_ + 1, total_skips_, consecutive_skips_, kMaxConsecutiveSkippedSteps);
+      } else {
+        const float scale = scaler_->scale();
+        scaler_->update(/*found_inf=*/true);
+        ++consecutive_overflows_;
+        log.warn("step {}: fp16 gradients overflowed at loss scale {}: skipped without an optimizer or scheduler "
+                 "step, the data moves on; the scale is now {} ({} steps skipped in all; {} overflows in a row, "
+                 "stopping at {})",
+                 step_ + 1, scale, scaler_->scale(), total_skips_, consecutive_overflows_, kMaxConsecutiveSkippedSteps);
+        skip_metrics.push_back({"train/loss_scale", static_cast<double>(scaler_->scale())});
+      }
+      tracker_->log(step_ + 1, skip_metrics);
       if (consecutive_skips_ >= kMaxConsecutiveSkippedSteps) {
         throw data::DataError(fmt::format(
             "{} steps in a row before step {} trained no token (every label of the global batch is -100, e.g. every "
@@ -126,9 +140,16 @@ TrainingResult Trainer::train() {
             "warnings above",
             consecutive_skips_, step_ + 1));
       }
+      if (consecutive_overflows_ >= kMaxConsecutiveSkippedSteps) {
+        log.error("{} fp16 overflows in a row (loss scale now {}): the gradients are not finite at any scale; "
+                  "stopping without a checkpoint (the last good one is in {})",
+                  consecutive_overflows_, scaler_->scale(), job_.checkpoint.dir);
+        outcome = Outcome::TooManyNans;
+        break;
+      }
       if (any_rank(resilience::shutdown_requested())) {  // skipped steps end on a signal as trained ones do
-        log.warn("step {}: shutdown requested (signal {}) while skipping steps with no trained token: saving and "
-                 "exiting; rerun the same command to resume",
+        log.warn("step {}: shutdown requested (signal {}) while skipping steps: saving and exiting; rerun the same "
+                 "command to resume",
                  step_, resilience::shutdown_signal());
         outcome = Outcome::Preempted;
         break;
@@ -136,6 +157,8 @@ TrainingResult Trainer::train() {
       continue;
     }
     consecutive_skips_ = 0;
+    consecutive_overflows_ = 0;
+    if (scaler_) scaler_->update(/*found_inf=*/false);
     const bool finite = std::isfinite(result.loss) && std::isfinite(result.grad_norm);
     if (finite) {
       const profiling::UserScope scope("optimizer");
@@ -173,6 +196,7 @@ TrainingResult Trainer::train() {
     // The seconds this rank's step spent in collectives (waiting for them, or for a slower rank).
     const double collective_sec = dist::take_collective_seconds();
     if (runtime_->world_size() > 1) step_extra.push_back({"dist/collective_seconds", collective_sec});
+    if (scaler_) step_extra.push_back({"train/loss_scale", static_cast<double>(scaler_->scale())});
     if (startup_sec && tracker_->is_log_step(step_)) {
       step_extra.push_back({"time/startup_sec", *startup_sec});
       startup_sec.reset();

@@ -66,7 +66,7 @@ StepResult Pipeline::run(Trainer& trainer, const std::vector<data::Batch>& micro
             row_losses[static_cast<size_t>(m)] = feed::row_cross_entropy(out, batch.labels, trainer.vocab_group());
           }
           loss_sum += loss.item<double>();
-          out = loss / static_cast<double>(n);
+          out = trainer.scale_loss(loss / static_cast<double>(n));
         }
       }
       if (v + 1 < stages) link_.send_output(v, m, out, batch.input_ids.sizes());

@@ -15,9 +15,9 @@ std::optional<at::ScalarType> autocast_dtype(const std::string& mixed_precision)
         "[train] mixed_precision = \"fp8\" is not available: it needs float8 training ops (scaled matmuls), which "
         "LibTorch 1.13 does not have; set \"bf16\" or \"fp32\"");
   }
+  if (mixed_precision == "fp16") return at::kHalf;
   throw sdk::ConfigError("[train] mixed_precision = \"" + mixed_precision +
-                         "\" is not available (fp16 training needs loss scaling, which kforge does not do, and "
-                         "LibTorch 1.13 autocasts CPU ops to bfloat16 only); set \"bf16\" or \"fp32\"");
+                         "\" is not a precision kforge trains in; set \"bf16\", \"fp16\", \"fp8\" or \"fp32\"");
 }
 
 // The same steps as torch.autocast("cpu").__enter__ and torch.autocast("cuda").__enter__ (and __exit__).
@@ -27,8 +27,12 @@ AutocastGuard::AutocastGuard(std::optional<at::ScalarType> dtype) : active_(dtyp
   prev_cpu_dtype_ = at::autocast::get_autocast_cpu_dtype();
   prev_cuda_enabled_ = at::autocast::is_enabled();
   prev_cuda_dtype_ = at::autocast::get_autocast_gpu_dtype();
-  at::autocast::set_cpu_enabled(true);
-  at::autocast::set_autocast_cpu_dtype(*dtype);
+  // LibTorch 1.13's CPU autocast refuses float16 (it has no float16 CPU kernels): under fp16 it stays off, and CUDA's
+  // float16 autocast alone marks the step, which the built-in projections on the CPU honour by rounding to fp16
+  // themselves (cpu_fp16_projections in plugins/common/transformer).
+  const bool cpu = *dtype != at::kHalf;
+  at::autocast::set_cpu_enabled(cpu);
+  if (cpu) at::autocast::set_autocast_cpu_dtype(*dtype);
   at::autocast::set_enabled(true);
   at::autocast::set_autocast_gpu_dtype(*dtype);
   at::autocast::increment_nesting();

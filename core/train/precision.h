@@ -9,13 +9,15 @@
 
 namespace kforge::train {
 
-/// "bf16" -> bfloat16, "fp32" -> none (no autocast). Throws sdk::ConfigError naming
-/// [train] mixed_precision for the values kforge cannot train in ("fp16", "fp8").
+/// "bf16" -> bfloat16, "fp16" -> float16 (with dynamic loss scaling, loss_scaler.h), "fp32" -> none (no autocast).
+/// Throws sdk::ConfigError naming [train] mixed_precision for the values kforge cannot train in ("fp8").
 std::optional<at::ScalarType> autocast_dtype(const std::string& mixed_precision);
 
 /// While alive (and given a dtype), eligible ops (matmul, linear, ...) run in that dtype, as torch.autocast("cpu",
 /// dtype) and torch.autocast("cuda", dtype) nested do: each device's ops autocast on that device; restores the
-/// previous autocast state on exit. Nests.
+/// previous autocast state on exit. Nests. For float16 only CUDA autocasts (LibTorch 1.13's CPU autocast refuses
+/// float16, having no float16 CPU kernels): the mark by which the built-in projections on the CPU round to fp16
+/// themselves.
 class AutocastGuard {
  public:
   explicit AutocastGuard(std::optional<at::ScalarType> dtype);

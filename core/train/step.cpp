@@ -63,7 +63,7 @@ StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro
     }
     {
       const profiling::UserScope scope("backward");
-      (loss / n).backward();
+      trainer.scale_loss(loss / n).backward();
     }
     loss_sum += loss.item<double>();
   }

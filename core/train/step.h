@@ -24,7 +24,8 @@ struct StepResult {
 /// A step body. It must leave clipped gradients in the parameters' .grad and must not step the
 /// optimizer; a non-finite loss or norm makes the loop skip the update. With several data-parallel
 /// ranks it calls trainer.sync_gradients() after the last backward and before clipping, and returns
-/// its own ranks' loss (the loop averages it over the ranks).
+/// its own ranks' loss (the loop averages it over the ranks). Under fp16 it calls backward() on
+/// trainer.scale_loss(loss) and clips with trainer.clip_gradients() (which unscales first).
 using StepFn = std::function<StepResult(Trainer& trainer, const std::vector<data::Batch>& micro_batches)>;
 
 /// `grad`'s sum of squares as a float64 scalar: its L2 norm reduced at the gradient's precision (float for bfloat16),

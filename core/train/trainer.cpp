@@ -58,10 +58,23 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   at::set_num_threads(thread_count(train.num_threads, runtime_->info().local_world_size));
 
   if (const auto autocast = autocast_dtype(train.mixed_precision)) {  // refuses what kforge cannot train in
-    log.info(
-        "[train] mixed_precision = \"{}\": forward under {} autocast to {}, fp32 master weights, gradients "
-        "and optimizer state",
-        train.mixed_precision, device_.is_cpu() ? "CPU" : "CUDA", c10::toString(*autocast));
+    if (*autocast == at::kHalf && device_.is_cpu()) {
+      log.info(
+          "[train] mixed_precision = \"fp16\": the built-in projections round their operands and outputs to fp16 and "
+          "sum in fp32 (LibTorch 1.13 has no fp16 CPU kernels), the other ops run in fp32; fp32 master weights, "
+          "gradients and optimizer state");
+    } else {
+      log.info(
+          "[train] mixed_precision = \"{}\": forward under {} autocast to {}, fp32 master weights, gradients "
+          "and optimizer state",
+          train.mixed_precision, device_.is_cpu() ? "CPU" : "CUDA", c10::toString(*autocast));
+    }
+    if (*autocast == at::kHalf) {
+      const LossScaleSettings scaling = loss_scale_settings(job_);
+      scaler_.emplace(scaling);
+      log.info("dynamic loss scaling: from {}, x{} on an overflow (the step is skipped), x{} after {} clean steps",
+               scaling.init, scaling.backoff, scaling.growth, scaling.growth_interval);
+    }
     if (*autocast == at::kBFloat16 && device_.is_cpu() && leader()) {
       if (const auto slow = env::bf16_warning(env::detect_cpu().native_bf16(), env::bf16_gemm_slowdown)) {
         log.warn("{}", *slow);

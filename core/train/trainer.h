@@ -22,6 +22,7 @@
 #include "train/activation_checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/freeze.h"
+#include "train/loss_scaler.h"
 #include "train/parallel_model.h"
 #include "train/step.h"
 
@@ -92,8 +93,13 @@ class Trainer {
   /// finishes the reduce-scatters and averages the shards over dp_replicate.
   void sync_gradients() { parallel_->sync_gradients(); }
   /// Global-norm clipping of parameters()' gradients to `max_norm` (over all shards with FSDP);
-  /// returns the norm before clipping.
-  double clip_gradients(double max_norm) { return parallel_->clip_gradients(max_norm); }
+  /// returns the norm before clipping. Under fp16 it first divides the gradients by the loss scale and agrees over
+  /// all ranks whether any is not finite: then the step is skipped (the loop shrinks the scale) and it returns NaN
+  /// without clipping. A step body calls it once, after sync_gradients().
+  double clip_gradients(double max_norm);
+  /// `loss` times the loss scale under [train] mixed_precision = "fp16" (loss_scaler.h), else `loss`: a step body
+  /// calls backward() on this, so fp16 gradients keep their small values above float16's underflow.
+  at::Tensor scale_loss(const at::Tensor& loss) const;
 
  private:
   void join_process_groups();
@@ -123,6 +129,9 @@ class Trainer {
   bool leader() const { return runtime_->rank() == 0; }
   /// Whether `flag` is true on any rank of the job (collective).
   bool any_rank(bool flag) const;
+  /// Under fp16: whether this step's gradients overflowed (on any rank), as clip_gradients() found; throws sdk::Error
+  /// when the step body did not call it. False without loss scaling.
+  bool take_overflow();
   /// Tells the metric backends how the run ended and appends the end to the run log (rank 0);
   /// no outcome: an error ended it. Never throws.
   void record_run_end(std::optional<Outcome> outcome) noexcept;
@@ -152,13 +161,16 @@ class Trainer {
   std::unique_ptr<metrics::MetricsTracker> tracker_;
   std::unique_ptr<checkpoint::CheckpointManager> checkpoints_;
   std::unique_ptr<checkpoint::AsyncWriter> writer_;  ///< checkpoint.async_mode != "disabled"; drained first
+  std::optional<LossScaler> scaler_;  ///< [train] mixed_precision = "fp16": the dynamic loss scale
+  std::optional<bool> overflow_;      ///< this step's agreed overflow, once clip_gradients() unscaled (fp16)
 
   int64_t step_ = 0;
   int64_t tokens_seen_ = 0;
   int64_t consecutive_nans_ = 0;
   int64_t total_nans_ = 0;
   int64_t consecutive_skips_ = 0;  ///< steps in a row whose global batch trained no token (labels all -100)
-  int64_t total_skips_ = 0;        ///< all such steps of the run, resumes included (train_state.skipped_steps)
+  int64_t total_skips_ = 0;  ///< those and fp16 overflows, resumes included (train_state.skipped_steps)
+  int64_t consecutive_overflows_ = 0;  ///< fp16 steps in a row whose gradients overflowed
   int64_t last_saved_step_ = -1;
   int64_t resumed_from_ = -1;
   std::map<std::string, std::string> resumed_metric_runs_;  ///< metric backend name -> its run id, on a resume

@@ -48,6 +48,7 @@ checkpoint::Snapshot Trainer::snapshot() const {
                    {"skipped_steps", total_skips_},  // a save follows a trained step: none in a row
                    {"freeze", canonical_freeze_meta(effective_freeze(step_, freeze_))},
                    {"scheduler", {{"name", job_.view("scheduler").get_string("name")}, {"next_step", step_}}}};
+  if (scaler_) s.train_state["loss_scale"] = scaler_->state();
   nlohmann::json data_entry = {{"rank", dp.rank()}, {"replica_checksum", replica_checksum()}};
   feed_->save_position(data_entry, s.train_state, /*steps_drawn=*/step_ + total_skips_);  // skipped steps drew too
   s.train_state["data"] = nlohmann::json::array({data_entry});
@@ -85,6 +86,8 @@ void Trainer::restore(const checkpoint::Snapshot& whole) {
     total_nans_ = ts.at("nan").at("total").get<int64_t>();
     total_skips_ = ts.value("skipped_steps", int64_t{0});  // absent from checkpoints written before it was counted
     resumed_metric_runs_ = ts.value("metric_runs", std::map<std::string, std::string>{});
+    // fp16: the scale continues; a checkpoint of another precision has none, and the scale starts at loss_scale_init.
+    if (scaler_ && ts.contains("loss_scale")) scaler_->load_state(ts.at("loss_scale"));
     feed_->resume(ts, s.step);
     if (s.rng.defined()) {
       at::Generator generator = at::detail::getDefaultCPUGenerator();

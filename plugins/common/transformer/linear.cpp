@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "blas_gemm.h"
+#include "fp16_linear.h"
 #include "vector_lanes.h"
 #include "weight_gradient_gemm.h"
 
@@ -159,6 +160,7 @@ bool use_bf16_linear(const at::Tensor& x, const at::Tensor& weight, LinearBacken
 }
 
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend) {
+  if (fp16_linear_applies(x, weight)) return fp16_linear(x, weight);
   if (backend == LinearBackend::OneDnn && onednn_linear_applies(x, weight)) return onednn_linear(x, weight);
   if (use_bf16_linear(x, weight, backend)) return bf16_linear(x, weight);
   return at::linear(x, weight);

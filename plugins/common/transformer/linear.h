@@ -43,7 +43,8 @@ bool cpu_has_bf16_instructions();
 /// bf16 instructions.
 bool use_bf16_linear(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend);
 
-/// onednn_linear where `backend` is OneDnn and it applies; bf16_linear where use_bf16_linear; else at::linear.
+/// fp16_linear where that applies (an fp16 step on the CPU); onednn_linear where `backend` is OneDnn and that
+/// applies; bf16_linear where use_bf16_linear; else at::linear.
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend);
 
 class Linear : public torch::nn::Module {

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <kforge/sdk/error.h>
 
+#include "fp16_linear.h"
 #include "swiglu.h"
 #include "tensor_split.h"
 
@@ -16,6 +17,7 @@ at::Tensor activate(const at::Tensor& h, MlpActivation act) {
 
 // x [..., in] times w [in, out].
 at::Tensor times(const at::Tensor& x, const at::Tensor& w, LinearBackend backend) {
+  if (fp16_linear_applies(x, w.t())) return fp16_linear(x, w.t());
   return use_bf16_linear(x, w.t(), backend) ? bf16_linear(x, w.t()) : x.matmul(w);
 }
 

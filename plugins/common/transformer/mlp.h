@@ -24,8 +24,9 @@ struct FfnWeights {
   at::Tensor gate, up, down;
 };
 
-/// SwiGLU: (silu(x gate) * (x up)) down; GELU/ReLU: act(x up) down. Each product is x.matmul(w), or bf16_linear
-/// where use_bf16_linear(x, w^T, backend) (bf16 autocast on a CPU without bf16 instructions).
+/// SwiGLU: (silu(x gate) * (x up)) down; GELU/ReLU: act(x up) down. Each product is x.matmul(w), or fp16_linear
+/// where that applies (an fp16 step on the CPU), or bf16_linear where use_bf16_linear(x, w^T, backend) (bf16
+/// autocast on a CPU without bf16 instructions).
 at::Tensor ffn_forward(const at::Tensor& x, const FfnWeights& w, MlpActivation act, bool fused,
                        LinearBackend backend = LinearBackend::Aten);
 

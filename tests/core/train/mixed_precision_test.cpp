@@ -1,10 +1,9 @@
-// train.mixed_precision on the CPU: bf16 autocast with fp32 master weights tracks the fp32 run;
-// what the CPU cannot do is refused at start-up, naming the key.
+// train.mixed_precision on the CPU: bf16 autocast with fp32 master weights tracks the fp32 run (fp16:
+// fp16_training_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "kforge/sdk/error.h"
 #include "core/train/train_fixture.h"
 #include "core/train/weight_recorder.h"
 
@@ -31,16 +30,6 @@ TEST(MixedPrecision, Bf16KeepsFp32MasterWeightsAndTracksTheFp32LossCurve) {
   EXPECT_LT(bf16->losses.at(20), bf16->losses.at(1)) << "and still learn";
   ASSERT_FALSE(rec->dtypes.empty());
   for (const auto& [name, dtype] : rec->dtypes) EXPECT_EQ(dtype, at::kFloat) << name << " is a master weight";
-}
-
-TEST(MixedPrecision, Fp16IsRefusedOnTheCpuNamingTheKey) {
-  TrainFixture fx;
-  try {
-    fx.run({"--train.mixed_precision=fp16"}, {});
-    FAIL() << "fp16 has no CPU autocast path";
-  } catch (const sdk::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("[train] mixed_precision"), std::string::npos) << e.what();
-  }
 }
 
 }  // namespace

@@ -59,8 +59,27 @@ TEST(AutocastGuard, SetsAndRestoresCudaAutocastTooAndActiveAutocastReadsIt) {
   EXPECT_FALSE(train::active_autocast().has_value());
 }
 
-TEST(AutocastGuard, Fp16AndFp8AreConfigErrorsNamingTheKey) {
-  for (const char* value : {"fp16", "fp8"}) {
+// fp16: CPU autocast stays off (LibTorch 1.13's refuses float16) and CUDA autocasts to float16, the mark the built-in
+// projections read on the CPU; active_autocast() says float16, so a checkpointed block recomputes under the same
+// state; all restored on exit.
+TEST(AutocastGuard, Fp16LeavesCpuAutocastOffAndAutocastsCudaToFloat16) {
+  const bool cuda_before = at::autocast::is_enabled();
+  ASSERT_EQ(train::autocast_dtype("fp16"), std::optional<at::ScalarType>(at::kHalf));
+  {
+    train::AutocastGuard guard(train::autocast_dtype("fp16"));
+    EXPECT_FALSE(at::autocast::is_cpu_enabled());
+    EXPECT_TRUE(at::autocast::is_enabled());
+    EXPECT_EQ(at::autocast::get_autocast_gpu_dtype(), at::kHalf);
+    EXPECT_EQ(train::active_autocast(), std::optional<at::ScalarType>(at::kHalf));
+    const at::Tensor x = at::randn({2, 3}), w = at::randn({4, 3});
+    EXPECT_EQ(at::linear(x, w).scalar_type(), at::kFloat) << "CPU ops run as outside autocast";
+  }
+  EXPECT_FALSE(at::autocast::is_cpu_enabled());
+  EXPECT_EQ(at::autocast::is_enabled(), cuda_before);
+}
+
+TEST(AutocastGuard, AnUnknownPrecisionIsAConfigErrorNamingTheKey) {
+  for (const char* value : {"fp4"}) {
     try {
       train::autocast_dtype(value);
       FAIL() << value;
