@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,13 @@
 namespace kforge::checkpoint {
 namespace fs = std::filesystem;
 namespace {
+
+// The modification time of `path` itself (a symlink's own, not its target's) in nanoseconds; nullopt when unreadable.
+std::optional<int64_t> own_mtime_ns(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
 
 constexpr const char* kFormat = "kforge-checkpoint";
 constexpr const char* kTrainState = "train_state.json";
@@ -379,8 +387,9 @@ Snapshot CheckpointManager::load_checked(const fs::path& step_dir, int rank, con
 
 std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(const std::string&)>& warn,
                                                        const TensorFilter& wanted) const {
-  // Newest step first: a step directory is renamed into place only once complete, so one newer than
-  // `latest` (a run stopped between the rename and moving `latest`) is the last complete step.
+  // `latest` first, unless a step was committed after it was last moved: a step directory is renamed into place
+  // only once complete, so one committed after `latest` moved (a run stopped between the rename and moving `latest`)
+  // is the last complete step. Then every step, newest first.
   std::vector<fs::path> candidates;
   std::error_code ec;
   std::error_code unresolved;
@@ -392,10 +401,34 @@ std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(
     }
   }
   const auto all = list();
-  const bool latest_is_a_step =
-      std::any_of(all.begin(), all.end(), [&](const auto& step) { return fs::equivalent(step.second, latest, ec); });
-  if (!unresolved && fs::is_directory(latest, ec) && !latest_is_a_step) candidates.push_back(latest);
-  for (auto it = all.rbegin(); it != all.rend(); ++it) candidates.push_back(it->second);
+  const auto latest_step = std::find_if(all.begin(), all.end(), [&](const auto& step) {
+    return !unresolved && fs::equivalent(step.second, latest, ec);
+  });
+  if (!unresolved && fs::is_directory(latest, ec) && latest_step == all.end()) candidates.push_back(latest);
+  if (latest_step != all.end()) {
+    // `latest` is honoured, as KempnerForge's auto-resume does, also when re-pointed to an older step; only a step
+    // committed after `latest` was last moved (a run stopped between the rename and moving it) comes before it.
+    const std::optional<int64_t> moved = own_mtime_ns(dir_ / "latest");
+    for (auto it = all.rbegin(); it != all.rend(); ++it) {
+      const std::optional<int64_t> committed = own_mtime_ns(it->second / kCommit);
+      if (it->second != latest_step->second && moved && committed && *committed > *moved) {
+        candidates.push_back(it->second);
+      }
+    }
+    if (candidates.empty() && latest_step->first < all.back().first) {
+      warn(fmt::format("{} points at step_{}, older than the newest complete checkpoint step_{}: resuming from step_{} "
+                       "as `latest` says (it was re-pointed after step_{} was written; point it at step_{} or remove "
+                       "it to resume from the newest)",
+                       (dir_ / "latest").string(), latest_step->first, all.back().first, latest_step->first,
+                       all.back().first, all.back().first));
+    }
+    candidates.push_back(latest_step->second);
+  }
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (std::find(candidates.begin(), candidates.end(), it->second) == candidates.end()) {
+      candidates.push_back(it->second);
+    }
+  }
   if (candidates.empty()) return std::nullopt;
   std::string failures;
   for (const fs::path& dir : candidates) {

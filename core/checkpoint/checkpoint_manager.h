@@ -48,9 +48,10 @@ class CheckpointManager {
   /// the previous complete checkpoint, and no complete checkpoint was removed. Returns the directory.
   std::filesystem::path save(const Snapshot& snapshot);
 
-  /// Loads the newest complete checkpoint (the tensors `wanted` accepts, as load): step_* from newest
-  /// to oldest, even one newer than `latest` (a step directory only appears once complete; `latest`
-  /// lags it when a run stops between the two), and `latest` first only when it leads elsewhere.
+  /// Loads the checkpoint `latest` points at (the tensors `wanted` accepts, as load), as KempnerForge's auto-resume
+  /// does, also one re-pointed to an older step (said through `warn`: it is older than the newest); but a step
+  /// committed after `latest` was last moved comes first (a step directory only appears once complete; `latest` lags
+  /// it when a run stops between the two). Then step_* from newest to oldest.
   /// Each damaged candidate (and a `latest` that leads nowhere) is reported through `warn` (naming the file) and
   /// skipped; one of another schema version ends the search with its IncompatibleCheckpoint. Returns nullopt when the
   /// directory holds no checkpoint; throws sdk::Error when checkpoints exist but none is complete (never silently

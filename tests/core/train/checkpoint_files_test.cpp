@@ -1,8 +1,10 @@
 // Checkpoint files: layout and contents, checksums xxhsum agrees with, retention, final save,
-// model-only loading, and refusal of damaged and old-schema ones.
+// model-only loading, refusal of damaged and old-schema ones, and which step `latest` resumes.
 #include <ATen/ATen.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -31,6 +33,19 @@ fs::path save_small(const fs::path& dir, int64_t step) {
   s.optimizer = {{"w.exp_avg", at::full({2, 3}, 0.5)}};
   s.train_state = {{"data", {{{"rank", 0}, {"epoch", 0}, {"batches_yielded", step}}}}};
   return checkpoint::CheckpointManager(dir, 0, nullptr).save(s);
+}
+
+// Points `dir`/latest at `step_dir_name` afresh, as `ln -sfn` does.
+void repoint_latest(const fs::path& dir, const std::string& step_dir_name) {
+  fs::remove(dir / "latest");
+  fs::create_symlink(step_dir_name, dir / "latest");
+}
+
+// load_newest of `dir`, collecting its warnings.
+std::optional<checkpoint::Snapshot> load_newest(const fs::path& dir, std::vector<std::string>& warnings) {
+  return checkpoint::CheckpointManager(dir, 0, nullptr).load_newest([&](const std::string& m) {
+    warnings.push_back(m);
+  });
 }
 
 // Rewrites `step_dir`'s metadata.json as kforge's schema 1 wrote it (FNV "checksum" per file).
@@ -244,6 +259,43 @@ TEST(CheckpointFiles, NoCompleteCheckpointIsAnErrorNotAFreshStart) {
     EXPECT_NE(std::string(e.what()).find("none is complete"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("metadata.json"), std::string::npos) << e.what();
   }
+}
+
+// KempnerForge's auto-resume loads what `latest` points at: re-pointed by hand to an older complete step after the
+// newest was written, it is honoured, and the warning says it is older than the newest.
+TEST(CheckpointFiles, ALatestRepointedToAnOlderStepIsHonouredSayingSo) {
+  const fs::path root = temp_dir("latest-repointed");
+  for (int64_t step : {1, 2, 3}) save_small(root, step);
+  repoint_latest(root, "step_1");
+  std::vector<std::string> warnings;
+  const auto s = load_newest(root, warnings);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->step, 1);
+  ASSERT_EQ(warnings.size(), 1u);
+  const std::string said = (root / "latest").string() +
+                           " points at step_1, older than the newest complete checkpoint step_3: resuming from step_1";
+  EXPECT_NE(warnings[0].find(said), std::string::npos) << warnings[0];
+  repoint_latest(root, "step_3");  // at the newest: nothing to say
+  warnings.clear();
+  EXPECT_EQ(load_newest(root, warnings)->step, 3);
+  EXPECT_TRUE(warnings.empty());
+}
+
+// A run stopped between renaming step_2 into place and moving `latest` leaves `latest` at step_1, last moved before
+// step_2 was committed: step_2 is the newest complete checkpoint and is loaded, with nothing to warn about.
+TEST(CheckpointFiles, ALatestLastMovedBeforeANewerCommitYieldsTheNewerStep) {
+  const fs::path root = temp_dir("latest-lagging");
+  for (int64_t step : {1, 2}) save_small(root, step);
+  repoint_latest(root, "step_1");
+  struct stat committed {};
+  ASSERT_EQ(::stat((root / "step_1" / "commit.json").c_str(), &committed), 0);
+  const struct timespec times[2] = {committed.st_atim, committed.st_mtim};  // as when step_1's save moved it
+  ASSERT_EQ(::utimensat(AT_FDCWD, (root / "latest").c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+  std::vector<std::string> warnings;
+  const auto s = load_newest(root, warnings);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->step, 2);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
 }
 
 }  // namespace
