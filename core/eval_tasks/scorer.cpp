@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "eval_tasks/python_text.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::eval_tasks {
@@ -30,7 +31,8 @@ int64_t Scorer::prefix_token() const {
 
 TokenPair Scorer::encode_pair(const std::string& context, const std::string& continuation) const {
   if (context.empty()) return {{prefix_token()}, encode(continuation)};
-  const size_t kept = context.find_last_not_of(" \t\n\r\f\v") + 1;  // Python's str.rstrip() whitespace (ASCII)
+  const std::string stripped = py_strip(context);  // rstrip(): the leading whitespace, then the stripped text
+  const size_t kept = stripped.empty() ? 0 : context.find(stripped) + stripped.size();
   const std::string ctx = context.substr(0, kept);
   std::vector<int64_t> whole = encode(ctx + context.substr(kept) + continuation);
   std::vector<int64_t> head = encode(ctx);

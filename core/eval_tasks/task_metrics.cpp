@@ -9,25 +9,20 @@
 #include <map>
 
 #include "eval_tasks/python_random.h"
+#include "eval_tasks/python_text.h"
 #include "kforge/sdk/error.h"
 
 namespace kforge::eval_tasks {
 namespace {
 
 /// The code point at text[i] and its byte length (an invalid byte counts as one character of its own).
-std::pair<uint32_t, size_t> code_point(const std::string& text, size_t i) {
+std::pair<char32_t, size_t> code_point(const std::string& text, size_t i) {
   const auto b = static_cast<unsigned char>(text[i]);
   const size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 1;
   if (n == 1 || i + n > text.size()) return {b, 1};
-  uint32_t cp = b & (0x7F >> n);
+  char32_t cp = b & (0x7F >> n);
   for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
   return {cp, n};
-}
-
-/// Python's str.isspace() (the characters re's \s matches in a str pattern).
-bool is_space(uint32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 double mean(const std::vector<double>& xs) {  // sum(arr) / len(arr), summed left to right
@@ -98,27 +93,12 @@ int64_t count_words(const std::string& text) {
   bool in_space = false;
   for (size_t i = 0; i < text.size();) {
     const auto [cp, n] = code_point(text, i);
-    const bool space = is_space(cp);
+    const bool space = py_isspace(cp);  // the characters re's \s matches in a str pattern
     if (space && !in_space) ++pieces;
     in_space = space;
     i += n;
   }
   return pieces;
-}
-
-std::string strip(const std::string& text) {
-  size_t begin = 0, end = text.size(), i = 0;
-  bool leading = true;
-  while (i < text.size()) {
-    const auto [cp, n] = code_point(text, i);
-    if (!is_space(cp)) {
-      if (leading) begin = i;
-      leading = false;
-      end = i + n;
-    }
-    i += n;
-  }
-  return leading ? std::string() : text.substr(begin, end - begin);
 }
 
 std::vector<std::pair<std::string, MetricValue>> task_metrics(const TaskSpec& task, const std::vector<DocScore>& scores,
@@ -155,7 +135,7 @@ std::vector<std::pair<std::string, MetricValue>> task_metrics(const TaskSpec& ta
         break;
       }
       case OutputType::GenerateUntil:
-        items["exact_match"].push_back(strip(s.generated) == strip(doc.answer) ? 1.0 : 0.0);
+        items["exact_match"].push_back(py_strip(s.generated) == py_strip(doc.answer) ? 1.0 : 0.0);
         break;
     }
   }

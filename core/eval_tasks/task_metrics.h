@@ -44,7 +44,5 @@ MetricValue pooled_mean(const std::vector<MetricValue>& values, const std::vecto
 int64_t count_chars(const std::string& text);
 /// len(re.split(r"\s+", text)) with Python's Unicode whitespace.
 int64_t count_words(const std::string& text);
-/// str.strip() with Python's Unicode whitespace.
-std::string strip(const std::string& text);
 
 }  // namespace kforge::eval_tasks
