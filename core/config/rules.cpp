@@ -486,7 +486,8 @@ void check_world(const Value& root, int world_size) {
     // reduce over dp_replicate x dp_shard x cp and FSDP shards over dp_shard x cp.
     for (const char* k : {"tp", "pp", "ep"}) {
       d.require(d.i(k) == 1, k,
-                fmt::format("context parallelism (cp = {}) composes with data parallelism and FSDP only; set {} = 1",
+                fmt::format("context parallelism (cp = {}) composes with data parallelism, FSDP and tensor "
+                            "parallelism only; set {} = 1",
                             d.i("cp"), k));
     }
     d.require(m.i("num_experts") == 0, "cp",

@@ -126,10 +126,9 @@ void Transformer::set_documents(const at::Tensor& doc_ids) {
 }
 
 void Transformer::set_context_parallel(const sdk::ContextParallel& cp) {
-  if (!moe_layers_.empty() || sequence_parallel_ > 0 || !tensor_shards_.empty()) {
-    throw sdk::ConfigError(std::string("transformer: context parallelism ([distributed] cp > 1) takes a dense model "
-                                       "without tensor parallelism; ") +
-                           (moe_layers_.empty() ? "set tp = 1" : "an MoE layer's routing losses are per rank's tokens"));
+  if (!moe_layers_.empty()) {
+    throw sdk::ConfigError("transformer: context parallelism ([distributed] cp > 1) takes a dense model: an MoE "
+                           "layer's routing losses are per rank's tokens");
   }
   ring_ = std::make_unique<Ring>(
       Ring{cp.rank(), cp.size(), [&cp](const std::vector<at::Tensor>& tensors) { return cp.pass_on(tensors); }});

@@ -67,8 +67,8 @@ class Transformer : public sdk::Model {
   /// (document_starts.h); decode() ignores them. Throws sdk::Error for ids that are not int64 [B, S] non-decreasing.
   void set_documents(const at::Tensor& doc_ids) override;
   /// Context parallelism: ring attention over `cp` in every layer, RoPE at the tokens' positions in the whole sequence;
-  /// document ids are gathered around the ring so documents hold across the chunks. Throws sdk::ConfigError for an
-  /// MoE model (its routing losses are per rank's tokens) and under tensor parallelism.
+  /// document ids are gathered around the ring so documents hold across the chunks; under tensor parallelism each rank
+  /// rings its own heads. Throws sdk::ConfigError for an MoE model (its routing losses are per rank's tokens).
   void set_context_parallel(const sdk::ContextParallel& cp) override;
   /// Expert parallelism: every MoE layer's experts this rank holds (layers.{i}.mlp.experts.{global id}.* or the
   /// packed layers.{i}.mlp.{up,down,gate}_w rows).

@@ -33,10 +33,11 @@ TEST(WorldRules, AutoDpShardNeedsDivisibility) {
   expect_has(world_error("[distributed]\ntp = 4\n", 2), {"world_size (2) divisible", "(4)"});
 }
 
-TEST(WorldRules, ContextParallelComposesWithDataParallelismOnly) {
+TEST(WorldRules, ContextParallelComposesWithDataAndTensorParallelismOnly) {
   expect_ok("[distributed]\ncp = 2\ndp_shard = 2\n", 4);
-  expect_has(world_error("[distributed]\ncp = 2\ntp = 2\n", 4),
-             {"[distributed] tp = 2", "context parallelism (cp = 2) composes with data parallelism and FSDP only"});
+  expect_ok("[distributed]\ncp = 2\ntp = 2\n", 4);
+  expect_has(world_error("[model]\nnum_experts = 4\n[distributed]\ncp = 2\nep = 2\n", 4),
+             {"[distributed] ep = 2", "composes with data parallelism, FSDP and tensor parallelism only"});
   expect_has(world_error("[distributed]\ncp = 2\npp = 2\n", 4), {"[distributed] pp = 2", "set pp = 1"});
   expect_has(world_error("[model]\nnum_experts = 4\n[distributed]\ncp = 2\n", 2),
              {"[distributed] cp = 2", "a dense model"});

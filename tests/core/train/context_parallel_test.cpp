@@ -1,7 +1,7 @@
 // Context parallelism ([distributed] cp): real jobs through `kforge launch` on 127.0.0.1 against one rank training the
 // same global batch, in fp32 over 20 steps: cp = 2 and cp = 4 (losses, gradient norms, and every parameter's gradient
 // through the step-1 checkpoints' AdamW moments), packed documents whose masks cross the ranks' chunks, cp x dp_shard
-// (FSDP over both); cp = 2 under bf16 autocast at its derived tolerances; a cp = 2 checkpoint resumed on one rank and
+// (FSDP over both), cp x tp; cp = 2 under bf16 autocast at its derived tolerances; a cp = 2 checkpoint resumed on one rank and
 // a one-rank checkpoint resumed at cp = 2.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -64,6 +64,18 @@ TEST(ContextParallel, TimesFsdpOnFourRanksMatchesOneRank) {
   std::string output;
   ASSERT_EQ(launch(four, 4, with(args, {"--distributed.cp=2", "--distributed.dp_shard=2"}), &output), 0) << output;
   EXPECT_NE(output.find("FSDP over dp_shard x cp = 4"), std::string::npos) << output;
+  expect_gradient_parity(four, one);
+}
+
+// Four ranks, cp = 2 x tp = 2: each tp rank rings its own heads (with sequence parallelism between the layers).
+TEST(ContextParallel, TimesTensorParallelOnFourRanksMatchesOneRank) {
+  TrainFixture one, four;
+  const auto args = with({"--train.max_steps=20"}, kStepOneSaved);
+  launch(one, 1, args);
+  std::string output;
+  ASSERT_EQ(launch(four, 4, with(args, {"--distributed.cp=2", "--distributed.tp=2"}), &output), 0) << output;
+  EXPECT_NE(output.find("[distributed] tp = 2: this rank holds its slice"), std::string::npos) << output;
+  EXPECT_NE(output.find("[distributed] cp = 2: every sequence"), std::string::npos) << output;
   expect_gradient_parity(four, one);
 }
 
