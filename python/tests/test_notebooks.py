@@ -27,6 +27,9 @@ def execute(path):
 def test_the_notebooks_run(tmp_path, monkeypatch):
     monkeypatch.setenv("KFORGE_SOURCE_DIR", os.path.abspath(SOURCE_DIR))
     monkeypatch.setenv("KFORGE_NOTEBOOK_RUNS", str(tmp_path))
+    # The kernel runs in the notebooks' directory: the build tree's kforge by absolute path.
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(os.path.abspath(p) for p in paths if p))
     for name in ("train_debug.ipynb", "inspect_checkpoint.ipynb"):
         execute(os.path.join(NOTEBOOKS, name))
     assert (tmp_path / "debug" / "step_12" / "metadata.json").exists()
