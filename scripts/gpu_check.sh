@@ -251,7 +251,8 @@ check_build() {
 
 # ---- c. tests --------------------------------------------------------------------------------------
 # The binaries with the device (Device.*), precision, distributed, model-kernel, optimizer, loss and
-# activation-checkpointing tests. CTest runs each as one entry or a few shards (test_train.1of2).
+# activation-checkpointing tests. CTest runs each as one entry or a few shards (test_train.1of2). test_models holds
+# the float8 linear on this GPU against the oracle (torch._scaled_mm where the LibTorch has it, 2.1 on).
 TEST_BINS=(test_train test_distributed test_models test_optimizers test_routers_losses_memmap
            test_activation_checkpoint)
 

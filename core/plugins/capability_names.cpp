@@ -17,6 +17,7 @@ std::vector<std::string> capability_names(uint32_t flags) {
       {KFORGE_CAP_EXPERT_PARALLEL, "expert_parallel"},
       {KFORGE_CAP_TENSOR_PARALLEL, "tensor_parallel"},
       {KFORGE_CAP_PIPELINE, "pipeline"},
+      {KFORGE_CAP_FLOAT8, "float8"},
   };
   std::vector<std::string> out;
   for (uint32_t bit = 1; bit != 0; bit <<= 1) {

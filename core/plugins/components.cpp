@@ -19,7 +19,7 @@ struct Context {
           const sdk::TensorParallel* tensor_parallel)
       : logger(std::string(kind.name) + "/" + name),
         view(job.view(kind.section)),
-        ctx{logger, view, source, device, expert_parallel, tensor_parallel} {}
+        ctx{logger, view, source, device, expert_parallel, tensor_parallel, job.train.mixed_precision == "fp8"} {}
 };
 
 const sdk::KindInfo& kind_info(const char* kind) { return *sdk::find_kind(kind); }

@@ -9,8 +9,9 @@
 
 namespace kforge::train {
 
-/// "bf16" -> bfloat16, "fp16" -> float16 (with dynamic loss scaling, loss_scaler.h), "fp32" -> none (no autocast).
-/// Throws sdk::ConfigError naming [train] mixed_precision for the values kforge cannot train in ("fp8").
+/// "bf16" and "fp8" -> bfloat16 (fp8's float8 linears run inside it), "fp16" -> float16 (with dynamic loss scaling,
+/// loss_scaler.h), "fp32" -> none (no autocast). Throws sdk::ConfigError naming [train] mixed_precision for any other
+/// value.
 std::optional<at::ScalarType> autocast_dtype(const std::string& mixed_precision);
 
 /// While alive (and given a dtype), eligible ops (matmul, linear, ...) run in that dtype, as torch.autocast("cpu",

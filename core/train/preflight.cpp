@@ -172,6 +172,22 @@ void check_tensor_parallel(const config::JobConfig& job, const plugins::Componen
   }
 }
 
+// [train] mixed_precision = "fp8" needs a text model that computes its linear layers in float8.
+void check_float8(const config::JobConfig& job, const plugins::Components& components) {
+  if (job.train.mixed_precision != "fp8") return;
+  if (job.tree.find("vlm") != nullptr) {
+    throw sdk::ConfigError(
+        "[train] mixed_precision = \"fp8\" in a vision-language run ([vlm]): kforge computes the linear layers of text "
+        "models in float8 only so far; set \"bf16\"");
+  }
+  if ((components.model_capabilities() & KFORGE_CAP_FLOAT8) == 0) {
+    throw sdk::ConfigError(fmt::format(
+        "[train] mixed_precision = \"fp8\": model '{}' does not declare the float8 capability (it cannot compute its "
+        "linear layers in float8); set \"bf16\" or use a model that does (kforge list-plugins shows capabilities)",
+        job.view("model").get_string("model_type")));
+  }
+}
+
 void check_pipeline_parallel(const config::JobConfig& job, const plugins::Components& components) {
   const int64_t pp = job.distributed.pp;
   if (pp <= 1) return;
@@ -253,6 +269,7 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   check_pipeline_parallel(job, components);
   config::check_world(job, world_size);
   check_eval_tasks(job);
+  check_float8(job, components);
   autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
   } else if (job.view("data").get_bool("hf_streaming")) {
     feed::hf_export_inputs(job, *job.data.hf);  // streamed by the feed, never cached: only the export is checked

@@ -68,6 +68,12 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
           "[train] mixed_precision = \"{}\": forward under {} autocast to {}, fp32 master weights, gradients "
           "and optimizer state",
           train.mixed_precision, device_.is_cpu() ? "CPU" : "CUDA", c10::toString(*autocast));
+    if (train.mixed_precision == "fp8" && leader()) {
+      log.warn(
+          "[train] mixed_precision = \"fp8\": the float8 linears round their operands to float8 in fp32 tensors and "
+          "multiply them in fp32: the numerics of torchao's Float8Linear, for correctness, not speed (slower than "
+          "\"bf16\"; docs/how-to/precision.md)");
+    }
     }
     if (*autocast == at::kHalf) {
       const LossScaleSettings scaling = loss_scale_settings(job_);

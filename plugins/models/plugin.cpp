@@ -9,9 +9,10 @@ namespace {
 using kforge::sdk::reads;
 
 std::shared_ptr<kforge::sdk::Model> make_transformer(const kforge::sdk::BuildContext& ctx) {
-  return std::make_shared<kforge::builtin::models::Transformer>(
-      kforge::builtin::models::ModelConfig::from_view(ctx.section), &ctx.components, ctx.expert_parallel,
-      ctx.tensor_parallel);
+  kforge::builtin::models::ModelConfig config = kforge::builtin::models::ModelConfig::from_view(ctx.section);
+  config.float8 = ctx.float8;
+  return std::make_shared<kforge::builtin::models::Transformer>(config, &ctx.components, ctx.expert_parallel,
+                                                                ctx.tensor_parallel);
 }
 
 // The [model] keys of the core schema the transformer reads (ModelConfig::from_view).
@@ -40,7 +41,8 @@ constexpr kforge_component_info kComponents[] = {
         "layers (num_experts > 0, router plugin moe_router), RMSNorm/LayerNorm",
         kforge::sdk::config_keys(kTransformerCoreKeys), kforge::sdk::hook_points(kTransformerHookPoints),
         kforge::sdk::capabilities(KFORGE_CAP_LLAMA_LAYOUT | KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX |
-                                  KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL | KFORGE_CAP_PIPELINE)),
+                                  KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL | KFORGE_CAP_PIPELINE |
+                                  KFORGE_CAP_FLOAT8)),
 };
 
 void register_all(kforge::sdk::Registrar& r) { r.add_model("transformer", make_transformer); }

@@ -26,7 +26,7 @@ Attention::Attention(const ModelConfig& c)
       head_dim_(c.head_dim()),
       backend_(c.sdpa_backend),
       fused_(c.fused_kernels) {
-  const LinearBackend linear = resolve_linear_backend(c.linear_backend);
+  const LinearBackend linear = dense_linear_backend(c.linear_backend, c.float8);
   q_proj_ = register_module("q_proj", std::make_shared<Linear>(c.dim, n_heads_ * head_dim_, linear));
   k_proj_ = register_module("k_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_, linear));
   v_proj_ = register_module("v_proj", std::make_shared<Linear>(c.dim, n_kv_heads_ * head_dim_, linear));

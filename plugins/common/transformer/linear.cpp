@@ -10,6 +10,7 @@
 
 #include "blas_gemm.h"
 #include "fp16_linear.h"
+#include "float8_linear.h"
 #include "vector_lanes.h"
 #include "weight_gradient_gemm.h"
 
@@ -117,6 +118,10 @@ LinearBackend resolve_linear_backend(const std::string& setting) {
   throw sdk::ConfigError("[model] linear_backend = \"" + setting + "\": must be \"auto\", \"onednn\" or \"aten\"");
 }
 
+LinearBackend dense_linear_backend(const std::string& setting, bool float8) {
+  return float8 ? LinearBackend::Float8 : resolve_linear_backend(setting);
+}
+
 bool onednn_linear_applies(const at::Tensor& x, const at::Tensor& weight) {
   const auto fp32_cpu = [](const at::Tensor& t) {
     return t.scalar_type() == at::kFloat && t.device().is_cpu() && t.layout() == at::kStrided;
@@ -160,6 +165,7 @@ bool use_bf16_linear(const at::Tensor& x, const at::Tensor& weight, LinearBacken
 }
 
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend) {
+  if (backend == LinearBackend::Float8) return float8_linear(x, weight);
   if (fp16_linear_applies(x, weight)) return fp16_linear(x, weight);
   if (backend == LinearBackend::OneDnn && onednn_linear_applies(x, weight)) return onednn_linear(x, weight);
   if (use_bf16_linear(x, weight, backend)) return bf16_linear(x, weight);

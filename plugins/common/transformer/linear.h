@@ -1,6 +1,7 @@
 // Linear: a bias-free projection y = x W^T with parameter "weight" of shape (out, in), computed by
 // at::linear or oneDNN's sgemm with its own backward ([model] linear_backend): for fp32 outside autocast, and under
-// bf16 autocast on a CPU without bf16 instructions, where it multiplies the bf16-rounded operands in fp32.
+// bf16 autocast on a CPU without bf16 instructions, where it multiplies the bf16-rounded operands in fp32; or by
+// float8_linear for the layers a [train] mixed_precision = "fp8" run converts.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -10,11 +11,17 @@
 
 namespace kforge::builtin::models {
 
-enum class LinearBackend { Aten, OneDnn };
+/// Float8: float8_linear (float8_linear.h), whatever the autocast state.
+enum class LinearBackend { Aten, OneDnn, Float8 };
 
 /// [model] linear_backend: "auto" -> OneDnn when the process has dnnl_sgemm, else Aten; "onednn"
 /// (a ConfigError when it is missing); "aten".
 LinearBackend resolve_linear_backend(const std::string& setting);
+
+/// The backend of the layers KempnerForge's apply_float8 converts to Float8Linear (attention's projections, dense
+/// MLPs, the output head; not MoE experts, shared experts or routers): Float8 when `float8` ([train]
+/// mixed_precision = "fp8"), else resolve_linear_backend(setting).
+LinearBackend dense_linear_backend(const std::string& setting, bool float8);
 
 /// True when onednn_linear takes (x, weight): float32 CPU strided tensors, a 2-D weight and x's last
 /// dimension equal to its columns, and no CPU autocast active (autocast must see at::linear).
@@ -43,8 +50,8 @@ bool cpu_has_bf16_instructions();
 /// bf16 instructions.
 bool use_bf16_linear(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend);
 
-/// fp16_linear where that applies (an fp16 step on the CPU); onednn_linear where `backend` is OneDnn and that
-/// applies; bf16_linear where use_bf16_linear; else at::linear.
+/// float8_linear where `backend` is Float8; fp16_linear where that applies (an fp16 step on the CPU); onednn_linear
+/// where `backend` is OneDnn and that applies; bf16_linear where use_bf16_linear; else at::linear.
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend);
 
 class Linear : public torch::nn::Module {

@@ -30,6 +30,9 @@ struct ModelConfig {
   std::string sdpa_backend = "auto";  ///< attention kernel choice ([model] sdpa_backend)
   std::string linear_backend = "auto";  ///< fp32 projection GEMMs ([model] linear_backend, see linear.h)
   bool fused_kernels = true;            ///< fused RMSNorm, SwiGLU, RoPE, causal softmax ([model] fused_kernels)
+  /// [train] mixed_precision = "fp8" (sdk::BuildContext::float8, not a [model] key): attention, dense MLPs and the
+  /// output head compute through float8_linear (dense_linear_backend).
+  bool float8 = false;
 
   // Mixture of experts ([model] num_experts > 0; KempnerForge §3.2).
   int64_t num_experts = 0;                ///< routed experts per MoE layer (0: dense model)

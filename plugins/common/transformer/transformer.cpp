@@ -31,7 +31,7 @@ Transformer::Transformer(const ModelConfig& config, const sdk::ComponentSource* 
     if (layers_.back()->moe()) moe_layers_.push_back(layers_.back()->moe());
   }
   norm_ = register_module("norm", make_norm(config_.norm_type, config_.dim, config_.norm_eps, config_.fused_kernels));
-  const LinearBackend linear = resolve_linear_backend(config_.linear_backend);
+  const LinearBackend linear = dense_linear_backend(config_.linear_backend, config_.float8);
   output_head_ =
       config_.tie_embeddings
           ? register_module("output_head", std::make_shared<OutputHead>(token_embedding_->weight(), linear))

@@ -13,7 +13,8 @@ TransformerBlock::TransformerBlock(const ModelConfig& c, int64_t layer, const sd
   mlp_norm_ = register_module("mlp_norm", make_norm(c.norm_type, c.dim, c.norm_eps, c.fused_kernels));
   if (!c.is_moe_layer(layer)) {
     mlp_ = register_module("mlp", std::make_shared<MLP>(c.dim, c.computed_ffn_hidden_dim(), c.activation,
-                                                        resolve_linear_backend(c.linear_backend), c.fused_kernels));
+                                                        dense_linear_backend(c.linear_backend, c.float8),
+                                                        c.fused_kernels));
     return;
   }
   if (components == nullptr) {

@@ -50,10 +50,11 @@ TEST(PluginCli, ListPluginsShowsTheDeclaredCapabilities) {
   EXPECT_EQ(capabilities["muon"], nlohmann::json::array({"needs_whole_matrices"}));
   EXPECT_EQ(capabilities["schedule_free_adamw"], nlohmann::json::array({"has_eval_weights"}));
   EXPECT_EQ(capabilities["adamw"], nlohmann::json::array());
-  // kforge convert maps it; it takes packed sequences and embedding prefixes, shards its experts, splits its layers
-  // and runs as pipeline stages
-  EXPECT_EQ(capabilities["transformer"], nlohmann::json::array({"llama_layout", "document_mask", "embedding_prefix",
-                                                                "expert_parallel", "tensor_parallel", "pipeline"}));
+  // kforge convert maps it; it takes packed sequences and embedding prefixes, shards its experts, splits its layers,
+  // runs as pipeline stages and computes its linear layers in float8
+  EXPECT_EQ(capabilities["transformer"],
+            nlohmann::json::array({"llama_layout", "document_mask", "embedding_prefix", "expert_parallel",
+                                   "tensor_parallel", "pipeline", "float8"}));
   // the cross-entropy losses read vocabulary-split logits
   EXPECT_EQ(capabilities["cross_entropy"], nlohmann::json::array({"tensor_parallel"}));
 }

@@ -84,8 +84,10 @@ const Case kCases[] = {
      "[distributed] ep = 2 in a vision-language run ([vlm]): kforge shards the experts of text models only"},
     {"cuda_in_a_cpu_build", "", "--train.device=cuda",
      "[train] device = \"cuda\": this kforge is a CPU build (LibTorch without CUDA)"},
-    {"fp8", "", "--train.mixed_precision=fp8",
-     "[train] mixed_precision = \"fp8\" is not available: it needs float8 training ops"},
+    {"fp8_vision_language", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",
+     "--train.mixed_precision=fp8",
+     "[train] mixed_precision = \"fp8\" in a vision-language run ([vlm]): kforge computes the linear layers of text "
+     "models in float8 only"},
     {"missing_dataset_path", "", "--data.dataset_path=''", "[data] dataset_path is not set"},
     {"missing_dataset_directory", "", "--data.dataset_path=/nonexistent/kforge-data",
      "data directory '/nonexistent/kforge-data' does not exist"},

@@ -78,11 +78,14 @@ typedef struct kforge_config_key {
  * run_block() in order, between blocks carries one activation tensor [batch, seq, ...] and nothing else, lets a
  * block runner end it by throwing (sdk/model.h), and it overrides Model::embedding_params. */
 #define KFORGE_CAP_PIPELINE (1u << 7)
+/* A model that computes its linear layers in float8 when BuildContext::float8 is set ([train] mixed_precision = "fp8"
+ * needs it): torchao's Float8Linear, TENSORWISE recipe, on the layers KempnerForge converts. */
+#define KFORGE_CAP_FLOAT8 (1u << 8)
 /* Every flag this ABI defines; the host refuses a component declaring others. */
 #define KFORGE_CAP_ALL                                                                                                \
   (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT |                          \
    KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX | KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL | \
-   KFORGE_CAP_PIPELINE)
+   KFORGE_CAP_PIPELINE | KFORGE_CAP_FLOAT8)
 
 /* Static description of one component (listed without running plugin code). */
 typedef struct kforge_component_info {

@@ -56,6 +56,9 @@ struct BuildContext {
   /// declares KFORGE_CAP_TENSOR_PARALLEL then holds its slices (Model::tensor_shards()) and returns its vocabulary
   /// slice of the logits; a loss that declares it reads such logits.
   const TensorParallel* tensor_parallel = nullptr;
+  /// [train] mixed_precision = "fp8": a model that declares KFORGE_CAP_FLOAT8 computes its linear layers in float8
+  /// (the rest of the step runs under bf16 autocast, as for "bf16"). False otherwise.
+  bool float8 = false;
 };
 
 using ModelFactory = std::function<std::shared_ptr<Model>(const BuildContext&)>;
