@@ -68,16 +68,17 @@ def load_parameters(d, requires_grad):
             for n in names}
 
 
-def mlp(h, P, prefix, activation):
-    up = h @ P[prefix + "up_proj.weight"].T
+def mlp(h, P, prefix, activation, project=lambda x, w: x @ w.T):
+    """The MLP; `project(x, W)` computes each x W^T (a rounding one for a reduced precision)."""
+    up = project(h, P[prefix + "up_proj.weight"])
     if activation == "silu":
-        g = h @ P[prefix + "gate_proj.weight"].T
+        g = project(h, P[prefix + "gate_proj.weight"])
         a = g * torch.sigmoid(g) * up
     elif activation == "gelu":
         a = 0.5 * up * (1.0 + torch.erf(up / math.sqrt(2.0)))
     else:
         a = torch.clamp(up, min=0.0)
-    return a @ P[prefix + "down_proj.weight"].T
+    return project(a, P[prefix + "down_proj.weight"])
 
 
 def moe(h, P, prefix, cfg):

@@ -19,6 +19,15 @@ the Switch balance loss moe_aux_loss_weight * E * sum_i f_i P_i and the router z
 moe_router_z_loss_weight * mean(logsumexp(router logits)^2), each summed over the layers. It writes
 rows.json (per step: that objective, the pre-clip grad norm and the learning rate the step used) and
 final.<fqn>.npy for every parameter (float64).
+
+With "fp16" in config.json ({"init", "growth", "backoff", "growth_interval"}), every projection (attention's
+q/k/v/o, the MLP's, the output head) rounds its operands, its output, the gradient reaching it and both gradients
+it returns to float16 (what an fp16 GEMM with fp32 accumulation computes, overflowing past 65504), and the step
+follows torch.cuda.amp.GradScaler: the objective times the scale is differentiated, the gradients divided by it;
+a non-finite one skips the step (no optimizer or scheduler step; the next micro-batches are drawn) and multiplies
+the scale by backoff, and growth_interval clean steps in a row multiply it by growth. Then the batch files are
+numbered by draw, skipped draws included, and each row also holds the scale after its step; rows.json's
+"skipped" lists the skipped draws.
 """
 import json
 import math
@@ -52,6 +61,33 @@ def read_model_tensors(path):
     return out
 
 
+def fp16(t):
+    """`t` rounded to float16 (round to nearest even, infinite past 65504), as float64."""
+    return t.to(torch.float16).to(torch.float64)
+
+
+class Fp16Projection(torch.autograd.Function):
+    """x W^T of an fp16 GEMM: fp16 operands, an exact sum (fp32 accumulation, here float64), an fp16 output; the
+    incoming gradient rounded to fp16, and fp16 gradients out."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        xr, wr = fp16(x), fp16(w)
+        ctx.save_for_backward(xr, wr)
+        return fp16(xr @ wr.T)
+
+    @staticmethod
+    def backward(ctx, dy):
+        xr, wr = ctx.saved_tensors
+        dyr = fp16(dy)
+        return fp16(dyr @ wr), fp16(dyr.reshape(-1, dyr.shape[-1]).T @ xr.reshape(-1, xr.shape[-1]))
+
+
+def projection(cfg):
+    """x W^T as the configured precision computes it."""
+    return Fp16Projection.apply if "fp16" in cfg else (lambda x, w: x @ w.T)
+
+
 def moe_layer(h, P, prefix, cfg):
     """Softmax top-k routing over SwiGLU experts; returns the output, the Switch balance loss and the router z-loss."""
     x = h.reshape(-1, h.shape[-1])
@@ -79,28 +115,29 @@ def forward(P, cfg, tokens, labels):
     cos, sin = rope_cos_sin(S, hd, cfg["rope_theta"])
     causal = torch.ones(S, S, dtype=torch.bool).tril()
     emb = P["token_embedding.embedding.weight"]
+    proj = projection(cfg)
     x = emb[tokens]
     extra = 0.0
     for i in range(cfg["n_layers"]):
         p = f"layers.{i}."
         h = rmsnorm(x, P[p + "attention_norm.weight"], eps)
-        q = (h @ P[p + "attention.q_proj.weight"].T).view(B, S, n_heads, hd).transpose(1, 2)
-        k = (h @ P[p + "attention.k_proj.weight"].T).view(B, S, n_kv, hd).transpose(1, 2)
-        v = (h @ P[p + "attention.v_proj.weight"].T).view(B, S, n_kv, hd).transpose(1, 2)
+        q = proj(h, P[p + "attention.q_proj.weight"]).view(B, S, n_heads, hd).transpose(1, 2)
+        k = proj(h, P[p + "attention.k_proj.weight"]).view(B, S, n_kv, hd).transpose(1, 2)
+        v = proj(h, P[p + "attention.v_proj.weight"]).view(B, S, n_kv, hd).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         k = k.repeat_interleave(n_heads // n_kv, dim=1)
         v = v.repeat_interleave(n_heads // n_kv, dim=1)
         att = ((q @ k.transpose(-1, -2)) / math.sqrt(hd)).masked_fill(~causal, float("-inf")).softmax(dim=-1)
-        x = x + (att @ v).transpose(1, 2).reshape(B, S, dim) @ P[p + "attention.o_proj.weight"].T
+        x = x + proj((att @ v).transpose(1, 2).reshape(B, S, dim), P[p + "attention.o_proj.weight"])
         h = rmsnorm(x, P[p + "mlp_norm.weight"], eps)
         if cfg["num_experts"] > 0:
             out, balance, router_z = moe_layer(h, P, p + "mlp.", cfg)
             x = x + out
             extra = extra + cfg["moe_aux_loss_weight"] * balance + cfg["moe_router_z_loss_weight"] * router_z
         else:
-            x = x + mlp(h, P, p + "mlp.", "silu")
-    logits = (rmsnorm(x, P["norm.weight"], eps) @ P["output_head.proj.weight"].T).reshape(B * S, -1)
+            x = x + mlp(h, P, p + "mlp.", "silu", proj)
+    logits = proj(rmsnorm(x, P["norm.weight"], eps), P["output_head.proj.weight"]).reshape(B * S, -1)
     if cfg["z_loss_weight"] > 0:
         extra = extra + cfg["z_loss_weight"] * torch.logsumexp(logits, dim=-1).pow(2).mean()
     ce_sum = F.cross_entropy(logits, labels.reshape(-1), ignore_index=-100, reduction="sum")
@@ -146,24 +183,40 @@ def main(d):
     steps = cfg["max_steps"]
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg["schedule"], steps))
     n = cfg["grad_accum_steps"]
-    rows = []
-    for s in range(steps):
+    scaler = cfg.get("fp16")
+    scale, clean = (scaler["init"], 0) if scaler else (1.0, 0)
+    rows, skipped, draw = [], [], 0
+    while len(rows) < steps:
         opt.zero_grad(set_to_none=False)
-        batches = [(torch.tensor(np.load(os.path.join(d, f"input.{s}.{k}.npy"))),
-                    torch.tensor(np.load(os.path.join(d, f"labels.{s}.{k}.npy")))) for k in range(n)]
+        batches = [(torch.tensor(np.load(os.path.join(d, f"input.{draw}.{k}.npy"))),
+                    torch.tensor(np.load(os.path.join(d, f"labels.{draw}.{k}.npy")))) for k in range(n)]
+        draw += 1
         trained = sum(int((labels != -100).sum()) for _, labels in batches)
         loss_sum = 0.0
         for tokens, labels in batches:
             ce_sum, extra = forward(P, cfg, tokens, labels)
             objective = ce_sum / trained + extra / n
-            objective.backward()
+            (objective * scale).backward()
             loss_sum += objective.item()
+        if scaler:
+            for t in P.values():
+                t.grad.div_(scale)
+            if not all(bool(torch.isfinite(t.grad).all()) for t in P.values()):
+                scale *= scaler["backoff"]
+                clean = 0
+                skipped.append(draw - 1)
+                continue
         norm = torch.nn.utils.clip_grad_norm_(list(P.values()), cfg["grad_clip_norm"]).item()
         lr = opt.param_groups[0]["lr"]
         opt.step()
         sched.step()
-        rows.append({"step": s + 1, "loss": loss_sum, "grad_norm": norm, "lr": lr})
-    json.dump(rows, open(os.path.join(d, "rows.json"), "w"), indent=1)
+        if scaler:
+            clean += 1
+            if clean == scaler["growth_interval"]:
+                scale *= scaler["growth"]
+                clean = 0
+        rows.append({"step": len(rows) + 1, "loss": loss_sum, "grad_norm": norm, "lr": lr, "loss_scale": scale})
+    json.dump({"rows": rows, "skipped": skipped}, open(os.path.join(d, "rows.json"), "w"), indent=1)
     for name, t in P.items():
         np.save(os.path.join(d, "final." + name + ".npy"), t.detach().numpy())
     for r in rows:

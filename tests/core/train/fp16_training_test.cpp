@@ -14,14 +14,14 @@
 namespace kforge::test {
 namespace {
 
-const std::string kFp16 = "--train.mixed_precision=fp16";
+const std::string kFp16Flag = "--train.mixed_precision=fp16";
 
 TEST(Fp16Training, KeepsFp32MasterWeightsAndTracksTheFp32LossCurve) {
   TrainFixture fp32_fx, fp16_fx;
   auto fp32 = std::make_shared<RecordingHook>(), fp16 = std::make_shared<RecordingHook>();
   auto rec = std::make_shared<WeightRecorder>(std::vector<std::string>{});
   fp32_fx.run({}, {fp32});
-  fp16_fx.run({kFp16}, {fp16, rec});
+  fp16_fx.run({kFp16Flag}, {fp16, rec});
   ASSERT_EQ(fp16->losses.size(), 20u);
   EXPECT_TRUE(metric(fp16_fx, "train/skipped_steps").empty()) << "the default scale does not overflow this model";
   bool differs = false;
@@ -42,7 +42,7 @@ TEST(Fp16Training, KeepsFp32MasterWeightsAndTracksTheFp32LossCurve) {
 TEST(Fp16Training, OverflowsAreSkippedAndCountedWhileTheScaleBacksOff) {
   TrainFixture fx;
   auto hook = std::make_shared<RecordingHook>();
-  const auto result = fx.run({kFp16, "--train.loss_scale_init=1073741824"}, {hook});  // 2^30
+  const auto result = fx.run({kFp16Flag, "--train.loss_scale_init=1073741824"}, {hook});  // 2^30
   EXPECT_EQ(result.outcome, train::Outcome::Completed);
   EXPECT_EQ(result.step, 20) << "skipped steps are not optimizer steps";
   ASSERT_EQ(hook->losses.size(), 20u);
@@ -58,7 +58,7 @@ TEST(Fp16Training, OverflowsAreSkippedAndCountedWhileTheScaleBacksOff) {
   EXPECT_EQ(scale.at(20), std::ldexp(1.0, 30 - static_cast<int>(k)));
   const auto lr = metric(fx, "train/lr");
   TrainFixture plain;
-  plain.run({kFp16}, {});
+  plain.run({kFp16Flag}, {});
   EXPECT_EQ(lr, metric(plain, "train/lr")) << "the skipped steps did not advance the schedule";
 }
 
@@ -66,7 +66,7 @@ TEST(Fp16Training, ResumeWithTheScaleInTheCheckpointIsBitExact) {
   TrainFixture straight, split;
   // 2^24 overflows; growth every 4 clean steps makes it overflow again after the resume at step 10, from the saved
   // scale and clean-step count.
-  expect_exact_resume({kFp16, "--train.loss_scale_init=16777216", "--train.loss_scale_growth_interval=4",
+  expect_exact_resume({kFp16Flag, "--train.loss_scale_init=16777216", "--train.loss_scale_growth_interval=4",
                        "--checkpoint.interval=1000"},
                       straight, split);
   const auto skipped = metric(straight, "train/skipped_steps");
@@ -81,9 +81,9 @@ TEST(Fp16Training, LossScaleKeysAreRefusedWithoutFp16AndOutOfRange) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--train.loss_scale_init=1024"}, "loss_scale_init"},
       {{"--train.mixed_precision=fp32", "--train.loss_scale_growth_interval=10"}, "loss_scale_growth_interval"},
-      {{kFp16, "--train.loss_scale_backoff=1.5"}, "loss_scale_backoff"},
-      {{kFp16, "--train.loss_scale_growth=1.0"}, "loss_scale_growth"},
-      {{kFp16, "--train.loss_scale_init=0"}, "loss_scale_init"}};
+      {{kFp16Flag, "--train.loss_scale_backoff=1.5"}, "loss_scale_backoff"},
+      {{kFp16Flag, "--train.loss_scale_growth=1.0"}, "loss_scale_growth"},
+      {{kFp16Flag, "--train.loss_scale_init=0"}, "loss_scale_init"}};
   for (const auto& [overrides, key] : cases) {
     try {
       fx.job(overrides);
@@ -100,7 +100,7 @@ TEST(Fp16Training, AStepBodyThatDoesNotUnscaleIsAnError) {
     return train::StepResult{1.0, 1.0, {}};
   };
   try {
-    fx.run({kFp16}, {}, no_clip);
+    fx.run({kFp16Flag}, {}, no_clip);
     FAIL() << "the loop cannot tell an overflow without the unscaling";
   } catch (const sdk::Error& e) {
     EXPECT_NE(std::string(e.what()).find("scale_loss"), std::string::npos) << e.what();
