@@ -182,6 +182,24 @@ TEST(HfExport, TheDryRunChecksTheExportAndTokenisesNothing) {
   }
 }
 
+// A streamed export is only checked before the run: nothing is tokenised or cached, and [data] num_workers (its
+// tokenising threads) draws no "no effect" warning.
+TEST(HfStreaming, TheDryRunChecksTheExportCachesNothingAndHonoursNumWorkers) {
+  HfFixture hf;
+  const config::JobConfig job = hf.fx.job({"--data.hf_streaming=true", "--data.num_workers=8"});
+  const train::Preflight checked = train::preflight(job, plugins::Components(hf.fx.plugins->registry, job), 1);
+  EXPECT_EQ(checked.train_data, nullptr);
+  for (const std::string& w : checked.warnings) EXPECT_EQ(w.find("num_workers"), std::string::npos) << w;
+  EXPECT_FALSE(fs::exists(hf.cache / "hf"));
+  const config::JobConfig no_split = hf.fx.job({"--data.hf_streaming=true", "--data.hf_dataset_split=test"});
+  try {
+    train::preflight(no_split, plugins::Components(hf.fx.plugins->registry, no_split), 1);
+    ADD_FAILURE() << "a streamed export without the split passed";
+  } catch (const sdk::ConfigError& e) {
+    expect_has(e.what(), {"[data] hf_dataset_name = \"", "no JSON Lines file of split 'test'"});
+  }
+}
+
 // configs/train/hf_wikitext.toml scaled down, streaming an export laid out as wikitext-103-raw-v1's with its 4
 // tokenising threads: the loss falls, no token cache is written, and a run stopped at step 4 and resumed trains on
 // the same token stream as an uninterrupted one: the same losses, bit for bit.
