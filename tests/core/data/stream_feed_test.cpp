@@ -1,6 +1,7 @@
 // StreamFeed ([data] hf_streaming): a feed stopped anywhere (in the first file, the second, the buffer's draining,
 // the next epoch) and resumed from its saved position gives the uninterrupted token stream bit for bit, with worker
-// threads or without (which give the same stream); batches are its windows; a bad line is named.
+// threads or without (which give the same stream); on another rank count it continues the shared document order;
+// batches are its windows; a bad line is named.
 #include "feed/stream_feed.h"
 
 #include <gtest/gtest.h>
@@ -94,6 +95,43 @@ TEST_F(StreamFeedTest, AResumedFeedGivesTheUninterruptedTokenStreamBitForBitWith
   // files: file 2), 128 (epoch 1, its reader in file 1), ...
   EXPECT_EQ(files_at_stops, (std::set<int64_t>{0, 1, 2}));
   EXPECT_TRUE(epochs_at_stops.count(0) && epochs_at_stops.count(1)) << "no stop in the first or the next epoch";
+}
+
+// Two ranks' checkpoint resumed on one: the feed continues the shared document order from the earlier of the two
+// positions, without the carried tokens: the windows are that order's documents, tokenised here with EOS after each.
+TEST_F(StreamFeedTest, AnotherRankCountContinuesTheSharedOrderFromTheEarliestPosition) {
+  feed::StreamFeed r0(files, tokenizer, shape(2), 0, 2), r1(files, tokenizer, shape(0), 1, 2);
+  windows(r0, 90);
+  windows(r1, 70);
+  nlohmann::json ts;
+  for (const feed::StreamFeed* f : {&r0, &r1}) {
+    nlohmann::json entry = {{"rank", f == &r0 ? 0 : 1}};
+    f->save_position(entry, ts, 0);
+    ts["data"].push_back(entry);
+  }
+  ts["data_parallel_size"] = 2;
+  const auto document = [&](int r) { return ts["data"][r]["stream"]["position"]["document"].get<int64_t>(); };
+  ASSERT_NE(document(0), document(1)) << "pick stop points whose positions differ";
+  const nlohmann::json& earliest = ts["data"][document(0) < document(1) ? 0 : 1]["stream"]["position"];
+  feed::StreamFeed one(files, tokenizer, shape(0), 0, 1);
+  one.resume(ts, 0);
+  const auto got = windows(one, 60);
+
+  feed::DocumentStream order(files, 60, 11, 0, 1);
+  order.restore(feed::StreamPosition::from_json(earliest));
+  const data::Tokenizer tok(tokenizer);
+  std::vector<int> tokens;
+  while (tokens.size() < 60 * 17) {
+    const std::string text = nlohmann::json::parse(order.next().text).at("text").get<std::string>();
+    const std::vector<int> ids = tok.encode(text);
+    tokens.insert(tokens.end(), ids.begin(), ids.end());
+    tokens.push_back(tok.eos_id());
+  }
+  for (size_t w = 0; w < got.size(); ++w) {
+    EXPECT_EQ(got[w], std::vector<int>(tokens.begin() + static_cast<std::ptrdiff_t>(17 * w),
+                                       tokens.begin() + static_cast<std::ptrdiff_t>(17 * (w + 1))))
+        << "window " << w;
+  }
 }
 
 TEST_F(StreamFeedTest, BatchesAreTheWindowsAsInputsAndNextTokenLabels) {
