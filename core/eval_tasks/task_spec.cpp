@@ -221,9 +221,10 @@ TaskSpec load_task(const std::filesystem::path& task_dir, const std::string& nam
   if (t.output_type == OutputType::GenerateUntil && t.max_gen_toks < 1) {
     throw sdk::ConfigError(fmt::format("{}: max_gen_toks must be >= 1", file.string()));
   }
-  t.docs = read_docs(dir / toml.string("eval_docs", "", true), t.output_type);
+  const std::string eval_docs = toml.string("eval_docs", "", true);
+  t.docs = read_docs(dir / eval_docs, t.output_type);
   const std::string fewshot = toml.string("fewshot_docs", "");
-  t.separate_fewshot = !fewshot.empty();
+  t.separate_fewshot = !fewshot.empty() && fewshot != eval_docs;  // lm-eval: fewshot_split != test_split
   t.fewshot = t.separate_fewshot ? read_docs(dir / fewshot, t.output_type) : t.docs;
   return t;
 }

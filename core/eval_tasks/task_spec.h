@@ -41,7 +41,8 @@ struct TaskSpec {
   int64_t max_gen_toks = 256;
   std::vector<std::string> metrics;  ///< in the order task.toml lists them
   std::string group;                 ///< "" when the task is in no group
-  bool separate_fewshot = false;     ///< few-shot examples come from fewshot_docs (else from the eval documents)
+  /// Few-shot examples come from fewshot_docs, another file than eval_docs (else from the eval documents).
+  bool separate_fewshot = false;
   std::vector<Doc> docs;             ///< eval_docs, in file order
   std::vector<Doc> fewshot;          ///< fewshot_docs, or the eval documents again
 };
