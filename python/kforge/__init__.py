@@ -36,7 +36,7 @@ _PLUGIN_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__fi
 _kforge._use_plugins([], _PLUGIN_DIR)
 
 __all__ = ["ConfigError", "KforgeError", "Model", "StepContext", "StopTraining", "TrainingError", "TrainingHook",
-           "load_checkpoint", "load_config", "train", "use_plugins"]
+           "load_checkpoint", "load_config", "register_scheduler", "train", "use_plugins"]
 
 
 class StopTraining(Exception):
@@ -89,6 +89,13 @@ class TrainingHook:
 def use_plugins(dirs=(), allow_unsafe=False):
     """Searches `dirs` for plugins before kforge's own; call it before any other kforge call loads them."""
     _kforge._use_plugins([str(d) for d in dirs], _PLUGIN_DIR, allow_unsafe)
+
+
+def register_scheduler(name, factory):
+    """Registers a learning-rate schedule written in Python as the scheduler `name`, which a config selects as any
+    other ([scheduler] name = NAME). `factory(max_steps)` returns a callable step -> factor of the base learning rate
+    (LambdaLR semantics; the first step is 0). It runs under the GIL, once a step."""
+    _kforge._register_scheduler(name, factory)
 
 
 def train(config, overrides=(), hooks=()):

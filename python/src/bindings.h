@@ -15,5 +15,6 @@ void bind_config(pybind11::module_& m);
 void bind_checkpoint(pybind11::module_& m);
 void bind_model(pybind11::module_& m);
 void bind_train(pybind11::module_& m);
+void bind_components(pybind11::module_& m);
 
 }  // namespace kforge::python

@@ -9,4 +9,5 @@ PYBIND11_MODULE(_kforge, m) {
   kforge::python::bind_checkpoint(m);
   kforge::python::bind_model(m);
   kforge::python::bind_train(m);
+  kforge::python::bind_components(m);
 }

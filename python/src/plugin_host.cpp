@@ -55,6 +55,11 @@ const plugins::Registry& registry() {
   return (*loaded)->registry;
 }
 
+void register_plugins(plugins::PluginSet& set) {
+  registry();
+  (*loaded)->registry.register_all(set);
+}
+
 void bind_plugins(pybind11::module_& m) {
   m.def("_use_plugins", &use_plugins, pybind11::arg("dirs"), pybind11::arg("builtin"),
         pybind11::arg("allow_unsafe") = false);

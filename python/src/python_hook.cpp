@@ -5,6 +5,8 @@
 
 #include <utility>
 
+#include "python_error.h"
+
 namespace kforge::python {
 
 namespace py = pybind11;
@@ -31,10 +33,8 @@ void PythonHook::call(const char* method, Args&&... args) {
       throw sdk::StopTraining(py::str(e.value()).cast<std::string>());
     }
     const std::string name = py::str(py::type::of(hook_).attr("__qualname__")).cast<std::string>();
-    const py::object lines = py::module_::import("traceback").attr("format_exception")(e.type(), e.value(), e.trace());
     error_ = e.value();
-    throw sdk::Error(fmt::format("Python hook {}.{} raised:\n{}", name, method,
-                                 py::str("").attr("join")(lines).cast<std::string>()));
+    throw python_error(fmt::format("Python hook {}.{}", name, method), e);
   }
 }
 
