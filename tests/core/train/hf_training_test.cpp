@@ -200,6 +200,24 @@ TEST(HfStreaming, TheDryRunChecksTheExportCachesNothingAndHonoursNumWorkers) {
   }
 }
 
+// Two ranks stream their shares (2 tokenising threads each); two runs of 3 steps, the second resuming the first's
+// checkpoint (each rank its own position among the gathered entries), log the losses of one run of 6.
+TEST(HfStreaming, TwoRanksStoppedAndResumedLoseAsAnUninterruptedRun) {
+  HfFixture straight, split;
+  std::vector<std::string> args = replicated_over(2);
+  args.insert(args.end(), {"--data.hf_streaming=true", "--data.num_workers=2", "--data.hf_streaming_shuffle_buffer=16",
+                           "--train.batch_size=2", "--eval.enabled=false"});
+  std::string output;
+  ASSERT_EQ(launch(straight.fx, 2, with(args, {"--train.max_steps=6"}), &output), 0) << output;
+  ASSERT_EQ(launch(split.fx, 2, with(args, {"--train.max_steps=3"}), &output), 0) << output;
+  ASSERT_EQ(launch(split.fx, 2, with(args, {"--train.max_steps=6"}), &output), 0) << output;
+  EXPECT_NE(output.find("resumed from step 3"), std::string::npos) << output;
+  const auto all = metric(straight.fx, "train/loss"), resumed = metric(split.fx, "train/loss");
+  ASSERT_EQ(all.size(), 6u);
+  for (int64_t step = 4; step <= 6; ++step) EXPECT_EQ(resumed.at(step), all.at(step)) << "step " << step;
+  EXPECT_FALSE(fs::exists(straight.cache / "hf"));
+}
+
 // configs/train/hf_wikitext.toml scaled down, streaming an export laid out as wikitext-103-raw-v1's with its 4
 // tokenising threads: the loss falls, no token cache is written, and a run stopped at step 4 and resumed trains on
 // the same token stream as an uninterrupted one: the same losses, bit for bit.
