@@ -1,6 +1,6 @@
 // [train] mixed_precision = "fp16" on the CPU: fp32 master weights tracking the fp32 loss curve, overflows skipped
 // (no optimizer or scheduler step) and counted while the loss scale backs off, bit-exact resume with the scale in the
-// checkpoint, the keys' refusals, and a step body that skips the unscaling.
+// checkpoint, two ranks skipping together, the keys' refusals, and a step body that skips the unscaling.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -74,6 +74,21 @@ TEST(Fp16Training, ResumeWithTheScaleInTheCheckpointIsBitExact) {
   EXPECT_GT(skipped.rbegin()->first, 10) << "an overflow after the resume point";
   EXPECT_EQ(metric(split, "train/skipped_steps"), skipped);
   EXPECT_EQ(metric(split, "train/loss_scale"), metric(straight, "train/loss_scale"));
+}
+
+// Two FSDP ranks (each checks its own gradient shards; the overflow is agreed over the world): both skip the same
+// steps with the same scales, and train the 20 steps.
+TEST(Fp16Training, TwoRanksSkipTheSameStepsWithTheSameScale) {
+  TrainFixture fx;
+  launch(fx, 2, {kFp16Flag, "--train.loss_scale_init=1073741824", "--train.loss_scale_growth_interval=4",
+                 "--metrics.per_rank=true"});
+  const auto rank1 = fx.checkpoint_dir / "rank_1" / "metrics.jsonl";
+  const auto skipped = metric(fx, "train/skipped_steps");
+  ASSERT_FALSE(skipped.empty());
+  EXPECT_EQ(metric(rank1, "train/skipped_steps"), skipped);
+  const auto scale = metric(fx, "train/loss_scale");
+  EXPECT_EQ(metric(rank1, "train/loss_scale"), scale);
+  EXPECT_TRUE(scale.count(20)) << "20 optimizer steps";
 }
 
 TEST(Fp16Training, LossScaleKeysAreRefusedWithoutFp16AndOutOfRange) {

@@ -1,33 +1,15 @@
 // Exact resume: 20 steps straight equal 10 steps + resume + 10 (KempnerForge's test_resume_determinism).
 #include <gtest/gtest.h>
 
+#include "core/train/exact_resume.h"
 #include "core/train/train_fixture.h"
 
 namespace kforge::test {
 namespace {
 
 TEST(Resume, InterruptedRunReproducesTheStraightRunBitExactly) {
-  TrainFixture straight;
-  auto all = std::make_shared<RecordingHook>();
-  straight.run({"--train.grad_accum_steps=2"}, {all});
-  ASSERT_EQ(all->losses.size(), 20u);
-
-  TrainFixture split;
-  auto first = std::make_shared<RecordingHook>();
-  first->stop_at = 10;
-  const auto stopped = split.run({"--train.grad_accum_steps=2", "--checkpoint.interval=1000"}, {first});
-  EXPECT_EQ(stopped.outcome, train::Outcome::StoppedByHook);
-  EXPECT_EQ(stopped.step, 10);
-
-  auto second = std::make_shared<RecordingHook>();
-  const auto resumed = split.run({"--train.grad_accum_steps=2", "--checkpoint.interval=1000"}, {second});
-  EXPECT_EQ(resumed.resumed_from, 10);
-  EXPECT_EQ(resumed.step, 20);
-  ASSERT_EQ(second->losses.size(), 10u);
-  for (int64_t step = 11; step <= 20; ++step) {
-    EXPECT_EQ(second->losses.at(step), all->losses.at(step)) << "step " << step;
-  }
-  for (int64_t step = 1; step <= 10; ++step) EXPECT_EQ(first->losses.at(step), all->losses.at(step));
+  TrainFixture straight, split;
+  expect_exact_resume({"--train.grad_accum_steps=2", "--checkpoint.interval=1000"}, straight, split);
 }
 
 TEST(Resume, ResumingAFinishedRunTrainsNoFurther) {
