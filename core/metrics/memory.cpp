@@ -20,4 +20,9 @@ double current_rss_gib() {
   return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0 * 1024.0);
 }
 
+double physical_memory_gib() {
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) /
+         (1024.0 * 1024.0 * 1024.0);
+}
+
 }  // namespace kforge::metrics

@@ -9,4 +9,7 @@ double peak_rss_gib();
 /// Current resident set size, in GiB.
 double current_rss_gib();
 
+/// The machine's physical memory (MemTotal), in GiB.
+double physical_memory_gib();
+
 }  // namespace kforge::metrics

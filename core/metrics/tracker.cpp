@@ -1,6 +1,8 @@
 // Step timing, throughput, MFU and their EMAs, fanned out to the backends (see tracker.h).
 #include "metrics/tracker.h"
 
+#include <algorithm>
+
 #include "log/log.h"
 #include "metrics/memory.h"
 
@@ -10,11 +12,12 @@ constexpr double kAlpha = 0.1;  // KempnerForge's EMA weight of the newest value
 }
 
 MetricsTracker::MetricsTracker(std::vector<std::unique_ptr<sdk::MetricBackend>> backends, int64_t log_interval,
-                               double flops_per_token, double peak_tflops)
+                               double flops_per_token, double peak_tflops, bool host_memory)
     : backends_(std::move(backends)),
       log_interval_(log_interval),
       flops_per_token_(flops_per_token),
-      peak_tflops_(peak_tflops) {}
+      peak_tflops_(peak_tflops),
+      host_memory_(host_memory) {}
 
 void MetricsTracker::start_step() { step_start_ = std::chrono::steady_clock::now(); }
 
@@ -38,17 +41,26 @@ void MetricsTracker::end_step(const StepStats& s) {
     ema_step_time_ = kAlpha * step_time + (1 - kAlpha) * ema_step_time_;
   }
   if (!is_log_step(s.step)) return;
+  // getrusage's peak lags /proc's current resident size by the kernel's per-CPU counter batches: a peak is never
+  // below the current size.
+  const double rss = current_rss_gib();
+  const double peak_rss = std::max(peak_rss_gib(), rss);
   sdk::MetricList line{{"train/loss", s.loss},
                        {"train/grad_norm", s.grad_norm},
                        {"train/lr", s.lr},
                        {"train/tokens_per_sec", tokens_per_sec},
                        {"train/mfu", mfu},
                        {"train/step_time_sec", step_time},
-                       {"memory/peak_rss_gb", peak_rss_gib()},
+                       {"memory/peak_rss_gb", peak_rss},
                        {"smoothed/loss", ema_loss_},
                        {"smoothed/tokens_per_sec", ema_tokens_per_sec_},
                        {"smoothed/mfu", ema_mfu_},
                        {"smoothed/step_time", ema_step_time_}};
+  if (host_memory_) {  // KempnerForge's names for the memory the tensors live in (see tracker.h)
+    line.insert(line.end(), {{"gpu/allocated_gb", rss},
+                             {"gpu/peak_gb", peak_rss},
+                             {"gpu/mem_utilization", peak_rss / physical_memory_gib()}});
+  }
   line.insert(line.end(), s.extra.begin(), s.extra.end());
   log(s.step, line);
 }

@@ -23,9 +23,13 @@ class MetricsTracker {
  public:
   /// flops_per_token for MFU; peak_tflops is the total over all devices of the run (0: no MFU).
   /// MFU is logged as a fraction (train/mfu, smoothed/mfu in 0..1), never clamped: a value above 1
-  /// means the peak is wrong, and is warned about once.
+  /// means the peak is wrong, and is warned about once. `host_memory`: the run's tensors live in host memory (a CPU
+  /// run), so KempnerForge's device memory names have a meaning and are logged beside memory/peak_rss_gb:
+  /// gpu/allocated_gb (the current resident memory), gpu/peak_gb (the peak, = memory/peak_rss_gb) and
+  /// gpu/mem_utilization (the peak over the machine's physical memory); gpu/reserved_gb (a CUDA allocator's cache)
+  /// has none.
   MetricsTracker(std::vector<std::unique_ptr<sdk::MetricBackend>> backends, int64_t log_interval,
-                 double flops_per_token, double peak_tflops);
+                 double flops_per_token, double peak_tflops, bool host_memory);
 
   void start_step();
   /// Records a finished step; logs (train/*, smoothed/*, memory, then stats.extra) in one line when
@@ -45,6 +49,7 @@ class MetricsTracker {
   std::vector<std::unique_ptr<sdk::MetricBackend>> backends_;
   int64_t log_interval_;
   double flops_per_token_, peak_tflops_;
+  bool host_memory_;
   std::chrono::steady_clock::time_point step_start_;
   bool smoothed_seeded_ = false;
   bool warned_mfu_above_peak_ = false;

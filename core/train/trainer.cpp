@@ -188,7 +188,8 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   tracker_ = std::make_unique<metrics::MetricsTracker>(
       reports ? components_.metric_backends(run, leader() ? resumed_metric_runs_ : std::map<std::string, std::string>{})
               : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
-      job_.metrics.log_interval, model_->flops_per_token(train.seq_len), peak_tflops * runtime_->world_size());
+      job_.metrics.log_interval, model_->flops_per_token(train.seq_len), peak_tflops * runtime_->world_size(),
+      device_.is_cpu());
   apply_freeze();
 }
 

@@ -1,11 +1,12 @@
 // MetricsTracker: it logs at step 1 and every log_interval-th step, smooths with KempnerForge's EMA
 // (weight 0.1 on the newest step), fans logs and flushes out to every backend, and logs MFU as a
 // fraction of the peak (never clamped), warning once about a value above 1; it hands out the backends'
-// run ids in order and tells each backend once how the run ended.
+// run ids in order and tells each backend once how the run ended; a CPU run also logs KempnerForge's memory names.
 #include "metrics/tracker.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 
 #include "kforge/sdk/error.h"
@@ -33,10 +34,11 @@ class RecordingBackend final : public sdk::MetricBackend {
   Recorded& out_;
 };
 
-MetricsTracker tracker(Recorded& out, double flops_per_token, double peak_tflops, int64_t log_interval = 1) {
+MetricsTracker tracker(Recorded& out, double flops_per_token, double peak_tflops, int64_t log_interval = 1,
+                       bool host_memory = false) {
   std::vector<std::unique_ptr<sdk::MetricBackend>> backends;
   backends.push_back(std::make_unique<RecordingBackend>(out));
-  return MetricsTracker(std::move(backends), log_interval, flops_per_token, peak_tflops);
+  return MetricsTracker(std::move(backends), log_interval, flops_per_token, peak_tflops, host_memory);
 }
 
 void train_step(MetricsTracker& t, int64_t step, double loss) {
@@ -72,12 +74,49 @@ TEST(Tracker, LogsTheStepsValuesAndSmoothsTheLossWithWeightOneTenthOnTheNewest) 
   EXPECT_GT(last.at("memory/peak_rss_gb"), 0.0);
 }
 
+// The machine's memory as /proc/meminfo's MemTotal states it, in GiB.
+double mem_total_gib() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  double kib = 0;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemTotal:") return kib / (1024.0 * 1024.0);
+  }
+  ADD_FAILURE() << "no MemTotal in /proc/meminfo";
+  return 0;
+}
+
+// A CPU run's tensors live in host memory: KempnerForge's gpu/* memory names carry the process's resident memory (as
+// its dashboards read them); gpu/reserved_gb, a CUDA allocator's cache, has no such meaning and is absent. A run on a
+// device logs none of them.
+TEST(Tracker, AHostMemoryRunAlsoLogsKempnerForgesMemoryNames) {
+  Recorded out;
+  MetricsTracker t = tracker(out, 1e6, 1e9, 1, /*host_memory=*/true);
+  train_step(t, 1, 2.0);
+  const auto& line = out.lines.at(0);
+  EXPECT_DOUBLE_EQ(line.at("gpu/peak_gb"), line.at("memory/peak_rss_gb"));
+  EXPECT_GT(line.at("gpu/allocated_gb"), 0.0);
+  EXPECT_LE(line.at("gpu/allocated_gb"), line.at("gpu/peak_gb"));
+  // MemTotal is in KiB, a whole number of pages: the two readings of the machine's memory agree to a page.
+  EXPECT_NEAR(line.at("gpu/mem_utilization"), line.at("gpu/peak_gb") / mem_total_gib(),
+              line.at("gpu/mem_utilization") * 4096.0 / (mem_total_gib() * 1024 * 1024 * 1024));
+  EXPECT_EQ(line.count("gpu/reserved_gb"), 0u);
+
+  Recorded device;
+  MetricsTracker on_device = tracker(device, 1e6, 1e9, 1, /*host_memory=*/false);
+  train_step(on_device, 1, 2.0);
+  for (const char* name : {"gpu/allocated_gb", "gpu/peak_gb", "gpu/mem_utilization"}) {
+    EXPECT_EQ(device.lines.at(0).count(name), 0u) << name;
+  }
+  EXPECT_GT(device.lines.at(0).at("memory/peak_rss_gb"), 0.0);
+}
+
 TEST(Tracker, LogAndFlushReachEveryBackend) {
   Recorded first, second;
   std::vector<std::unique_ptr<sdk::MetricBackend>> backends;
   backends.push_back(std::make_unique<RecordingBackend>(first));
   backends.push_back(std::make_unique<RecordingBackend>(second));
-  MetricsTracker t(std::move(backends), /*log_interval=*/10, 1e6, 1e9);
+  MetricsTracker t(std::move(backends), /*log_interval=*/10, 1e6, 1e9, /*host_memory=*/false);
   t.log(50, {{"eval/loss", 3.5}});
   t.flush();
   for (const Recorded* out : {&first, &second}) {
@@ -142,7 +181,7 @@ TEST(Tracker, RunIdsInBackendOrderAndEachBackendToldOnceHowTheRunEnded) {
   backends.push_back(std::make_unique<EndingBackend>("run-a", first_ends, /*throws=*/true));
   backends.push_back(std::make_unique<RecordingBackend>(out));  // no run id: ""
   backends.push_back(std::make_unique<EndingBackend>("run-c", second_ends, /*throws=*/false));
-  MetricsTracker t(std::move(backends), 1, 0, 0);
+  MetricsTracker t(std::move(backends), 1, 0, 0, /*host_memory=*/false);
   EXPECT_EQ(t.run_ids(), (std::vector<std::string>{"run-a", "", "run-c"}));
   testing::internal::CaptureStderr();
   t.end(sdk::RunEnd::killed);  // the first backend throws: logged, and the others are still told
