@@ -1,6 +1,7 @@
 // [train] mixed_precision = "fp16" on the CPU: fp32 master weights tracking the fp32 loss curve, overflows skipped
 // (no optimizer or scheduler step) and counted while the loss scale backs off, bit-exact resume with the scale in the
-// checkpoint, two ranks skipping together, the keys' refusals, and a step body that skips the unscaling.
+// checkpoint, activation checkpointing's recomputation, two ranks skipping together, the keys' refusals, and a step
+// body that skips the unscaling.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -74,6 +75,16 @@ TEST(Fp16Training, ResumeWithTheScaleInTheCheckpointIsBitExact) {
   EXPECT_GT(skipped.rbegin()->first, 10) << "an overflow after the resume point";
   EXPECT_EQ(metric(split, "train/skipped_steps"), skipped);
   EXPECT_EQ(metric(split, "train/loss_scale"), metric(straight, "train/loss_scale"));
+}
+
+// A recomputed block runs under the step's fp16 state again: the same losses, bit for bit, as without recomputation.
+TEST(Fp16Training, ActivationCheckpointingRecomputesInFp16) {
+  TrainFixture plain_fx, recomputed_fx;
+  auto plain = std::make_shared<RecordingHook>(), recomputed = std::make_shared<RecordingHook>();
+  plain_fx.run({kFp16Flag, "--train.max_steps=5"}, {plain});
+  recomputed_fx.run({kFp16Flag, "--train.max_steps=5", "--train.activation_checkpointing=full"}, {recomputed});
+  ASSERT_EQ(recomputed->losses.size(), 5u);
+  EXPECT_EQ(recomputed->losses, plain->losses);
 }
 
 // Two FSDP ranks (each checks its own gradient shards; the overflow is agreed over the world): both skip the same
