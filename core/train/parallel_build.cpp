@@ -56,9 +56,10 @@ std::unique_ptr<ParallelModel> data_parallel_model(const dist::Runtime& runtime,
   // A pipeline stage's forward runs one chunk's blocks: a step's forwards together run them all.
   if (in.stages.pipeline) fsdp->check_blocks_over(forwards);
   log::get().info(
-      "[distributed] FSDP over dp_shard x cp = {}{}: this rank holds {:.2f} of {:.2f} MB of parameters, and "
+      "[distributed] FSDP over {} = {}{}: this rank holds {:.2f} of {:.2f} MB of parameters, and "
       "their gradients and optimizer state; blocks are gathered one at a time{}",
-      shards, mesh.shape().size("dp_replicate") > 1 ? " (HSDP: replicated over dp_replicate)" : "",
+      mesh.shape().size("cp") > 1 ? "dp_shard x cp" : "dp_shard", shards,
+      mesh.shape().size("dp_replicate") > 1 ? " (HSDP: replicated over dp_replicate)" : "",
       megabytes(fsdp->shards()), megabytes(in.params) - megabytes(fsdp->whole()),
       fsdp->whole().empty()
           ? ""
