@@ -54,6 +54,7 @@ ConvertedTask mmlu_subject(const fs::path& data_dir, const std::string& subject)
           .fewshot_split = "dev",
           .fewshot_docs = mmlu_docs(dev),
           .num_fewshot = 5,
+          .first_n_fewshot = true,  // lm-eval's mmlu _default_template_yaml: fewshot_config sampler first_n
           .description = fmt::format("The following are multiple choice questions (with answers) about {}.\n\n",
                                      py_replace(subject, "_", " ")),
           .metrics = {"acc"},

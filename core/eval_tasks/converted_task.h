@@ -19,6 +19,7 @@ struct ConvertedTask {
   std::string fewshot_split;  ///< empty: no few-shot documents; else they go to <fewshot_split>.jsonl
   std::vector<nlohmann::json> fewshot_docs;
   int64_t num_fewshot = 0;
+  bool first_n_fewshot = false;  ///< lm-eval's sampler: first_n (the first examples in file order), else default
   std::string description;  ///< prepended once before the few-shot examples ("" for none)
   std::vector<std::string> metrics;
   std::string group;  ///< empty: none

@@ -27,8 +27,14 @@ std::string fewshot_prefix(const TaskSpec& task, const Doc& doc, int64_t num_few
   if (num_fewshot <= 0) return prefix;
   const auto k = static_cast<size_t>(num_fewshot);
   const size_t drawn = std::min(task.fewshot.size(), task.separate_fewshot ? k : k + 1);
+  std::vector<size_t> picked(drawn);
+  if (task.first_n_fewshot) {
+    for (size_t i = 0; i < drawn; ++i) picked[i] = i;  // lm-eval's FirstNSampler: docs[:n], no draw
+  } else {
+    picked = rng.sample(task.fewshot.size(), drawn);
+  }
   size_t taken = 0;
-  for (size_t i : rng.sample(task.fewshot.size(), drawn)) {
+  for (size_t i : picked) {
     const Doc& example = task.fewshot[i];
     if (taken == k || (!task.separate_fewshot && example.raw == doc.raw)) continue;
     prefix += render_example(task, example) + task.fewshot_delimiter;

@@ -30,7 +30,7 @@ class TaskToml {
     static const std::vector<std::string> keys = {
         "name",        "version",           "output_type",      "eval_docs", "fewshot_docs", "num_fewshot",
         "description", "fewshot_delimiter", "target_delimiter", "until",     "max_gen_toks", "metrics",
-        "group"};
+        "group",       "fewshot_sampler"};
     for (const auto& [key, value] : root.table) {
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
         throw sdk::ConfigError(fmt::format("{}: unknown key '{}' (the keys are: {})", where(value), key,
@@ -204,6 +204,13 @@ TaskSpec load_task(const std::filesystem::path& task_dir, const std::string& nam
   t.until = toml.strings("until");
   t.max_gen_toks = toml.integer("max_gen_toks", 256);
   t.group = toml.string("group", "");
+  const std::string sampler = toml.string("fewshot_sampler", "default");
+  if (sampler != "default" && sampler != "first_n") {
+    throw sdk::ConfigError(fmt::format("{}: fewshot_sampler = \"{}\": use \"default\" (seeded random draws) or "
+                                       "\"first_n\" (the first examples in file order)",
+                                       file.string(), sampler));
+  }
+  t.first_n_fewshot = sampler == "first_n";
   t.metrics = toml.strings("metrics");
   const auto& known = known_metrics(t.output_type);
   if (t.metrics.empty()) t.metrics = known;

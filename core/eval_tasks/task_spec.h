@@ -43,6 +43,9 @@ struct TaskSpec {
   std::string group;                 ///< "" when the task is in no group
   /// Few-shot examples come from fewshot_docs, another file than eval_docs (else from the eval documents).
   bool separate_fewshot = false;
+  /// fewshot_sampler = "first_n": the first num_fewshot examples in file order (lm-eval's FirstNSampler, MMLU's);
+  /// else ("default") drawn by random.Random(seed).sample.
+  bool first_n_fewshot = false;
   std::vector<Doc> docs;             ///< eval_docs, in file order
   std::vector<Doc> fewshot;          ///< fewshot_docs, or the eval documents again
 };

@@ -54,6 +54,7 @@ std::string writer_task_toml(const ConvertedTask& task) {
     text += fmt::format("fewshot_docs = {}\n", writer_toml_string(task.fewshot_split + ".jsonl"));
   }
   text += fmt::format("num_fewshot = {}\ndescription = {}\n", task.num_fewshot, writer_toml_string(task.description));
+  if (task.first_n_fewshot) text += "fewshot_sampler = \"first_n\"\n";
   text += "fewshot_delimiter = \"\\n\\n\"\ntarget_delimiter = \" \"\n";
   text += fmt::format("metrics = [{}]\n", fmt::join(metrics, ", "));
   if (!task.group.empty()) text += fmt::format("group = {}\n", writer_toml_string(task.group));

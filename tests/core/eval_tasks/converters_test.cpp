@@ -9,6 +9,8 @@
 
 #include "eval_tasks/benchmark_converters.h"
 #include "eval_tasks/python_text.h"
+#include "eval_tasks/requests.h"
+#include "eval_tasks/task_spec.h"
 #include "eval_tasks/task_writer.h"
 #include "support/expect_text.h"
 #include "support/test_host.h"
@@ -189,6 +191,32 @@ TEST(MmluConverter, OneFiveShotTaskPerSubjectWithLmEvalsPrompt) {
   ASSERT_EQ(physics.fewshot_docs.size(), 5u);
   EXPECT_EQ(physics.fewshot_docs[4],
             (json{{"query", "Dev question 4?\nA. a\nB. b\nC. c\nD. d\nAnswer:"}, {"choices", letters}, {"gold", 3}}));
+}
+
+// lm-eval's MMLU takes its examples with the first_n sampler: the first five dev questions in file order, whatever the
+// seed, not random.Random(seed).sample's draw of them.
+TEST(MmluConverter, FewShotExamplesAreTheFirstFiveDevQuestionsInFileOrder) {
+  const fs::path dir = test::temp_dir("convert_mmlu_first_n") / "data";
+  std::string dev;
+  for (int i = 0; i < 7; ++i) dev += "Dev question " + std::to_string(i) + "?,a,b,c,d,B\n";
+  raw_file(dir, "dev/virology_dev.csv", dev);
+  raw_file(dir, "test/virology_test.csv", "Test question?,a,b,c,d,A\n");
+  const ConvertedTask task = converted("mmlu", {dir});
+  EXPECT_TRUE(task.first_n_fewshot);
+  const fs::path task_dir = test::temp_dir("convert_mmlu_first_n_tasks");
+  write_task(task_dir, task);
+  const TaskSpec spec = load_task(task_dir, "mmlu_virology");
+  std::string expected = task.description;
+  for (int i = 0; i < 5; ++i) {
+    expected += "Dev question " + std::to_string(i) + "?\nA. a\nB. b\nC. c\nD. d\nAnswer: B\n\n";
+  }
+  expected += "Test question?\nA. a\nB. b\nC. c\nD. d\nAnswer:";
+  for (uint64_t seed : {1234u, 7u}) {
+    const std::vector<Request> requests = build_requests(spec, spec.num_fewshot, 0, seed);
+    ASSERT_EQ(requests.size(), 4u);
+    EXPECT_EQ(requests[0].context, expected) << "seed " << seed;
+    EXPECT_EQ(requests[1].continuation, " B");
+  }
 }
 
 TEST(MmluConverter, MissingDevFilesAndMalformedRowsAreNamed) {
