@@ -477,14 +477,10 @@ void check_world(const Value& root, int world_size) {
     d.require(m.i("num_experts") % d.i("ep") == 0, "ep",
               fmt::format("[model] num_experts ({}) must be divisible by ep", m.i("num_experts")));
   }
-  if (has(root, "vlm")) check_world_vlm(root);
-}
-
-}  // namespace kforge::config
   if (d.i("cp") > 1) {
-    // The mesh is (pp, dp_replicate, dp_shard, cp, ep, tp), tp fastest; the cp ranks share the parameters, so gradients
-    // reduce over dp_replicate x dp_shard x cp and FSDP shards over dp_shard x cp.
-    for (const char* k : {"tp", "pp", "ep"}) {
+    // The mesh is (pp, dp_replicate, dp_shard, cp, ep, tp), tp fastest; the cp ranks share the parameters (or their
+    // tp slices), so gradients reduce over dp_replicate x dp_shard x cp and FSDP shards over dp_shard x cp.
+    for (const char* k : {"pp", "ep"}) {
       d.require(d.i(k) == 1, k,
                 fmt::format("context parallelism (cp = {}) composes with data parallelism, FSDP and tensor "
                             "parallelism only; set {} = 1",
@@ -500,3 +496,7 @@ void check_world(const Value& root, int world_size) {
                           "into 2 x cp equal chunks",
                           2 * d.i("cp")));
   }
+  if (has(root, "vlm")) check_world_vlm(root);
+}
+
+}  // namespace kforge::config

@@ -103,6 +103,14 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   } else {
     model_ = components_.model();
   }
+  if (context_group_) {
+    model_->set_context_parallel(*context_group_);
+    log.info("[distributed] cp = {}: every sequence is cut into {} chunks, rank {} of the cp group holds chunks {} and "
+             "{}; attention passes keys and values around the ring; the cp ranks share the parameters and reduce their "
+             "gradients with the data-parallel ranks",
+             context_group_->size(), 2 * context_group_->size(), context_group_->rank(), context_group_->rank(),
+             2 * context_group_->size() - 1 - context_group_->rank());
+  }
   model_->train();
   model_->to(device_);  // in place: every parameter and buffer keeps its identity
   PipelineStages stages;  // [distributed] pp > 1: model_ becomes this rank's stage of the model
@@ -123,14 +131,6 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   check_freeze_plan(params_, freeze_);
   // KempnerForge keeps a frozen encoder out of FSDP; one a freeze stage trains is sharded like the rest.
   std::set<std::string> whole;
-  if (context_group_) {
-    model_->set_context_parallel(*context_group_);
-    log.info("[distributed] cp = {}: every sequence is cut into {} chunks, rank {} of the cp group holds chunks {} and "
-             "{}; attention passes keys and values around the ring; the cp ranks share the parameters and reduce their "
-             "gradients with the data-parallel ranks",
-             context_group_->size(), 2 * context_group_->size(), context_group_->rank(), context_group_->rank(),
-             2 * context_group_->size() - 1 - context_group_->rank());
-  }
   const auto frozen = [&](const std::string& name) { return frozen_throughout(name, freeze_); };
   if (!encoder_params.empty() && std::all_of(encoder_params.begin(), encoder_params.end(), frozen)) {
     whole.insert(encoder_params.begin(), encoder_params.end());
@@ -287,6 +287,9 @@ void Trainer::join_process_groups() {
     tensor_group_ = std::make_unique<dist::TensorGroup>(runtime_->mesh().group("tp"));
     components_.set_tensor_parallel(tensor_group_.get());
   }
+  if (runtime_->mesh().shape().size("cp") > 1) {
+    context_group_ = std::make_unique<dist::ContextGroup>(runtime_->mesh().group("cp"));
+  }
   // One rank has no other to compare with: its plugin files are not read to hash them.
   dist::check_same_setup(*runtime_, plugin_manifest(registry_, /*hashes=*/runtime_->world_size() > 1), job_.to_toml());
   const dist::MeshShape& shape = runtime_->mesh().shape();
@@ -310,9 +313,6 @@ void Trainer::checkpoint_activations() {
                                    : fmt::format("the {} checkpointable modules", modules));
 }
 
-  if (runtime_->mesh().shape().size("cp") > 1) {
-    context_group_ = std::make_unique<dist::ContextGroup>(runtime_->mesh().group("cp"));
-  }
 void Trainer::resume() {
   auto& log = log::get();
   std::optional<checkpoint::Snapshot> snapshot =

@@ -143,6 +143,7 @@ class Trainer {
   std::unique_ptr<dist::Runtime> runtime_;  // first built, last destroyed
   std::unique_ptr<dist::ExpertGroup> expert_group_;  ///< [distributed] ep > 1; outlives the model
   std::unique_ptr<dist::TensorGroup> tensor_group_;  ///< [distributed] tp > 1; outlives the model
+  std::unique_ptr<dist::ContextGroup> context_group_;  ///< [distributed] cp > 1; outlives the model
   plugins::Components components_;
   std::shared_ptr<sdk::Model> model_;
   std::shared_ptr<sdk::VisionLanguageModel> vlm_;  ///< model_, in a vision-language run ([vlm])
@@ -152,7 +153,6 @@ class Trainer {
   std::unique_ptr<sdk::Optimizer> optimizer_;
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule
   std::unique_ptr<sdk::Scheduler> scheduler_;
-  std::unique_ptr<dist::ContextGroup> context_group_;  ///< [distributed] cp > 1; outlives the model
   std::unique_ptr<sdk::Loss> loss_;
   std::unique_ptr<sdk::Dataset> train_data_, eval_data_;  ///< what the feeds read (a vision-language run: none)
   std::unique_ptr<feed::BatchFeed> feed_;          ///< the training batches
