@@ -143,6 +143,7 @@ void check_data(const Section& d) {
             "must be in [1, 8192] (the side, in pixels, of the square images a vision-language run trains on)");
   d.positive("mix_temperature");
   d.non_negative("anneal_start_step");
+  d.positive("hf_streaming_shuffle_buffer");
   for (size_t k = 0; k < d.at("datasets").list.size(); ++k) {
     Section src{d.at("datasets").list[k], fmt::format("data.datasets[{}]", k)};
     src.require(!src.at("path").s.empty() || !src.at("hf_name").s.empty(), "path", "each dataset needs a path or an hf_name");
@@ -159,7 +160,6 @@ void check_data(const Section& d) {
     p.non_negative("start_step");
     p.require(p.i("start_step") > previous, "start_step", "phase start steps must be strictly increasing");
     previous = p.i("start_step");
-  d.positive("hf_streaming_shuffle_buffer");
     p.positive("lr_scale");
     for (const auto& [name, w] : p.at("dataset_weights").table) {
       p.require(w.as_number() >= 0, "dataset_weights", fmt::format("weight of '{}' must be >= 0", name));
@@ -187,6 +187,12 @@ void check_hf_exports(const Value& root) {
               "a mixture ([[data.datasets]]) names its sources' exports with hf_name: remove hf_dataset_name, or the "
               "[[data.datasets]]");
   }
+  d.require(!d.at("hf_streaming").b || !d.null("hf_dataset_name"), "hf_streaming",
+            "streams the [data] hf_dataset_name export: set hf_dataset_name (dataset_path shards and a mixture's "
+            "hf_name sources are read whole, not streamed)");
+  // A resolved config prints the default explicitly: only another size asks for a stream.
+  d.require(d.at("hf_streaming").b || d.i("hf_streaming_shuffle_buffer") == 10000,
+            "hf_streaming_shuffle_buffer", "sizes the shuffle buffer of a stream: set hf_streaming = true, or remove it");
   if (!e.null("hf_dataset_name")) e.require(e.at("dataset_path").s.empty(), "hf_dataset_name", either);
   for (const Value& src : d.at("datasets").list) exported = exported || !src.find("hf_name")->s.empty();
   if (!exported) return;
@@ -203,12 +209,6 @@ void check_checkpoint(const Section& c) {
     w.require(w.i("stop") >= w.i("start"), "stop", fmt::format("must be >= start ({})", w.i("start")));
   }
   for (const Value& item : c.at("exclude_from_loading").list) {
-  d.require(!d.at("hf_streaming").b || !d.null("hf_dataset_name"), "hf_streaming",
-            "streams the [data] hf_dataset_name export: set hf_dataset_name (dataset_path shards and a mixture's "
-            "hf_name sources are read whole, not streamed)");
-  // A resolved config prints the default explicitly: only another size asks for a stream.
-  d.require(d.at("hf_streaming").b || d.i("hf_streaming_shuffle_buffer") == 10000,
-            "hf_streaming_shuffle_buffer", "sizes the shuffle buffer of a stream: set hf_streaming = true, or remove it");
     c.require(item.s == "model" || item.s == "optimizer" || item.s == "train_state", "exclude_from_loading",
               "entries must be \"model\", \"optimizer\" or \"train_state\"");
   }

@@ -33,12 +33,12 @@ namespace kforge::train {
 std::vector<data::Batch> Trainer::next_micro_batches(int64_t& trained) {
   // Rows carry their sources (and the step computes their losses) only for a step whose metrics are logged.
   std::vector<data::Batch> batches = feed_->micro_batches(step_, tracker_->is_log_step(step_ + 1));
-  trained = 0;
   if (context_group_) {  // this rank's positions of every sequence
     for (data::Batch& batch : batches) {
       batch = context_shard(std::move(batch), context_group_->rank(), context_group_->size());
     }
   }
+  trained = 0;
   for (const data::Batch& batch : batches) trained += trained_tokens(batch.labels);
   for (data::Batch& batch : batches) batch = data::on_device(std::move(batch), device_);  // all queued at once
   return batches;

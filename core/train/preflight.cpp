@@ -78,8 +78,8 @@ void check_vision_language_data(const config::JobConfig& job) {
 // [data] keys only a vision-language run reads, set in a text run's config: one warning each.
 void warn_image_keys(const config::JobConfig& job, std::vector<std::string>& warnings) {
   const config::Value& data = *job.tree.find("data");
-  for (const char* key : {"num_workers", "prefetch_factor", "hf_image_size"}) {
   const bool streamed = data.find("hf_streaming")->b;  // a stream tokenises on num_workers threads
+  for (const char* key : {"num_workers", "prefetch_factor", "hf_image_size"}) {
     const config::Value* v = data.find(key);
     if (v == nullptr || v->source.origin.empty() || (streamed && std::string(key) != "hf_image_size")) continue;
     warnings.push_back(
@@ -250,6 +250,8 @@ void open_text_data(const config::JobConfig& job, const plugins::Components& com
         "[data] dataset_path is not set: point it at a directory of tokenised shards (make one with "
         "`kforge prepare-data --input FILE.txt --output DIR --train-tokenizer --vocab-size 8000`), or set "
         "hf_dataset_name to a Hugging Face dataset exported to JSON Lines");
+  } else if (job.view("data").get_bool("hf_streaming")) {
+    feed::hf_export_inputs(job, *job.data.hf);  // streamed by the feed, never cached: only the export is checked
   } else {
     out.train_data = open("train data", job.data.dataset_path, job.data.file_pattern, job.data.hf);
   }
@@ -271,8 +273,6 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   check_eval_tasks(job);
   check_float8(job, components);
   autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
-  } else if (job.view("data").get_bool("hf_streaming")) {
-    feed::hf_export_inputs(job, *job.data.hf);  // streamed by the feed, never cached: only the export is checked
   // Refuses [train] device = "cuda" where this process has no GPU of its own (or kforge is a CPU build).
   dist::choose_device(job.train.device, dist::rank_info_from_env().local_rank, dist::probe_cuda());
   // An optimizer checks its [optimizer] values (betas, Muon's, Schedule-Free's, a third party's)

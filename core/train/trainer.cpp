@@ -68,18 +68,18 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
           "[train] mixed_precision = \"{}\": forward under {} autocast to {}, fp32 master weights, gradients "
           "and optimizer state",
           train.mixed_precision, device_.is_cpu() ? "CPU" : "CUDA", c10::toString(*autocast));
-    if (train.mixed_precision == "fp8" && leader()) {
-      log.warn(
-          "[train] mixed_precision = \"fp8\": the float8 linears round their operands to float8 in fp32 tensors and "
-          "multiply them in fp32: the numerics of torchao's Float8Linear, for correctness, not speed (slower than "
-          "\"bf16\"; docs/how-to/precision.md)");
-    }
     }
     if (*autocast == at::kHalf) {
       const LossScaleSettings scaling = loss_scale_settings(job_);
       scaler_.emplace(scaling);
       log.info("dynamic loss scaling: from {}, x{} on an overflow (the step is skipped), x{} after {} clean steps",
                scaling.init, scaling.backoff, scaling.growth, scaling.growth_interval);
+    }
+    if (train.mixed_precision == "fp8" && leader()) {
+      log.warn(
+          "[train] mixed_precision = \"fp8\": the float8 linears round their operands to float8 in fp32 tensors and "
+          "multiply them in fp32: the numerics of torchao's Float8Linear, for correctness, not speed (slower than "
+          "\"bf16\"; docs/how-to/precision.md)");
     }
     if (*autocast == at::kBFloat16 && device_.is_cpu() && leader()) {
       if (const auto slow = env::bf16_warning(env::detect_cpu().native_bf16(), env::bf16_gemm_slowdown)) {
@@ -215,6 +215,9 @@ void Trainer::open_data(Preflight& checked, const std::optional<sdk::PixelFormat
   } else if (checked.mixture) {
     log.info("train data: {}", train_data_->describe());
     feed_ = std::make_unique<feed::MixtureFeed>(job_, *checked.mixture, dp, vocab_size, checked.eos_id);
+  } else if (job_.view("data").get_bool("hf_streaming")) {
+    log.info("train data: {}, streamed (no token cache)", job_.data.hf->where);
+    feed_ = feed::open_stream_feed(job_, dp.rank(), dp.size(), vocab_size, checked.eos_id);
   } else {
     log.info("train data: {}", train_data_->describe());
     feed_ = std::make_unique<feed::TokenFeed>(*train_data_,
@@ -234,9 +237,6 @@ void Trainer::open_data(Preflight& checked, const std::optional<sdk::PixelFormat
 
 void Trainer::record_run_end(std::optional<Outcome> outcome) noexcept {
   const sdk::RunEnd how = !outcome                           ? sdk::RunEnd::failed
-  } else if (job_.view("data").get_bool("hf_streaming")) {
-    log.info("train data: {}, streamed (no token cache)", job_.data.hf->where);
-    feed_ = feed::open_stream_feed(job_, dp.rank(), dp.size(), vocab_size, checked.eos_id);
                           : *outcome == Outcome::Preempted   ? sdk::RunEnd::killed
                           : *outcome == Outcome::TooManyNans ? sdk::RunEnd::failed
                                                              : sdk::RunEnd::finished;
