@@ -36,7 +36,7 @@ _PLUGIN_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__fi
 _kforge._use_plugins([], _PLUGIN_DIR)
 
 __all__ = ["ConfigError", "KforgeError", "Model", "StepContext", "StopTraining", "TrainingError", "TrainingHook",
-           "load_checkpoint", "load_config", "register_scheduler", "train", "use_plugins"]
+           "load_checkpoint", "load_config", "register_optimizer", "register_scheduler", "train", "use_plugins"]
 
 
 class StopTraining(Exception):
@@ -96,6 +96,17 @@ def register_scheduler(name, factory):
     other ([scheduler] name = NAME). `factory(max_steps)` returns a callable step -> factor of the base learning rate
     (LambdaLR semantics; the first step is 0). It runs under the GIL, once a step."""
     _kforge._register_scheduler(name, factory)
+
+
+def register_optimizer(name, factory):
+    """Registers an optimizer written in Python as the optimizer `name`, which a config selects as any other
+    ([optimizer] name = NAME). `factory(params, hyper)` receives the trainable parameters themselves (a dict name ->
+    torch.Tensor in the host's order, sharing storage with the C++ ones; .grad holds each step's gradient) and the
+    [optimizer] values {"lr", "weight_decay", "betas", "eps"}, and returns an object with `step(lr)`, which updates
+    the parameters in place at learning rate lr ([optimizer] lr times the schedule's factor). A checkpoint calls its
+    `state_dict()` (a dict str -> torch.Tensor) and a resume its `load_state_dict(state)`. Each call runs under the
+    GIL with gradient recording off."""
+    _kforge._register_optimizer(name, factory)
 
 
 def train(config, overrides=(), hooks=()):
