@@ -1,5 +1,6 @@
 // kforge generate: text continuation from a checkpoint with the KV-cache sampler (KempnerForge §3.3).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cxxopts.hpp>
@@ -90,6 +91,59 @@ at::Tensor checkpoint_image(const generate::CheckpointSession& session, const cx
 
 }  // namespace
 
+/// Encodes `prompts`, generates and prints each prompt with its continuation (cut at EOS), numbered when
+/// `numbered`. Returns the exit code: 2 for what the user can fix (options, an empty or over-long prompt), 1 for a
+/// failure, each said on stderr.
+int continue_prompts(const generate::CheckpointModel& checkpoint, const data::Tokenizer& tokenizer,
+                     const std::vector<std::string>& prompts, const at::Tensor& image,
+                     const generate::GenerateOptions& gen, bool numbered) {
+  std::vector<std::vector<int64_t>> ids;
+  for (const auto& text : prompts) {
+    const std::vector<int> encoded = tokenizer.encode(text);
+    ids.emplace_back(encoded.begin(), encoded.end());
+  }
+  std::vector<std::vector<int64_t>> outputs;
+  try {
+    outputs = generate_by_length(checkpoint, ids, image, gen);
+  } catch (const sdk::Error& e) {  // bad options, empty or over-long prompt: the user's to fix
+    std::cerr << kGenerateCommand << ": " << e.what() << " (see --max-new-tokens, --temperature, --top-k, --top-p)\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << kGenerateCommand << ": generation failed: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  try {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::vector<int64_t> continuation(outputs[i].begin() + static_cast<std::ptrdiff_t>(ids[i].size()),
+                                        outputs[i].end());
+      const auto eos = std::find(continuation.begin(), continuation.end(), gen.eos_id);
+      continuation.erase(eos, continuation.end());
+      if (numbered) std::cout << fmt::format("=== prompt {} ===\n", i);
+      continuation.insert(continuation.begin(), ids[i].begin(), ids[i].end());
+      std::cout << tokenizer.decode(continuation) << std::endl;  // flushed: a reader of a pipe sees each at once
+    }
+  } catch (const std::exception& e) {
+    std::cerr << kGenerateCommand << ": cannot decode the output: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+/// --interactive: one prompt per line of stdin until its end, the model loaded once (KempnerForge's REPL; blank lines
+/// skipped). A prompt the user can fix is reported and the loop goes on; a failure ends it with exit code 1.
+int continue_stdin_prompts(const generate::CheckpointModel& checkpoint, const data::Tokenizer& tokenizer,
+                           const at::Tensor& image, const generate::GenerateOptions& gen) {
+  const bool terminal = ::isatty(STDIN_FILENO) != 0;
+  if (terminal) std::cerr << kGenerateCommand << ": type a prompt and press Enter; Ctrl-D ends\n";
+  for (std::string line;;) {
+    if (terminal) std::cerr << ">>> " << std::flush;
+    if (!std::getline(std::cin, line)) break;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (continue_prompts(checkpoint, tokenizer, {line}, image, gen, false) == kExitFailure) return kExitFailure;
+  }
+  return kExitOk;
+}
+
 cxxopts::Options generate_options() {
   cxxopts::Options options(kGenerateCommand,
                            "Continue prompts with a trained checkpoint: rebuilds the model from the checkpoint's\n"
@@ -99,7 +153,9 @@ cxxopts::Options generate_options() {
                            "temperature 0 is greedy; else logits/T, top-k, top-p (nucleus), multinomial.\n"
                            "There is no padding: prompts of different token lengths run as separate batches,\n"
                            "one batch per distinct prompt length (all with the same --seed). Prints each prompt\n"
-                           "followed by its continuation (cut at EOS).\n"
+                           "followed by its continuation (cut at EOS). --interactive reads one prompt per line\n"
+                           "of stdin until its end instead, keeping the model loaded. The defaults are\n"
+                           "KempnerForge's (scripts/generate.py): 128 new tokens, temperature 1, no top-k or top-p.\n"
                            "A vision-language checkpoint continues the prompts about --image PATH (joint_decoder\n"
                            "and cross_attention; the image is read as its training images were; not one of a\n"
                            "video run).\n"
@@ -111,9 +167,10 @@ cxxopts::Options generate_options() {
       "image",
       "image file (JPEG, PNG or WebP) every prompt is about: required by, and only for, a vision-language "
       "checkpoint",
-      cxxopts::value<std::string>())("max-new-tokens", "tokens to generate per prompt",
-                                     cxxopts::value<int64_t>()->default_value("64"))(
-      "temperature", "sampling temperature (0 = greedy)", cxxopts::value<double>()->default_value("0.8"))(
+      cxxopts::value<std::string>())("interactive",
+                                     "read prompts from stdin, one per line, until its end (the model stays loaded)")(
+      "max-new-tokens", "tokens to generate per prompt", cxxopts::value<int64_t>()->default_value("128"))(
+      "temperature", "sampling temperature (0 = greedy)", cxxopts::value<double>()->default_value("1.0"))(
       "top-k", "keep the k most likely tokens (0 = off)", cxxopts::value<int64_t>()->default_value("0"))(
       "top-p", "nucleus: keep the smallest set reaching this probability (1 = off)",
       cxxopts::value<double>()->default_value("1.0"))("seed", "seed of the sampling generator",
@@ -132,10 +189,14 @@ int cmd_generate(int argc, char** argv) {
   const ParsedOptions parsed = parse_options(options, argc, argv);
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
+  const bool interactive = args.count("interactive") > 0;
   std::vector<std::string> prompts;
   try {
     if (!args.count("checkpoint")) throw sdk::Error("missing --checkpoint DIR");
-    prompts = read_prompts(args);
+    if (interactive && (args.count("prompt") || args.count("prompts-file"))) {
+      throw sdk::Error("--interactive reads the prompts from stdin: drop --prompt and --prompts-file");
+    }
+    if (!interactive) prompts = read_prompts(args);
   } catch (const std::exception& e) {
     return usage_error(options, e.what());
   }
@@ -167,36 +228,8 @@ int cmd_generate(int argc, char** argv) {
                                 args["top-k"].as<int64_t>(),          args["top-p"].as<double>(),
                                 tokenizer->eos_id(),                  args["seed"].as<uint64_t>(),
                                 tokenizer->vocab_size()};
-  std::vector<std::vector<int64_t>> ids;
-  for (const auto& text : prompts) {
-    const std::vector<int> encoded = tokenizer->encode(text);
-    ids.emplace_back(encoded.begin(), encoded.end());
-  }
-  std::vector<std::vector<int64_t>> outputs;
-  try {
-    outputs = generate_by_length(session->checkpoint, ids, image, gen);
-  } catch (const sdk::Error& e) {  // bad options, empty or over-long prompt: the user's to fix
-    std::cerr << kGenerateCommand << ": " << e.what() << " (see --max-new-tokens, --temperature, --top-k, --top-p)\n";
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << kGenerateCommand << ": generation failed: " << e.what() << "\n";
-    return kExitFailure;
-  }
-  try {
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      std::vector<int64_t> continuation(outputs[i].begin() + static_cast<std::ptrdiff_t>(ids[i].size()),
-                                        outputs[i].end());
-      const auto eos = std::find(continuation.begin(), continuation.end(), gen.eos_id);
-      continuation.erase(eos, continuation.end());
-      if (outputs.size() > 1) std::cout << fmt::format("=== prompt {} ===\n", i);
-      continuation.insert(continuation.begin(), ids[i].begin(), ids[i].end());
-      std::cout << tokenizer->decode(continuation) << "\n";
-    }
-  } catch (const std::exception& e) {
-    std::cerr << kGenerateCommand << ": cannot decode the output: " << e.what() << "\n";
-    return kExitFailure;
-  }
-  return kExitOk;
+  if (interactive) return continue_stdin_prompts(session->checkpoint, *tokenizer, image, gen);
+  return continue_prompts(session->checkpoint, *tokenizer, prompts, image, gen, prompts.size() > 1);
 }
 
 }  // namespace kforge::cli

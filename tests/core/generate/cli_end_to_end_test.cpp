@@ -1,12 +1,15 @@
-// End to end: train a tiny model, then `kforge generate` and `kforge eval` on its checkpoint via the binary.
+// End to end: train a tiny model, then `kforge generate` (also --interactive, and its defaults) and `kforge eval` on
+// its checkpoint via the binary.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/command_tables.h"
 #include "core/train/train_fixture.h"
 #include "generate/checkpoint_model.h"
 #include "plugins/components.h"
+#include "support/read_file.h"
 #include "support/test_host.h"
 #include "support/tiny_tokenizer.h"
 #include "train/evaluator.h"
@@ -70,6 +73,52 @@ TEST_F(GenerateEvalCli, GenerateRefusesBadArgumentsWithExit2) {
   out = kforge("generate --checkpoint /nonexistent/ckpt --prompt hi", &rc);
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("/nonexistent/ckpt"), std::string::npos) << out;
+}
+
+// --interactive continues each line of stdin as `--prompt LINE` does, in one process: blank lines are skipped, and
+// a prompt too long for the model is reported while the lines after it still get their continuations.
+TEST_F(GenerateEvalCli, InteractiveContinuesEachLineOfStdinAsItsOwnPrompt) {
+  int rc = 0;
+  const std::string options = " --max-new-tokens 8 --temperature 0";
+  std::string expected;
+  for (const char* prompt : {"abc de", "x"}) {
+    std::string out;
+    ASSERT_EQ(run_command(fmt::format("{{ {} generate --checkpoint {} --prompt '{}'{} 2>/dev/null; }}", KFORGE_BIN,
+                                      step_dir(), prompt, options),
+                          &out),
+              0)
+        << out;  // stdout alone
+    expected += out;
+  }
+  const std::string too_long(600, 'a');
+  std::string out;
+  const std::filesystem::path stderr_file = fixture_->root / "interactive.err";
+  rc = run_command(fmt::format("{{ printf 'abc de\\n\\n   \\n{}\\nx\\n' | {} generate --checkpoint {} --interactive{} "
+                               "2>'{}'; }}",
+                               too_long, KFORGE_BIN, step_dir(), options, stderr_file.string()),
+                   &out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, expected);
+  const std::string said = read_file(stderr_file);
+  EXPECT_NE(said.find("max_seq_len"), std::string::npos) << said;
+  EXPECT_EQ(said.find(">>> "), std::string::npos) << "no prompt marker when stdin is not a terminal\n" << said;
+  const std::string refused =
+      kforge(fmt::format("generate --checkpoint {} --interactive --prompt hi", step_dir()), &rc);
+  EXPECT_NE(refused.find("--interactive reads the prompts from stdin: drop --prompt and --prompts-file"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(rc, 2);
+}
+
+// KempnerForge's scripts/generate.py defaults: 128 new tokens, temperature 1.0, top-k 0 and top-p 1.0 (both off).
+TEST(GenerateOptions, DefaultsAreKempnerForges) {
+  cxxopts::Options options = cli::generate_options();
+  const char* argv[] = {"generate"};
+  const cxxopts::ParseResult args = options.parse(1, argv);
+  EXPECT_EQ(args["max-new-tokens"].as<int64_t>(), 128);
+  EXPECT_EQ(args["temperature"].as<double>(), 1.0);
+  EXPECT_EQ(args["top-k"].as<int64_t>(), 0);
+  EXPECT_EQ(args["top-p"].as<double>(), 1.0);
 }
 
 TEST_F(GenerateEvalCli, EvalMatchesTrainEvaluateOnTheSameWeights) {
