@@ -120,8 +120,16 @@ std::unique_ptr<sdk::Optimizer> make_adamw(const sdk::BuildContext& ctx, std::ve
   options.decay_embeddings = common.decay_embeddings;
   options.fused = ctx.section.get_bool("fused");
   auto optimizer = std::make_unique<AdamW>(params, options);
+  // KempnerForge's _should_decay decays every matrix that is not a bias, embeddings included (its docstring says
+  // they are excluded); kforge excludes them unless decay_embeddings = true.
+  const std::string embeddings =
+      options.decay_embeddings
+          ? "embeddings included ([optimizer] decay_embeddings = true), as KempnerForge's code decays them"
+          : "embeddings excluded ([optimizer] decay_embeddings = false); KempnerForge's code decays them, whatever "
+            "its docstring says: set decay_embeddings = true to match it";
   ctx.log.info("adamw: weight decay on " + std::to_string(optimizer->decayed_names().size()) + " of " +
-               std::to_string(optimizer->size()) + " trainable tensors" + (options.fused ? ", fused" : ""));
+               std::to_string(optimizer->size()) + " trainable tensors (" + embeddings + ")" +
+               (options.fused ? ", fused" : ""));
   return optimizer;
 }
 

@@ -137,6 +137,33 @@ TEST(Cli, DryRunPrintsTheResolvedConfig) {
   EXPECT_EQ(text.substr(text.find('\n')), text2.substr(text2.find('\n')));  // all but the header line
 }
 
+// The start-up line that counts the decayed tensors states kforge's choice on embeddings and KempnerForge's
+// behaviour; decay_embeddings = true adds the embedding tensors to the count.
+TEST(Cli, TheWeightDecayLineSaysWhetherEmbeddingsAreDecayedAndWhatKempnerForgeDoes) {
+  const auto dir = temp_dir("cli_decay_line");
+  const auto data = write_token_corpus(dir / "data", 256);
+  const auto cfg = write(dir / "small.toml", std::string(kSmallConfig) + "[data]\ndataset_path = \"" + data.string() +
+                                                 "\"\n[metrics]\nbackends = [\"console\"]\n");
+  const auto decayed = [&](const std::string& overrides, const std::string& says) {
+    const CliRun r = kforge("run '" + cfg.string() + "' --train.max_steps=1 --checkpoint.dir='" +
+                            (dir / "ckpt").string() + "' " + overrides);
+    EXPECT_EQ(r.status, 0) << r.output;
+    const size_t at = r.output.find("adamw: weight decay on ");
+    EXPECT_NE(at, std::string::npos) << r.output;
+    if (at == std::string::npos) return -1;
+    const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
+    EXPECT_NE(line.find(says), std::string::npos) << line;
+    std::filesystem::remove_all(dir / "ckpt");
+    return std::stoi(line.substr(std::string("adamw: weight decay on ").size()));
+  };
+  const int without = decayed("", "(embeddings excluded ([optimizer] decay_embeddings = false); KempnerForge's code "
+                                  "decays them, whatever its docstring says: set decay_embeddings = true to match it)");
+  const int with = decayed("--optimizer.decay_embeddings=true",
+                           "(embeddings included ([optimizer] decay_embeddings = true), as KempnerForge's code decays "
+                           "them)");
+  EXPECT_GT(with, without);
+}
+
 TEST(Cli, ConfigErrorExits2WithTheMessage) {
   const auto dir = temp_dir("cli_config_error");
   const auto cfg = write(dir / "bad.toml", std::string(kSmallConfig) + "[optimizer]\nweight_decy = 0.1\n");
