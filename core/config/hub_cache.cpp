@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 struct CacheDir {
   fs::path path;
-  std::string origin;  ///< how it was found, for messages: "$HF_HUB_CACHE", "~/.cache/huggingface/hub"
+  std::string origin;  ///< how it was found, for messages: "$HF_HUB_CACHE", "$HF_HOME/hub", "the default, ..."
 };
 
 const char* env(const char* name) {
@@ -36,7 +36,8 @@ CacheDir find_cache_dir() {
     return {fs::path(v) / "huggingface" / "hub", "$XDG_CACHE_HOME/huggingface/hub"};
   }
   const char* home = env("HOME");
-  return {fs::path(home != nullptr ? home : "") / ".cache" / "huggingface" / "hub", "~/.cache/huggingface/hub"};
+  return {fs::path(home != nullptr ? home : "") / ".cache" / "huggingface" / "hub",
+          "the default, as none of $HF_HUB_CACHE, $HF_HOME, $XDG_CACHE_HOME is set"};
 }
 
 bool is_commit_hash(const std::string& s) {
