@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <fstream>
+#include <optional>
 #include <string_view>
 
 #include "data/file_hash.h"
@@ -45,9 +49,62 @@ ExportName export_name(const fs::path& file) {
 
 std::string how_to_export(const fs::path& path, const std::string& config, const std::string& split) {
   return fmt::format(
-      "export it to JSON Lines with the `datasets` library, e.g. python3 -c \"from datasets import load_dataset; "
-      "load_dataset('{}'{}, split='{}').to_json('DIR/{}.jsonl')\", and name DIR",
+      "export it with the `datasets` library, e.g. python3 -c \"from datasets import load_dataset; "
+      "load_dataset('{}'{}, split='{}').save_to_disk('DIR')\" (or .to_json('DIR/{}.jsonl')), and name DIR",
       path.string(), config.empty() ? "" : ", '" + config + "'", split, split);
+}
+
+nlohmann::json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw sdk::ConfigError(fmt::format("'{}' is not valid JSON: {}", file.string(), e.what()));
+  }
+}
+
+// The Arrow files state.json lists in `dir`, a Dataset that save_to_disk wrote (of split `split` when it names one).
+std::vector<fs::path> saved_dataset_files(const fs::path& dir, const std::string& split) {
+  const fs::path state = dir / "state.json";
+  const nlohmann::json j = read_json(state);
+  const auto saved_split = j.find("_split");
+  if (saved_split != j.end() && saved_split->is_string() && saved_split->get<std::string>() != split) {
+    throw sdk::ConfigError(fmt::format("'{}' holds split '{}' (its state.json says so), not split '{}'; set the "
+                                       "split key to '{}' or save split '{}'",
+                                       dir.string(), saved_split->get<std::string>(), split,
+                                       saved_split->get<std::string>(), split));
+  }
+  const auto listed = j.find("_data_files");
+  if (listed == j.end() || !listed->is_array() || listed->empty()) {
+    throw sdk::ConfigError(fmt::format("'{}' has no _data_files list of Arrow files", state.string()));
+  }
+  std::vector<fs::path> files;
+  for (const nlohmann::json& entry : *listed) {
+    const auto name = entry.find("filename");
+    if (!entry.is_object() || name == entry.end() || !name->is_string()) {
+      throw sdk::ConfigError(fmt::format("'{}': _data_files entry {} has no filename", state.string(), entry.dump()));
+    }
+    const fs::path file = dir / name->get<std::string>();
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) {
+      throw sdk::ConfigError(fmt::format("'{}' lists '{}', which is not there", state.string(), file.string()));
+    }
+    files.push_back(file);
+  }
+  return files;
+}
+
+// A save_to_disk directory: a Dataset (state.json) or a DatasetDict (dataset_dict.json naming split subdirectories).
+std::optional<std::vector<fs::path>> saved_files(const fs::path& base, const std::string& split) {
+  std::error_code ec;
+  if (fs::is_regular_file(base / "state.json", ec)) return saved_dataset_files(base, split);
+  if (!fs::is_regular_file(base / "dataset_dict.json", ec)) return std::nullopt;
+  const nlohmann::json splits = read_json(base / "dataset_dict.json").value("splits", nlohmann::json::array());
+  if (!fs::is_regular_file(base / split / "state.json", ec)) {
+    throw sdk::ConfigError(fmt::format("'{}' (a saved DatasetDict) has no split '{}' with a state.json; its splits: {}",
+                                       base.string(), split, splits.dump()));
+  }
+  return saved_dataset_files(base / split, split);
 }
 
 }  // namespace
@@ -56,18 +113,17 @@ std::vector<fs::path> hf_export_files(const fs::path& path, const std::string& c
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     throw sdk::ConfigError(fmt::format(
-        "'{}' is not a local file or directory, and kforge has no Hugging Face Hub access: it reads a dataset "
-        "exported to local disk as JSON Lines (a file, or a directory of SPLIT.jsonl or SPLIT-*.jsonl files). It does "
-        "not read the hub cache's datasets--* folders, the Arrow files of ~/.cache/huggingface/datasets or of "
-        "save_to_disk, or Parquet; {}",
+        "'{}' is not a local file or directory, and kforge has no Hugging Face Hub access: it reads a dataset on "
+        "local disk as JSON Lines (a file, or a directory of SPLIT.jsonl or SPLIT-*.jsonl files) or as a "
+        "save_to_disk directory of Arrow files. It does not read the hub cache's datasets--* folders or Parquet; {}",
         path.string(), how_to_export(path, config, split)));
   }
   const auto refuse_columnar = [&](const fs::path& file, const ExportName& n) {
-    if (n.kind != ExportKind::columnar) return;
+    if (n.kind != ExportKind::columnar || n.format != "Parquet") return;
     throw sdk::ConfigError(fmt::format(
-        "'{}' is {}: kforge reads Hugging Face exports in JSON Lines only (Parquet and Arrow have no Debian C++ "
-        "reader); {}",
-        file.string(), n.format, how_to_export(path, config, split)));
+        "'{}' is Parquet: kforge reads Hugging Face exports as JSON Lines or Arrow IPC streams (Parquet has no "
+        "Debian C++ reader); {}",
+        file.string(), how_to_export(path, config, split)));
   };
   if (!fs::is_directory(path, ec)) {
     refuse_columnar(path, export_name(path));
@@ -82,6 +138,7 @@ std::vector<fs::path> hf_export_files(const fs::path& path, const std::string& c
     throw sdk::ConfigError(fmt::format("'{}' has no subdirectory '{}' for the dataset config (its subdirectories: {})",
                                        path.string(), config, configs.empty() ? "none" : configs));
   }
+  if (auto saved = saved_files(base, split)) return *saved;
   std::vector<fs::path> found;
   std::vector<std::string> seen;  // data files of any split, for the message when none is of this one
   const auto take = [&](const fs::path& dir, bool whole_dir) {
@@ -104,8 +161,9 @@ std::vector<fs::path> hf_export_files(const fs::path& path, const std::string& c
     std::string files;
     for (const std::string& f : seen) files += (files.empty() ? "'" : ", '") + f + "'";
     throw sdk::ConfigError(fmt::format(
-        "'{}' has no JSON Lines file of split '{}' ({}.jsonl or {}-*.jsonl, also .json or .ndjson, compressed or not, "
-        "there, in data/ or in {}/); its data files: {}",
+        "'{}' has no JSON Lines or Arrow file of split '{}' ({}.jsonl or {}-*.jsonl, also .json or .ndjson, compressed "
+        "or not, or .arrow, there, in data/ or in {}/), and no save_to_disk state.json or dataset_dict.json; its data "
+        "files: {}",
         base.string(), split, split, split, split, files.empty() ? "none" : files));
   }
   std::sort(found.begin(), found.end());

@@ -7,7 +7,10 @@
 #include <cctype>
 #include <exception>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
+#include "data/arrow_stream.h"
 #include "data/file_hash.h"
 #include "data/hf_export.h"
 #include "data/prepare.h"
@@ -31,13 +34,67 @@ std::string hf_cache_name(const config::HfExport& hf, const std::string& key) {
   return label + "-" + key;
 }
 
+bool is_arrow(const fs::path& file) { return file.extension() == ".arrow"; }
+
+// The export's files, Arrow or JSON Lines, prefixed with the config key when they cannot be read.
+std::vector<fs::path> export_files(const config::JobConfig& job, const config::HfExport& hf) {
+  if (job.data.tokenizer_path.empty()) {
+    throw sdk::ConfigError(
+        fmt::format("{}: a Hugging Face export is tokenised with [data] tokenizer_path, which is not set: set it to a "
+                    "SentencePiece .model, a tokenizer.json or a .tiktoken file",
+                    hf.where));
+  }
+  try {
+    return data::hf_export_files(hf.name, hf.config, hf.split);
+  } catch (const sdk::ConfigError& e) {
+    throw sdk::ConfigError(fmt::format("{}: {}", hf.where, e.what()));
+  }
+}
+
+// Writes the text column of each Arrow file of `files` as JSON Lines beside the cache `dir` (the temporary files go
+// into `temporaries`) and returns the files prepare-data reads in its place.
+std::vector<fs::path> arrow_as_jsonl(const config::HfExport& hf, const std::vector<fs::path>& files, const fs::path& dir,
+                                     std::vector<fs::path>& temporaries) {
+  std::vector<fs::path> inputs;
+  for (const fs::path& file : files) {
+    if (!is_arrow(file)) {
+      inputs.push_back(file);
+      continue;
+    }
+    const fs::path jsonl = dir.parent_path() / fmt::format("{}.partial-{}-arrow-{}.jsonl", dir.filename().string(),
+                                                           ::getpid(), temporaries.size());
+    temporaries.push_back(jsonl);
+    std::ofstream out(jsonl, std::ios::binary);
+    const data::ArrowTextCount n = data::read_arrow_texts(file, hf.text_field, [&](std::string_view text) {
+      try {
+        out << nlohmann::json{{hf.text_field, std::string(text)}}.dump() << '\n';
+      } catch (const nlohmann::json::exception&) {
+        throw sdk::Error(fmt::format("Arrow file '{}': a value of column '{}' is not valid UTF-8", file.string(),
+                                     hf.text_field));
+      }
+    });
+    if (!out.flush()) throw sdk::Error(fmt::format("cannot write '{}'", jsonl.string()));
+    log::get().info("{}: {}: {} rows, {} null values of '{}' skipped", hf.where, file.string(), n.rows, n.nulls,
+                    hf.text_field);
+    inputs.push_back(jsonl);
+  }
+  return inputs;
+}
+
 // Tokenises `files` into `dir` through a temporary sibling renamed into place, so a cache that exists is whole.
 void write_hf_cache(const config::JobConfig& job, const config::HfExport& hf, const std::vector<fs::path>& files,
                     const fs::path& dir) {
   const fs::path partial = dir.parent_path() / fmt::format("{}.partial-{}", dir.filename().string(), ::getpid());
   fs::remove_all(partial);
+  std::vector<fs::path> temporaries;  // JSON Lines copies of Arrow text columns, removed once tokenised
+  const struct Remove {
+    std::vector<fs::path>& files;
+    ~Remove() {
+      std::error_code ignored;
+      for (const fs::path& f : files) fs::remove(f, ignored);
+    }
+  } remove{temporaries};
   data::PrepareOptions o;
-  o.inputs = files;
   o.output = partial;
   o.tokenizer = job.data.tokenizer_path;
   o.eval_fraction = 0;
@@ -53,6 +110,7 @@ void write_hf_cache(const config::JobConfig& job, const config::HfExport& hf, co
   };
   data::PrepareResult r;
   try {
+    o.inputs = arrow_as_jsonl(hf, files, dir, temporaries);
     r = data::prepare_data(o);
   } catch (const sdk::ConfigError& e) {
     throw sdk::ConfigError(failed(e));
@@ -75,21 +133,20 @@ void write_hf_cache(const config::JobConfig& job, const config::HfExport& hf, co
 }  // namespace
 
 std::vector<fs::path> hf_export_inputs(const config::JobConfig& job, const config::HfExport& hf) {
-  if (job.data.tokenizer_path.empty()) {
-    throw sdk::ConfigError(
-        fmt::format("{}: a Hugging Face export is tokenised with [data] tokenizer_path, which is not set: set it to a "
-                    "SentencePiece .model, a tokenizer.json or a .tiktoken file",
-                    hf.where));
+  std::vector<fs::path> files = export_files(job, hf);
+  for (const fs::path& f : files) {
+    if (is_arrow(f)) {
+      throw sdk::ConfigError(fmt::format("{}: '{}' is an Arrow file, which [data] hf_streaming does not read (it "
+                                         "streams JSON Lines); set hf_streaming = false to tokenise it into the token "
+                                         "cache",
+                                         hf.where, f.string()));
+    }
   }
-  try {
-    return data::hf_export_files(hf.name, hf.config, hf.split);
-  } catch (const sdk::ConfigError& e) {
-    throw sdk::ConfigError(fmt::format("{}: {}", hf.where, e.what()));
-  }
+  return files;
 }
 
 std::optional<ShardDir> hf_shards(const config::JobConfig& job, const config::HfExport& hf, const HfCacheGroup& group) {
-  const std::vector<fs::path> files = hf_export_inputs(job, hf);
+  const std::vector<fs::path> files = export_files(job, hf);
   const fs::path root = listing::cache_dir();
   if (root.empty()) {
     throw sdk::ConfigError(fmt::format(

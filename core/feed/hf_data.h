@@ -23,16 +23,18 @@ struct ShardDir {
   std::string dir, pattern;
 };
 
-/// The JSON Lines files of `hf`'s split (data::hf_export_files). Throws sdk::ConfigError naming the key, file, line and
-/// value without [data] tokenizer_path and for an export that cannot be read (a hub id, Parquet, no file of the split).
+/// The JSON Lines files of `hf`'s split (data::hf_export_files) that [data] hf_streaming reads. Throws sdk::ConfigError
+/// naming the key, file, line and value without [data] tokenizer_path and for an export that cannot be read (a hub id,
+/// Parquet, Arrow, no file of the split).
 std::vector<std::filesystem::path> hf_export_inputs(const config::JobConfig& job, const config::HfExport& hf);
 
 /// The token cache of `hf`: <cache>/hf/<name>[-<config>]-<split>-<key>, where <cache> is
 /// $KFORGE_CACHE_DIR, else $XDG_CACHE_HOME/kforge, else ~/.cache/kforge, and <key> is
 /// data::hf_cache_key of the export's files, [data] tokenizer_path, the text field and the split.
 /// Its train/ holds the shards and metadata.json what prepare-data recorded. A missing cache is
-/// written by the group's rank 0 (every core; the log names it) and read by every rank after the
-/// barrier; nullopt when it is missing and `group` is empty. Throws sdk::ConfigError naming the key,
+/// written by the group's rank 0 (every core; the log names it; Arrow files through a JSON Lines copy of
+/// their text column, null values skipped, beside the cache while it is written) and read by every rank
+/// after the barrier; nullopt when it is missing and `group` is empty. Throws sdk::ConfigError naming the key,
 /// file, line and value without [data] tokenizer_path and for an export that cannot be read (a hub
 /// id, Parquet, no file of the split).
 std::optional<ShardDir> hf_shards(const config::JobConfig& job, const config::HfExport& hf, const HfCacheGroup& group);

@@ -1,6 +1,7 @@
 // Local Hugging Face exports: which files hold a split (a file, SPLIT.jsonl, SPLIT-*-of-*.jsonl[.gz], data/,
-// SPLIT/, a config's subdirectory), the refusals (a hub id, Parquet or Arrow, no file of the split, no such
-// config), and the token cache's key, which changes with every input it names and with nothing else.
+// SPLIT/, a config's subdirectory, a save_to_disk Dataset or DatasetDict's Arrow files), the refusals (a hub id,
+// Parquet, a saved dataset of another split or listing a missing file, no file of the split, no such config), and
+// the token cache's key, which changes with every input it names and with nothing else.
 #include "data/hf_export.h"
 
 #include <gtest/gtest.h>
@@ -70,26 +71,50 @@ TEST_F(HfExportFiles, AFileIsTakenAsItIs) {
 TEST_F(HfExportFiles, AHubIdIsRefusedSayingThereIsNoHubAccessAndHowToExport) {
   expect_has(refusal("allenai/c4", "en", "train"),
              {"'allenai/c4' is not a local file or directory", "no Hugging Face Hub access",
-              "as JSON Lines (a file, or a directory of SPLIT.jsonl or SPLIT-*.jsonl files)",
-              "not read the hub cache's datasets--* folders, the Arrow files of ~/.cache/huggingface/datasets or of "
-              "save_to_disk, or Parquet",
-              "load_dataset('allenai/c4', 'en', split='train').to_json('DIR/train.jsonl')"});
+              "as JSON Lines (a file, or a directory of SPLIT.jsonl or SPLIT-*.jsonl files) or as a save_to_disk "
+              "directory of Arrow files",
+              "not read the hub cache's datasets--* folders or Parquet",
+              "load_dataset('allenai/c4', 'en', split='train').save_to_disk('DIR')",
+              "(or .to_json('DIR/train.jsonl'))"});
 }
 
-TEST_F(HfExportFiles, ParquetOrArrowOfTheSplitIsRefusedNamingTheFile) {
+TEST_F(HfExportFiles, ParquetOfTheSplitIsRefusedNamingTheFileAndArrowIsTaken) {
   const fs::path parquet = touch("data/train-00000-of-00001.parquet", "PAR1");
   touch("data/train-00001-of-00001.jsonl");
-  expect_has(refusal(root_, "", "train"), {parquet.string(), "is Parquet", "JSON Lines only", "to_json("});
+  expect_has(refusal(root_, "", "train"), {parquet.string(), "is Parquet", "JSON Lines or Arrow IPC streams",
+                                           "save_to_disk("});
   const fs::path arrow = touch("saved/validation/data-00000-of-00001.arrow", "x");
-  expect_has(refusal(root_ / "saved", "", "validation"), {arrow.string(), "is Arrow"});
+  EXPECT_EQ(data::hf_export_files(root_ / "saved", "", "validation"), (std::vector<fs::path>{arrow}));
   expect_has(refusal(parquet, "", "train"), {"is Parquet"});
+}
+
+TEST_F(HfExportFiles, ASavedDatasetGivesTheArrowFilesItsStateListsInOrder) {
+  const fs::path b = touch("saved/data-00001-of-00002.arrow", "x"), a = touch("saved/data-00000-of-00002.arrow", "x");
+  touch("saved/cache-1234.arrow", "x");  // not listed: not read
+  touch("saved/state.json",
+        R"({"_data_files": [{"filename": "data-00001-of-00002.arrow"}, {"filename": "data-00000-of-00002.arrow"}],
+            "_split": "train"})");
+  EXPECT_EQ(data::hf_export_files(root_ / "saved", "", "train"), (std::vector<fs::path>{b, a}));
+  expect_has(refusal(root_ / "saved", "", "validation"),
+             {"holds split 'train' (its state.json says so), not split 'validation'"});
+  touch("saved/state.json", R"({"_data_files": [{"filename": "gone.arrow"}], "_split": null})");
+  expect_has(refusal(root_ / "saved", "", "validation"), {"state.json' lists '", "gone.arrow', which is not there"});
+}
+
+TEST_F(HfExportFiles, ASavedDatasetDictGivesItsSplitsFiles) {
+  const fs::path test = touch("dict/test/data-00000-of-00001.arrow", "x");
+  touch("dict/test/state.json", R"({"_data_files": [{"filename": "data-00000-of-00001.arrow"}], "_split": "test"})");
+  touch("dict/dataset_dict.json", R"({"splits": ["test"]})");
+  EXPECT_EQ(data::hf_export_files(root_ / "dict", "", "test"), (std::vector<fs::path>{test}));
+  expect_has(refusal(root_ / "dict", "", "train"),
+             {"(a saved DatasetDict) has no split 'train' with a state.json; its splits: [\"test\"]"});
 }
 
 TEST_F(HfExportFiles, NoFileOfTheSplitIsRefusedNamingTheFilesThere) {
   touch("train.jsonl");
   touch("data/validation-00000-of-00001.jsonl");
   expect_has(refusal(root_, "", "test"),
-             {"no JSON Lines file of split 'test'", "'data/validation-00000-of-00001.jsonl'", "'train.jsonl'"});
+             {"no JSON Lines or Arrow file of split 'test'", "'data/validation-00000-of-00001.jsonl'", "'train.jsonl'"});
 }
 
 TEST_F(HfExportFiles, TheCacheKeyChangesWithEachInputItNames) {
