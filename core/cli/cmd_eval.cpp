@@ -8,6 +8,7 @@
 #include "cli/command_options.h"
 #include "cli/command_tables.h"
 #include "cli/commands.h"
+#include "cli/eval_ranks.h"
 #include "cli/eval_tasks_command.h"
 #include "cli/exit_codes.h"
 #include "feed/hf_data.h"
@@ -36,6 +37,9 @@ cxxopts::Options eval_options() {
                            "validation split of the WebVid root; video_jsonl: the manifest).\n"
                            "Prints a table line, then one JSON line {step, tokens_seen,\n"
                            "eval/loss, eval/perplexity}.\n"
+                           "Under `kforge launch --nproc-per-node N -- eval ...` the ranks share the batches (or\n"
+                           "the task requests), each holding the whole model, and rank 0 prints (and writes) the\n"
+                           "numbers one process gives, bit for bit.\n"
                            "With --tasks, scores downstream tasks instead (lm-eval-harness's requests and metrics,\n"
                            "docs/how-to/downstream-eval.md): prints the results table and writes the results JSON\n"
                            "to --output (text checkpoints only).\n"
@@ -65,12 +69,14 @@ int cmd_eval(int argc, char** argv) {
   if (!session) return kExitUsage;
   const auto& ckpt = session->checkpoint;
   const config::JobConfig& job = ckpt.job;
-  const dist::Group self;  // this process evaluates alone
+  std::unique_ptr<dist::Runtime> ranks;
+  const dist::Group self;  // each rank reads every batch; `ranks` shares them out
   std::unique_ptr<sdk::Loss> loss;
   std::unique_ptr<sdk::Dataset> data;
   std::unique_ptr<feed::ImageTextFeed> images;  // a vision-language checkpoint's eval data (then no `data`)
   int64_t eos_id = -1;  // [data] pack_sequences: evaluate packed documents as the run trained on them
   try {
+    ranks = join_eval_ranks(job);
     if (job.eval.dataset_path.empty() && !job.eval.hf) {
       throw sdk::ConfigError(
           "the checkpoint's config has no eval.dataset_path: pass --eval.dataset_path=DIR (or "
@@ -89,8 +95,8 @@ int cmd_eval(int argc, char** argv) {
       }
       images =
           std::make_unique<feed::ImageTextFeed>(job, components, ckpt.pixels, self, feed::ImageTextFeed::Split::Eval);
-    } else if (job.eval.hf) {  // through its token cache, written now if missing (this process is the group)
-      const auto cache = feed::hf_shards(job, *job.eval.hf, [&self]() -> const dist::Group& { return self; });
+    } else if (job.eval.hf) {  // through its token cache, written now if missing (by rank 0)
+      const auto cache = feed::hf_shards(job, *job.eval.hf, [&ranks]() -> const dist::Group& { return ranks->world(); });
       data = components.dataset(cache->dir, cache->pattern, job.view("model").get_int("vocab_size"));
     } else {
       data = components.dataset(job.eval.dataset_path, job.eval.file_pattern, job.view("model").get_int("vocab_size"));
@@ -102,14 +108,17 @@ int cmd_eval(int argc, char** argv) {
   }
   sdk::MetricList metrics;
   try {
-    metrics = images ? train::evaluate_images(*ckpt.vision_language, *loss, *images, job.eval.steps, self,
-                                              [&](const at::Tensor& tokens) { return ckpt.model->forward(tokens); })
+    metrics = images ? train::evaluate_images(
+                           *ckpt.vision_language, *loss, *images, job.eval.steps, self,
+                           [&](const at::Tensor& tokens) { return ckpt.model->forward(tokens); }, ranks->world())
                      : train::evaluate(*ckpt.model, *loss, *data, job.train.batch_size, job.eval.steps,
-                                       job.view("model").get_int("vocab_size"), self, nullptr, eos_id);
+                                       job.view("model").get_int("vocab_size"), self, nullptr, eos_id, nullptr,
+                                       ranks->world());
   } catch (const std::exception& e) {
     std::cerr << kEvalCommand << ": evaluation failed: " << e.what() << "\n";
     return kExitFailure;
   }
+  if (ranks->rank() != 0) return kExitOk;
   nlohmann::json out = {{"step", ckpt.snapshot.step}, {"tokens_seen", ckpt.snapshot.tokens_seen}};
   for (const auto& [name, value] : metrics) out[name] = value;
   std::cout << fmt::format("step {} | tokens_seen {} | eval/loss {:.4f} | eval/perplexity {:.4f}\n",

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/command_options.h"
+#include "cli/eval_ranks.h"
 #include "cli/exit_codes.h"
 #include "data/tokenizer.h"
 #include "dist/device.h"
@@ -87,7 +88,9 @@ int run_eval_tasks(const cxxopts::Options& options, const cxxopts::ParseResult& 
   if (!session) return kExitUsage;
   const generate::CheckpointModel& ckpt = session->checkpoint;
   std::optional<data::Tokenizer> tokenizer;
+  std::unique_ptr<dist::Runtime> ranks;
   try {
+    ranks = join_eval_ranks(ckpt.job);
     if (ckpt.vision_language) {
       throw sdk::ConfigError(fmt::format(
           "checkpoint step {} is a vision-language model ([vlm] arch = \"{}\"): downstream tasks score text models "
@@ -105,7 +108,7 @@ int run_eval_tasks(const cxxopts::Options& options, const cxxopts::ParseResult& 
   const at::Device device = dist::parameter_device(model);
   const int64_t max_length = model.max_seq_len() > 0 ? model.max_seq_len() : ckpt.job.train.seq_len;
   const eval_tasks::ScoringModel scoring{[&](const at::Tensor& tokens) { return model.forward(tokens.to(device)); },
-                                         max_length, batch_size};
+                                         max_length, batch_size, &ranks->world()};
   std::vector<nlohmann::json> samples;
   nlohmann::json results;
   try {
@@ -117,6 +120,7 @@ int run_eval_tasks(const cxxopts::Options& options, const cxxopts::ParseResult& 
     std::cerr << kCommand << ": scoring failed: " << e.what() << "\n";
     return kExitFailure;
   }
+  if (ranks->rank() != 0) return kExitOk;  // every rank holds every result; rank 0 reports them
   results["config"] = {{"model", "kforge"},
                        {"model_args", ckpt.step_dir.string()},
                        {"step", ckpt.snapshot.step},

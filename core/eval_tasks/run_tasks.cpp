@@ -76,10 +76,16 @@ std::vector<DocScore> score_loglikelihoods(const TaskSpec& task, const std::vect
 
 std::vector<DocScore> score_generations(const TaskSpec& task, const std::vector<Request>& requests,
                                         const Scorer& scorer, std::vector<json>* samples, const Progress& progress) {
-  std::vector<DocScore> scores(requests.size());
+  std::vector<std::string> contexts;
+  for (const Request& request : requests) contexts.push_back(request.context);
   const size_t step = std::max<size_t>(1, requests.size() / 10);
+  const std::vector<Generation> generations =
+      scorer.generate_each(contexts, task.until, task.max_gen_toks, [&](size_t done) {
+        if (done % step == 0 || done == requests.size()) report(progress, task.name, done, requests.size());
+      });
+  std::vector<DocScore> scores(requests.size());
   for (size_t r = 0; r < requests.size(); ++r) {
-    const Generation g = scorer.generate_until(requests[r].context, task.until, task.max_gen_toks);
+    const Generation& g = generations[r];
     scores[r].generated = g.text;
     if (samples) {
       samples->push_back({{"task", task.name},
@@ -91,7 +97,6 @@ std::vector<DocScore> score_generations(const TaskSpec& task, const std::vector<
                           {"generated", g.text},
                           {"answer", task.docs[requests[r].doc].answer}});
     }
-    if ((r + 1) % step == 0 || r + 1 == requests.size()) report(progress, task.name, r + 1, requests.size());
   }
   return scores;
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <sstream>
 
 #include "eval_tasks/python_text.h"
 #include "kforge/sdk/error.h"
@@ -69,16 +70,17 @@ std::vector<LoglikelihoodResult> Scorer::loglikelihood(const std::vector<TokenPa
   });
   std::vector<LoglikelihoodResult> out(pairs.size());
   at::NoGradGuard no_grad;
-  for (size_t start = 0; start < order.size(); start += static_cast<size_t>(model_.batch_size)) {
-    const size_t end = std::min(order.size(), start + static_cast<size_t>(model_.batch_size));
+  const auto batch = static_cast<size_t>(model_.batch_size);
+  for (size_t start = rank() * batch; start < order.size(); start += ranks() * batch) {
+    const size_t end = std::min(order.size(), start + batch);
     const auto rows = static_cast<int64_t>(end - start);
     const auto width = static_cast<int64_t>(inputs[order[start]].size());  // the longest: sorted descending
-    at::Tensor batch = at::zeros({rows, width}, at::kLong);
+    at::Tensor tokens = at::zeros({rows, width}, at::kLong);
     for (int64_t r = 0; r < rows; ++r) {
       const auto& in = inputs[order[start + r]];
-      std::copy(in.begin(), in.end(), batch[r].data_ptr<int64_t>());
+      std::copy(in.begin(), in.end(), tokens[r].data_ptr<int64_t>());
     }
-    const at::Tensor logits = model_.forward(batch);
+    const at::Tensor logits = model_.forward(tokens);
     for (int64_t r = 0; r < rows; ++r) {
       const size_t i = order[start + r];
       const auto& cont = pairs[i].continuation;
@@ -91,19 +93,49 @@ std::vector<LoglikelihoodResult> Scorer::loglikelihood(const std::vector<TokenPa
     }
     if (progress) progress(end);
   }
+  if (ranks() > 1) gather(out, order);
   return out;
 }
 
-Generation Scorer::generate_until(const std::string& context, const std::vector<std::string>& until,
-                                  int64_t max_gen_toks) const {
+void Scorer::gather(std::vector<LoglikelihoodResult>& results, const std::vector<size_t>& order) const {
+  at::Tensor mine = at::zeros({static_cast<int64_t>(results.size()), 2}, at::kDouble);
+  auto put = mine.accessor<double, 2>();
+  for (size_t i = 0; i < results.size(); ++i) {
+    put[static_cast<int64_t>(i)][0] = results[i].loglikelihood;
+    put[static_cast<int64_t>(i)][1] = results[i].greedy ? 1.0 : 0.0;
+  }
+  std::vector<at::Tensor> all = model_.ranks->all_gather(mine);
+  const auto batch = static_cast<size_t>(model_.batch_size);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto got = all[(k / batch) % ranks()].accessor<double, 2>();
+    const auto i = static_cast<int64_t>(order[k]);
+    results[order[k]] = {got[i][0], got[i][1] != 0.0};
+  }
+}
+
+std::vector<int64_t> Scorer::generation_context(const std::string& context, int64_t max_gen_toks) const {
   if (max_gen_toks >= model_.max_length) {
     throw sdk::Error(fmt::format("max_gen_toks {} leaves no room for a context in the model's max_seq_len {}",
                                  max_gen_toks, model_.max_length));
   }
-  Generation g;
-  g.context = context.empty() ? std::vector<int64_t>{prefix_token()} : encode(context);
+  std::vector<int64_t> tokens = context.empty() ? std::vector<int64_t>{prefix_token()} : encode(context);
   const auto room = static_cast<size_t>(model_.max_length - max_gen_toks);
-  if (g.context.size() > room) g.context.erase(g.context.begin(), g.context.end() - static_cast<std::ptrdiff_t>(room));
+  if (tokens.size() > room) tokens.erase(tokens.begin(), tokens.end() - static_cast<std::ptrdiff_t>(room));
+  return tokens;
+}
+
+void Scorer::finish(Generation& g, const std::vector<std::string>& until) const {
+  g.decoded = tokenizer_.decode(g.tokens);
+  g.text = g.decoded;
+  for (const std::string& stop : until) {
+    if (!stop.empty()) g.text = g.text.substr(0, g.text.find(stop));
+  }
+}
+
+Generation Scorer::generate_until(const std::string& context, const std::vector<std::string>& until,
+                                  int64_t max_gen_toks) const {
+  Generation g;
+  g.context = generation_context(context, max_gen_toks);
   const int64_t vocab = tokenizer_.vocab_size();
   at::NoGradGuard no_grad;
   std::vector<int64_t> sequence = g.context;
@@ -120,12 +152,35 @@ Generation Scorer::generate_until(const std::string& context, const std::vector<
       break;
     }
   }
-  g.decoded = tokenizer_.decode(g.tokens);
-  g.text = g.decoded;
-  for (const std::string& stop : until) {
-    if (!stop.empty()) g.text = g.text.substr(0, g.text.find(stop));
-  }
+  finish(g, until);
   return g;
+}
+
+std::vector<Generation> Scorer::generate_each(const std::vector<std::string>& contexts,
+                                              const std::vector<std::string>& until, int64_t max_gen_toks,
+                                              const std::function<void(size_t)>& progress) const {
+  std::vector<Generation> out(contexts.size());
+  std::string mine;  // this rank's generated ids: one line per request, in request order
+  for (size_t r = rank(); r < contexts.size(); r += ranks()) {
+    out[r] = generate_until(contexts[r], until, max_gen_toks);
+    for (const int64_t id : out[r].tokens) mine += std::to_string(id) + " ";
+    mine += "\n";
+    if (progress) progress(r + 1);
+  }
+  if (ranks() == 1) return out;
+  const std::vector<std::string> all = model_.ranks->all_gather_strings(mine);
+  for (size_t member = 0; member < ranks(); ++member) {
+    if (member == rank()) continue;
+    std::istringstream lines(all[member]);
+    std::string line;
+    for (size_t r = member; r < contexts.size() && std::getline(lines, line); r += ranks()) {
+      std::istringstream ids(line);
+      out[r].context = generation_context(contexts[r], max_gen_toks);
+      for (int64_t id = 0; ids >> id;) out[r].tokens.push_back(id);
+      finish(out[r], until);
+    }
+  }
+  return out;
 }
 
 }  // namespace kforge::eval_tasks

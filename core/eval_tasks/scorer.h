@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data/tokenizer.h"
+#include "dist/group.h"
 #include "eval_tasks/token_windows.h"
 
 namespace kforge::eval_tasks {
@@ -19,6 +20,9 @@ struct ScoringModel {
   std::function<at::Tensor(const at::Tensor&)> forward;
   int64_t max_length = 0;  ///< tokens one forward takes (the model's max_seq_len)
   int64_t batch_size = 1;  ///< rows per forward
+  /// The processes sharing the requests (`kforge eval` under `kforge launch`): each scores its share and every one
+  /// gets every result, bit for bit what one process scoring them all gets. nullptr: this process alone.
+  const dist::Group* ranks = nullptr;
 };
 
 struct LoglikelihoodResult {
@@ -47,15 +51,29 @@ class Scorer {
 
   /// Each pair's result, batched batch_size at a time longest first (lm-eval's order: by length descending, then by
   /// tokens); the input is (context + continuation)[-(max_length + 1):][:-1]. `progress(done)` after each batch.
+  /// Over several ranks, batch b (the same batches as one process's) is scored by rank b mod size and the results are
+  /// gathered (collective: every rank passes the same pairs).
   std::vector<LoglikelihoodResult> loglikelihood(const std::vector<TokenPair>& pairs,
                                                  const std::function<void(size_t)>& progress = nullptr) const;
   /// Greedy decoding (argmax over the tokenizer's ids) after the context's last max_length - max_gen_toks tokens,
   /// until EOS, a stop string in the decoded text, or max_gen_toks tokens.
   Generation generate_until(const std::string& context, const std::vector<std::string>& until,
                             int64_t max_gen_toks) const;
+  /// generate_until() of each context; over several ranks, context r by rank r mod size and the generated tokens
+  /// gathered (collective: every rank passes the same contexts). `progress(done)` after each of this rank's.
+  std::vector<Generation> generate_each(const std::vector<std::string>& contexts, const std::vector<std::string>& until,
+                                        int64_t max_gen_toks, const std::function<void(size_t)>& progress) const;
 
  private:
   std::vector<int64_t> encode(const std::string& text) const;
+  /// The context's last max_length - max_gen_toks tokens (the prefix token when it is empty).
+  std::vector<int64_t> generation_context(const std::string& context, int64_t max_gen_toks) const;
+  /// `g.tokens` decoded, and cut before each stop string.
+  void finish(Generation& g, const std::vector<std::string>& until) const;
+  /// Every rank's results of loglikelihood() into `results` (batch b of the sorted `order` from rank b mod size).
+  void gather(std::vector<LoglikelihoodResult>& results, const std::vector<size_t>& order) const;
+  size_t rank() const { return model_.ranks ? static_cast<size_t>(model_.ranks->rank()) : 0; }
+  size_t ranks() const { return model_.ranks ? static_cast<size_t>(model_.ranks->size()) : 1; }
   ScoringModel model_;
   const data::Tokenizer& tokenizer_;
 };

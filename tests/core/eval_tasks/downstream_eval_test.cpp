@@ -1,6 +1,6 @@
 // `kforge eval --tasks` against tests/oracles/downstream_eval.py (lm-eval-harness 0.4's requests and metrics over the
 // model exported with `kforge convert --to hf`): requests, log-likelihoods, greedy flags, windows, generations,
-// metrics and groups; determinism; the refusals.
+// metrics and groups; determinism; two ranks under `kforge launch` give one rank's bytes; the refusals.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -29,20 +29,25 @@ struct EvalRun {
   json results;
   std::vector<json> samples;
   std::string results_bytes;
+  std::string samples_bytes;
 };
 
-EvalRun run_kforge(const fs::path& task_dir, const std::string& tasks, const std::string& label) {
+/// `kforge eval --tasks`, in one process, or on `nproc` ranks under `kforge launch`.
+EvalRun run_kforge(const fs::path& task_dir, const std::string& tasks, const std::string& label, int nproc = 1) {
   const fs::path out = temp_dir(label);
+  const std::string launcher =
+      nproc == 1 ? "" : fmt::format("launch --nproc-per-node {} --log-dir {} -- ", nproc, (out / "logs").string());
   int rc = 0;
   const std::string output = kforge_cli(
-      fmt::format("eval --checkpoint {} --tasks {} --task-dir {} --batch-size 3 --bootstrap-iters {} --output {} "
+      fmt::format("{}eval --checkpoint {} --tasks {} --task-dir {} --batch-size 3 --bootstrap-iters {} --output {} "
                   "--log-samples {}",
-                  trained_dense().string(), tasks, task_dir.string(), kBootstrapIters, (out / "results.json").string(),
-                  (out / "samples.jsonl").string()),
+                  launcher, trained_dense().string(), tasks, task_dir.string(), kBootstrapIters,
+                  (out / "results.json").string(), (out / "samples.jsonl").string()),
       &rc);
   EXPECT_EQ(rc, 0) << output;
   EvalRun run;
   run.results_bytes = file_bytes(out / "results.json");
+  run.samples_bytes = file_bytes(out / "samples.jsonl");
   if (rc != 0) return run;
   run.results = json::parse(run.results_bytes);
   std::istringstream lines(file_bytes(out / "samples.jsonl"));
@@ -77,6 +82,20 @@ TEST_F(DownstreamEval, ResultsJsonHasLmEvalLayoutAndIsIdenticalAcrossRuns) {
   EXPECT_EQ(first_->results["group_subtasks"]["grp"], json({"choice", "partial"}));
   const EvalRun second = run_kforge(*task_dir_, *tasks_, "downstream_run2");
   EXPECT_EQ(first_->results_bytes, second.results_bytes);
+}
+
+TEST_F(DownstreamEval, TwoRanksUnderLaunchWriteOneRanksResultsAndSamplesByteForByte) {
+  ASSERT_FALSE(first_->results.is_null());
+  // Every output type: multiple choice, loglikelihood, rolling windows (batches of 3 split over the ranks) and
+  // generations (requests split over the ranks).
+  for (const char* type : {"multiple_choice", "loglikelihood", "loglikelihood_rolling", "generate_until"}) {
+    bool present = false;
+    for (const auto& [name, config] : first_->results["configs"].items()) present |= config["output_type"] == type;
+    EXPECT_TRUE(present) << type;
+  }
+  const EvalRun two = run_kforge(*task_dir_, *tasks_, "downstream_two_ranks", 2);
+  EXPECT_EQ(first_->results_bytes, two.results_bytes);
+  EXPECT_EQ(first_->samples_bytes, two.samples_bytes);
 }
 
 TEST_F(DownstreamEval, OracleAgreesOnRequestsLoglikelihoodsGenerationsAndMetrics) {
