@@ -2,7 +2,8 @@
 // hf_dataset_name, a [[data.datasets]] source's hf_name): rank 0 tokenises each split once into a token
 // cache under KFORGE_CACHE_DIR, the run trains and evaluates on it, so does `kforge eval`, and a later run
 // (a mixture reading the same export) reads the cache without tokenising again; two ranks tokenise once; a bad
-// line fails the run and leaves no partial cache; the dry run checks the export and tokenises nothing. KempnerForge's
+// line fails the run and leaves no partial cache; the dry run checks the export and tokenises nothing; a save_to_disk
+// directory of Arrow files trains on its text column. KempnerForge's
 // hf_wikitext preset streams an export ([data] hf_streaming): no cache, and a stopped run resumes bit for bit.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include "plugins/components.h"
 #include "support/expect_text.h"
 #include "support/launch_job.h"
+#include "support/oracle.h"
 #include "support/read_file.h"
 #include "support/test_host.h"
 #include "support/tiny_tokenizer.h"
@@ -162,6 +164,44 @@ TEST(HfExport, ABadLineFailsTheRunNamingItAndLeavesNoPartialCache) {
   EXPECT_TRUE(fs::is_empty(hf.cache / "hf")) << fs::directory_iterator(hf.cache / "hf")->path();
 }
 
+// A directory that `datasets`' save_to_disk wrote (Arrow IPC streams, here from tests/oracles/write_arrow_dataset.py,
+// written from the Arrow specification) trains through the token cache: its documents are the text column's
+// non-empty values (nulls skipped, empty strings counted as empty documents), and [data] hf_streaming refuses it.
+TEST(HfExport, ASaveToDiskArrowDirectoryTrainsOnItsTextColumn) {
+  ASSERT_TRUE(oracle_available());
+  HfFixture hf;
+  const fs::path saved = hf.fx.root / "saved";
+  std::string out;
+  ASSERT_EQ(run_oracle("write_arrow_dataset.py", {saved.string(), "large_utf8", "20"}, &out), 0) << out;
+  int64_t documents = 0, empty = 0;
+  const nlohmann::json written = nlohmann::json::parse(out);
+  for (const auto& text : written["texts"]) ++(text.get<std::string>().empty() ? empty : documents);
+  replace_in(hf.fx.toml,
+             fmt::format("hf_dataset_name = \"{}\"\nhf_dataset_text_field = \"content\"", hf.export_dir.string()),
+             fmt::format("hf_dataset_name = \"{}\"\nhf_dataset_text_field = \"text\"", saved.string()));
+  const train::TrainingResult result = hf.fx.run({"--eval.enabled=false", "--train.max_steps=3"}, {});
+  ASSERT_EQ(result.step, 3);
+  const auto caches = hf.caches();
+  ASSERT_EQ(caches.size(), 1u);
+  const nlohmann::json meta = read_json(hf.cache / "hf" / caches.begin()->first / "metadata.json");
+  EXPECT_EQ(meta["documents"]["train"], documents);
+  EXPECT_EQ(meta["empty_documents"], empty);
+  EXPECT_EQ(meta["text_field"], "text");
+  EXPECT_TRUE(std::isfinite(metric(hf.fx, "train/loss").at(3)));
+  for (const auto& entry : fs::directory_iterator(hf.cache / "hf")) {
+    EXPECT_EQ(entry.path().extension(), "") << "a JSON Lines copy was left: " << entry.path();
+  }
+
+  const config::JobConfig streamed = hf.fx.job({"--eval.enabled=false", "--data.hf_streaming=true"});
+  try {
+    train::preflight(streamed, plugins::Components(hf.fx.plugins->registry, streamed), 1);
+    ADD_FAILURE() << "a streamed Arrow export passed";
+  } catch (const sdk::ConfigError& e) {
+    expect_has(e.what(), {"data-00000-of-00002.arrow' is an Arrow file, which [data] hf_streaming does not read",
+                          "set hf_streaming = false"});
+  }
+}
+
 TEST(HfExport, TheDryRunChecksTheExportAndTokenisesNothing) {
   HfFixture hf;
   const config::JobConfig job = hf.fx.job({"--eval.enabled=true"});
@@ -178,7 +218,7 @@ TEST(HfExport, TheDryRunChecksTheExportAndTokenisesNothing) {
     train::preflight(no_split, plugins::Components(hf.fx.plugins->registry, no_split), 1);
     ADD_FAILURE() << "an export without the split passed";
   } catch (const sdk::ConfigError& e) {
-    expect_has(e.what(), {"[eval] hf_dataset_name = \"", "no JSON Lines file of split 'test'", "'validation.jsonl'"});
+    expect_has(e.what(), {"[eval] hf_dataset_name = \"", "no JSON Lines or Arrow file of split 'test'", "'validation.jsonl'"});
   }
 }
 
@@ -196,7 +236,7 @@ TEST(HfStreaming, TheDryRunChecksTheExportCachesNothingAndHonoursNumWorkers) {
     train::preflight(no_split, plugins::Components(hf.fx.plugins->registry, no_split), 1);
     ADD_FAILURE() << "a streamed export without the split passed";
   } catch (const sdk::ConfigError& e) {
-    expect_has(e.what(), {"[data] hf_dataset_name = \"", "no JSON Lines file of split 'test'"});
+    expect_has(e.what(), {"[data] hf_dataset_name = \"", "no JSON Lines or Arrow file of split 'test'"});
   }
 }
 
