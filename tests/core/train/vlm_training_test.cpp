@@ -425,6 +425,28 @@ TEST(VlmTraining, KforgeEvalOfTheCheckpointGivesTheRunsFinalEvaluation) {
   EXPECT_NEAR(loss, metric(fx, "eval/loss").at(6), 1e-6 * loss) << out;
 }
 
+TEST(VlmTraining, KforgeEvalOnTwoRanksPrintsOneRanksLossBitForBit) {
+  TrainFixture fx;
+  make_vlm(fx, 8, Captions::PerImage);
+  fx.run(vlm_args({"--train.max_steps=2"}), {});
+  // 3 batches of image-text data: rank 0 scores two, rank 1 one.
+  const std::string eval = fmt::format("eval --checkpoint {} --eval.dataset_path={} --eval.steps=3",
+                                       fx.checkpoint_dir.string(), (fx.root / "images" / "manifest.jsonl").string());
+  std::string one;
+  ASSERT_EQ(run_command(fmt::format("{} {} 2>/dev/null", KFORGE_BIN, eval), &one), 0) << one;
+  const std::filesystem::path logs = fx.root / "eval_logs";
+  std::string two;
+  ASSERT_EQ(run_command(fmt::format("{} launch --nproc-per-node 2 --log-dir {} -- {} 2>&1", KFORGE_BIN,
+                                    logs.string(), eval),
+                        &two),
+            0)
+      << two;
+  std::ifstream rank0(logs / "rank_0.log");
+  const std::string log((std::istreambuf_iterator<char>(rank0)), std::istreambuf_iterator<char>());
+  const std::string line = one.substr(one.rfind("{\"eval/loss\""));
+  EXPECT_NE(log.find(line), std::string::npos) << "one process: " << line << "rank 0 of two:\n" << log;
+}
+
 TEST(VlmTraining, CommandsForTextModelsRefuseTheCheckpointNamingIt) {
   TrainFixture fx;
   make_vlm(fx, 4, Captions::PerImage);
