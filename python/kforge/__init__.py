@@ -36,7 +36,7 @@ _PLUGIN_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__fi
 _kforge._use_plugins([], _PLUGIN_DIR)
 
 __all__ = ["ConfigError", "KforgeError", "Model", "StepContext", "StopTraining", "TrainingError", "TrainingHook",
-           "load_checkpoint", "load_config", "register_optimizer", "register_scheduler", "train", "use_plugins"]
+           "load_checkpoint", "load_config", "register_loss", "register_optimizer", "register_scheduler", "train", "use_plugins"]
 
 
 class StopTraining(Exception):
@@ -96,6 +96,14 @@ def register_scheduler(name, factory):
     other ([scheduler] name = NAME). `factory(max_steps)` returns a callable step -> factor of the base learning rate
     (LambdaLR semantics; the first step is 0). It runs under the GIL, once a step."""
     _kforge._register_scheduler(name, factory)
+
+
+def register_loss(name, factory):
+    """Registers a training loss written in Python as the loss `name`, which a config selects as any other
+    ([train] loss_fn = NAME). `factory()` returns a callable (logits [batch, seq, vocab], labels int64 [batch, seq],
+    -100 where a token counts for nothing) -> 0-d torch.Tensor, built from torch ops so that the step's backward runs
+    through it. It runs under the GIL, once per forward (per micro-batch)."""
+    _kforge._register_loss(name, factory)
 
 
 def register_optimizer(name, factory):

@@ -1,11 +1,13 @@
-// kforge.register_scheduler and kforge.register_optimizer: Python callables as components, which the host builds by
-// name as it builds a plugin's.
+// kforge.register_scheduler, kforge.register_optimizer and kforge.register_loss: Python callables as components, which
+// the host builds by name as it builds a plugin's.
 #include <fmt/format.h>
+#include <torch/csrc/autograd/python_variable.h>
 
 #include <memory>
 
 #include "bindings.h"
 #include "kforge/sdk/kinds.h"
+#include "kforge/sdk/loss.h"
 #include "kforge/sdk/scheduler.h"
 #include "python_component.h"
 #include "python_error.h"
@@ -38,6 +40,30 @@ class PythonScheduler final : public sdk::Scheduler {
   std::string name_;
 };
 
+class PythonLoss final : public sdk::Loss {
+ public:
+  PythonLoss(SharedObject loss, std::string name) : loss_(std::move(loss)), name_(std::move(name)) {}
+
+  at::Tensor compute(const at::Tensor& logits, const at::Tensor& labels) override {
+    const py::gil_scoped_acquire gil;
+    py::object returned;
+    try {
+      returned = (*loss_)(logits, labels);
+    } catch (py::error_already_set& e) {
+      throw python_error(fmt::format("Python loss '{}'", name_), e);
+    }
+    if (!THPVariable_Check(returned.ptr()) || returned.cast<at::Tensor>().dim() != 0) {
+      throw sdk::Error(fmt::format("Python loss '{}': returned {}, not a 0-d torch.Tensor", name_,
+                                   py::repr(returned).cast<std::string>()));
+    }
+    return returned.cast<at::Tensor>();
+  }
+
+ private:
+  SharedObject loss_;
+  std::string name_;
+};
+
 void register_scheduler(const std::string& name, py::object factory) {
   register_component(
       "kforge.register_scheduler", sdk::kind::scheduler, name, "a Python callable (kforge.register_scheduler)", {},
@@ -65,11 +91,26 @@ void register_optimizer(const std::string& name, py::object factory) {
                      });
 }
 
+void register_loss(const std::string& name, py::object factory) {
+  register_component("kforge.register_loss", sdk::kind::loss, name, "a Python callable (kforge.register_loss)", {},
+                     [name, factory = share(std::move(factory))](sdk::Registrar& r) {
+                       r.add_loss(name, [name, factory](const sdk::BuildContext&) {
+                         const py::gil_scoped_acquire gil;
+                         try {
+                           return std::unique_ptr<sdk::Loss>(std::make_unique<PythonLoss>(share((*factory)()), name));
+                         } catch (py::error_already_set& e) {
+                           throw python_error(fmt::format("Python loss '{}': its factory", name), e);
+                         }
+                       });
+                     });
+}
+
 }  // namespace
 
 void bind_components(py::module_& m) {
   m.def("_register_scheduler", &register_scheduler, py::arg("name"), py::arg("factory"));
   m.def("_register_optimizer", &register_optimizer, py::arg("name"), py::arg("factory"));
+  m.def("_register_loss", &register_loss, py::arg("name"), py::arg("factory"));
 }
 
 }  // namespace kforge::python
