@@ -3,10 +3,10 @@
 #   scripts/fuzz.sh [--smoke | --seconds N | --runs N] [target...]
 # --smoke: 5 s per target (CI); --seconds N: N s per target (default 60); --runs N: N executions per target.
 # Targets default to all (config npy_header safetensors checkpoint_metadata tokenizer_model plugin_info
-# listing_cache hf_tokenizer_json tiktoken_file hf_config csv image_manifest video_manifest run_record). Each
-# first replays fuzz/regressions/<target>/ (inputs that once crashed), then fuzzes with fuzz/corpus/<target>/ as
-# seeds; new inputs go to build-fuzz/corpus/<target>/, crashes to build-fuzz/artifacts/<target>/. Exits non-zero
-# when any target crashed (its log says which input).
+# listing_cache hf_tokenizer_json tiktoken_file hf_config csv image_manifest video_manifest run_record
+# arrow_stream). Each first replays fuzz/regressions/<target>/ (inputs that once crashed), then fuzzes with
+# fuzz/corpus/<target>/ as seeds; new inputs go to build-fuzz/corpus/<target>/, crashes to
+# build-fuzz/artifacts/<target>/. Exits non-zero when any target crashed (its log says which input).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-max_total_time=60)
@@ -21,7 +21,7 @@ done
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
   targets=(config npy_header safetensors checkpoint_metadata tokenizer_model plugin_info listing_cache
-    hf_tokenizer_json tiktoken_file hf_config csv image_manifest video_manifest run_record)
+    hf_tokenizer_json tiktoken_file hf_config csv image_manifest video_manifest run_record arrow_stream)
 fi
 build_dir=build-fuzz
 export CCACHE_DISABLE=1  # instrumented objects would only evict the main build's cache
