@@ -131,11 +131,19 @@ void count_layout(const Flat& f, const Flat::Table& field, ColumnPlace& place, i
   }
   size_t buffers = 0;
   switch (type) {
-    case kNull: case kRunEndEncoded: buffers = 0; break;
-    case kStruct: case kFixedSizeList: buffers = 1; break;
+    case kNull: case kRunEndEncoded:
+      buffers = 0;
+      break;
+    case kStruct: case kFixedSizeList:
+      buffers = 1;
+      break;
     case kInt: case kFloat: case kBool: case kDecimal: case kDate: case kTime: case kTimestamp: case kInterval:
-    case kFixedSizeBinary: case kDuration: case kList: case kMap: case kLargeList: buffers = 2; break;
-    case kBinary: case kUtf8: case kLargeBinary: case kLargeUtf8: case kListView: case kLargeListView: buffers = 3; break;
+    case kFixedSizeBinary: case kDuration: case kList: case kMap: case kLargeList:
+      buffers = 2;
+      break;
+    case kBinary: case kUtf8: case kLargeBinary: case kLargeUtf8: case kListView: case kLargeListView:
+      buffers = 3;
+      break;
     case kUnion: {
       const auto u = f.child(field, 3);
       buffers = u && f.scalar<int16_t>(*u, 0, 0) == 1 ? 2 : 1;  // Dense: type ids and offsets; Sparse: type ids
@@ -153,7 +161,9 @@ void count_layout(const Flat& f, const Flat::Table& field, ColumnPlace& place, i
 }
 
 ColumnPlace schema_place(const Flat& f, const Flat::Table& schema, const std::string& column) {
-  if (f.scalar<int16_t>(schema, 0, 0) != 0) f.fail_at(schema.pos, "the stream is big-endian; kforge reads little-endian");
+  if (f.scalar<int16_t>(schema, 0, 0) != 0) {
+    f.fail_at(schema.pos, "the stream is big-endian; kforge reads little-endian");
+  }
   const Flat::Vector fields = f.vector(schema, 1, 4);
   ColumnPlace place;
   std::string names;
@@ -258,6 +268,15 @@ ArrowTextCount read_arrow_texts(std::istream& in, const std::string& name, const
     if (!in.read(into.data(), static_cast<std::streamsize>(n))) fail(name, at, fmt::format("cannot read {}", what));
     at += n;
   };
+  if (size >= 6) {
+    std::string magic(6, '\0');
+    in.read(magic.data(), 6);
+    in.seekg(0);
+    if (magic == "ARROW1") {
+      fail(name, 0, "the Arrow IPC file format (ARROW1), which kforge does not read; it reads the stream format "
+                    "that `datasets`' save_to_disk writes");
+    }
+  }
   ArrowTextCount count;
   std::optional<ColumnPlace> place;
   std::string word, metadata, body;
@@ -295,7 +314,7 @@ ArrowTextCount read_arrow_texts(std::istream& in, const std::string& name, const
       fail(name, message_at, fmt::format("message type {} in a record batch stream", header));
     }
   }
-  if (!place) fail(name, at, "no schema message: not an Arrow IPC stream (nor the ARROW1 file format, which is not read)");
+  if (!place) fail(name, at, "no schema message: not an Arrow IPC stream");
   return count;
 }
 

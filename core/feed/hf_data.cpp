@@ -53,8 +53,8 @@ std::vector<fs::path> export_files(const config::JobConfig& job, const config::H
 
 // Writes the text column of each Arrow file of `files` as JSON Lines beside the cache `dir` (the temporary files go
 // into `temporaries`) and returns the files prepare-data reads in its place.
-std::vector<fs::path> arrow_as_jsonl(const config::HfExport& hf, const std::vector<fs::path>& files, const fs::path& dir,
-                                     std::vector<fs::path>& temporaries) {
+std::vector<fs::path> arrow_as_jsonl(const config::HfExport& hf, const std::vector<fs::path>& files,
+                                     const fs::path& dir, std::vector<fs::path>& temporaries) {
   std::vector<fs::path> inputs;
   for (const fs::path& file : files) {
     if (!is_arrow(file)) {

@@ -1,8 +1,8 @@
 // The Arrow IPC stream reader against save_to_disk-like directories written by an independent writer
 // (tests/oracles/write_arrow_dataset.py, from the Arrow specification): exactly the oracle's texts (nulls skipped,
 // empty strings kept, non-ASCII, several record batches and files, utf8 and large_utf8) with the int64 and struct
-// columns before it skipped; a missing or non-string column, and every truncation or byte flip of a file, refused
-// with an sdk::Error naming the file.
+// columns before it skipped; a missing or non-string column and the ARROW1 file format refused, and every
+// truncation or byte flip of a file read or refused with an sdk::Error naming the file.
 #include "data/arrow_stream.h"
 
 #include <gtest/gtest.h>
@@ -85,6 +85,8 @@ TEST(ArrowStream, AMissingOrNonStringColumnIsRefusedNamingTheColumns) {
               "hf_dataset_text_field"});
   expect_has(refusal(bytes, "id"), {"column 'id' has Arrow type tag 2, not a string"});
   expect_has(refusal("", "text"), {"'the.arrow'", "no schema message"});
+  expect_has(refusal(std::string("ARROW1\0\0", 8) + bytes, "text"),
+             {"'the.arrow', byte 0: the Arrow IPC file format (ARROW1)"});
   fs::remove_all(w.dir);
 }
 

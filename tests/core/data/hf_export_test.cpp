@@ -114,7 +114,8 @@ TEST_F(HfExportFiles, NoFileOfTheSplitIsRefusedNamingTheFilesThere) {
   touch("train.jsonl");
   touch("data/validation-00000-of-00001.jsonl");
   expect_has(refusal(root_, "", "test"),
-             {"no JSON Lines or Arrow file of split 'test'", "'data/validation-00000-of-00001.jsonl'", "'train.jsonl'"});
+             {"no JSON Lines or Arrow file of split 'test'", "'data/validation-00000-of-00001.jsonl'",
+              "'train.jsonl'"});
 }
 
 TEST_F(HfExportFiles, TheCacheKeyChangesWithEachInputItNames) {

@@ -218,7 +218,8 @@ TEST(HfExport, TheDryRunChecksTheExportAndTokenisesNothing) {
     train::preflight(no_split, plugins::Components(hf.fx.plugins->registry, no_split), 1);
     ADD_FAILURE() << "an export without the split passed";
   } catch (const sdk::ConfigError& e) {
-    expect_has(e.what(), {"[eval] hf_dataset_name = \"", "no JSON Lines or Arrow file of split 'test'", "'validation.jsonl'"});
+    expect_has(e.what(),
+               {"[eval] hf_dataset_name = \"", "no JSON Lines or Arrow file of split 'test'", "'validation.jsonl'"});
   }
 }
 
