@@ -3,10 +3,12 @@
 format specification (Message.fbs / Schema.fbs flatbuffers packed by hand with struct; no pyarrow), independently
 of kforge's reader.
 
-Usage: write_arrow_dataset.py OUTDIR TEXT_TYPE [REPEAT]
-TEXT_TYPE is utf8 or large_utf8; each file holds its record batches REPEAT times (default 1). OUTDIR gets data-00000-of-00002.arrow and data-00001-of-00002.arrow (columns: id
-int64, image struct<bytes: binary, path: utf8> with nulls, text TEXT_TYPE with nulls, empty strings, non-ASCII text
-and several record batches, one of them empty), state.json and dataset_info.json. Prints one JSON object:
+Usage: write_arrow_dataset.py OUTDIR TEXT_TYPE [REPEAT [FRAMING]]
+TEXT_TYPE is utf8 or large_utf8; each file holds its record batches REPEAT times (default 1). FRAMING "legacy" writes
+the pre-0.15 message framing (an int32 length without the 0xFFFFFFFF continuation marker); default: the current one.
+OUTDIR gets data-00000-of-00002.arrow and data-00001-of-00002.arrow (columns: id int64, image struct<bytes: binary,
+path: utf8> with nulls, text TEXT_TYPE with nulls, empty strings, non-ASCII text and several record batches, one of
+them empty), state.json and dataset_info.json. Prints one JSON object:
 {"texts": the non-null texts in row order, "nulls": null texts, "rows": rows}.
 """
 import json
@@ -120,8 +122,14 @@ def message(header_tag, header, body_length):
     return Builder().finish(Table((0, "i16", 4), (1, "u8", header_tag), (2, "off", header), (3, "i64", body_length)))
 
 
+LEGACY = len(sys.argv) > 4 and sys.argv[4] == "legacy"
+
+
 def encapsulate(metadata, body=b""):
-    return struct.pack("<Ii", 0xFFFFFFFF, len(metadata)) + metadata + body
+    length = struct.pack("<i", len(metadata) + (4 if LEGACY else 0))  # legacy: padded to 8 without a marker
+    if LEGACY:
+        return length + metadata + b"\0" * 4 + body
+    return struct.pack("<I", 0xFFFFFFFF) + length + metadata + body
 
 
 def validity(values):
@@ -175,7 +183,7 @@ def write_file(path, text_type, batches):
         out += record_batch(ids, images, texts, "i" if text_type == "utf8" else "q")
         row += len(texts)
     with open(path, "wb") as f:
-        f.write(out + struct.pack("<Ii", 0xFFFFFFFF, 0))  # end of stream
+        f.write(out + (struct.pack("<i", 0) if LEGACY else struct.pack("<Ii", 0xFFFFFFFF, 0)))  # end of stream
 
 
 FILES = {

@@ -1,8 +1,8 @@
 // The Arrow IPC stream reader against save_to_disk-like directories written by an independent writer
 // (tests/oracles/write_arrow_dataset.py, from the Arrow specification): exactly the oracle's texts (nulls skipped,
-// empty strings kept, non-ASCII, several record batches and files, utf8 and large_utf8) with the int64 and struct
-// columns before it skipped; a missing or non-string column and the ARROW1 file format refused, and every
-// truncation or byte flip of a file read or refused with an sdk::Error naming the file.
+// empty strings kept, non-ASCII, several record batches and files, utf8 and large_utf8, the pre-0.15 framing too)
+// with the int64 and struct columns before it skipped; a missing or non-string column and the ARROW1 file format
+// refused, and every truncation or byte flip of a file read or refused with an sdk::Error naming the file.
 #include "data/arrow_stream.h"
 
 #include <gtest/gtest.h>
@@ -28,12 +28,12 @@ struct Written {
   nlohmann::json expected;  // {"texts", "nulls", "rows"}
 };
 
-Written oracle_dataset(const std::string& text_type) {
+Written oracle_dataset(const std::string& text_type, const std::string& framing = "current") {
   Written w;
-  w.dir = fs::temp_directory_path() / ("kforge_arrow_" + std::to_string(::getpid()) + "_" + text_type);
+  w.dir = fs::temp_directory_path() / ("kforge_arrow_" + std::to_string(::getpid()) + "_" + text_type + "_" + framing);
   fs::remove_all(w.dir);
   std::string out;
-  EXPECT_EQ(run_oracle("write_arrow_dataset.py", {w.dir.string(), text_type}, &out), 0) << out;
+  EXPECT_EQ(run_oracle("write_arrow_dataset.py", {w.dir.string(), text_type, "1", framing}, &out), 0) << out;
   w.expected = nlohmann::json::parse(out);
   return w;
 }
@@ -43,9 +43,9 @@ std::string file_bytes(const fs::path& file) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-void expect_oracle_texts(const std::string& text_type) {
+void expect_oracle_texts(const std::string& text_type, const std::string& framing = "current") {
   ASSERT_TRUE(oracle_available());
-  const Written w = oracle_dataset(text_type);
+  const Written w = oracle_dataset(text_type, framing);
   const std::vector<fs::path> files = data::hf_export_files(w.dir, "", "train");
   ASSERT_EQ(files, (std::vector<fs::path>{w.dir / "data-00000-of-00002.arrow", w.dir / "data-00001-of-00002.arrow"}));
   std::vector<std::string> texts;
@@ -65,6 +65,10 @@ void expect_oracle_texts(const std::string& text_type) {
 TEST(ArrowStream, Utf8TextsAreTheOraclesExactly) { expect_oracle_texts("utf8"); }
 
 TEST(ArrowStream, LargeUtf8TextsAreTheOraclesExactly) { expect_oracle_texts("large_utf8"); }
+
+TEST(ArrowStream, ThePre015FramingWithoutContinuationMarkersGivesTheSameTexts) {
+  expect_oracle_texts("utf8", "legacy");
+}
 
 std::string refusal(const std::string& bytes, const std::string& column) {
   std::istringstream in(bytes);
