@@ -185,11 +185,14 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   const sdk::RunInfo run{run_dir, runtime_->rank(), static_cast<bool>(::isatty(STDOUT_FILENO)), step_, "",
                          job_.to_toml(), per_rank};
   // The run ids in checkpoints are rank 0's: other ranks start new runs in stores that keep ids.
+  std::vector<std::unique_ptr<sdk::MetricBackend>> backends;
+  if (reports) {
+    backends = components_.metric_backends(run, leader() ? resumed_metric_runs_ : std::map<std::string, std::string>{});
+    for (auto& backend : options_.metric_backends) backends.push_back(std::move(backend));  // after: run ids by index
+  }
   tracker_ = std::make_unique<metrics::MetricsTracker>(
-      reports ? components_.metric_backends(run, leader() ? resumed_metric_runs_ : std::map<std::string, std::string>{})
-              : std::vector<std::unique_ptr<sdk::MetricBackend>>{},
-      job_.metrics.log_interval, model_->flops_per_token(train.seq_len), peak_tflops * runtime_->world_size(),
-      device_.is_cpu());
+      std::move(backends), job_.metrics.log_interval, model_->flops_per_token(train.seq_len),
+      peak_tflops * runtime_->world_size(), device_.is_cpu());
   apply_freeze();
 }
 

@@ -49,6 +49,8 @@ struct TrainingResult {
 struct TrainingOptions {
   StepFn step_fn;                                ///< default: standard_step
   std::vector<std::shared_ptr<sdk::Hook>> hooks;  ///< run after the config's train.hooks
+  /// Logged to after the config's [metrics] backends, on the ranks that report (kforge.train's Python backends).
+  std::vector<std::unique_ptr<sdk::MetricBackend>> metric_backends;
 };
 
 struct Preflight;

@@ -117,12 +117,14 @@ def register_optimizer(name, factory):
     _kforge._register_optimizer(name, factory)
 
 
-def train(config, overrides=(), hooks=()):
+def train(config, overrides=(), hooks=(), metric_backends=()):
     """Runs `kforge run`'s trainer in this process on `config` (a TOML path or a dict) with the overrides
-    ("train.max_steps=10") and hooks. Returns kforge run's exit code: 0 (finished, or stopped by a hook) or 75
+    ("train.max_steps=10"), hooks, and metric backends: objects with log(step, metrics: dict name -> float) and
+    optionally flush() and end(how) ("finished", "failed" or "killed"), called as the config's [metrics] backends are
+    (every log_interval steps and after each evaluation, on the ranks that report), after them. Returns kforge run's exit code: 0 (finished, or stopped by a hook) or 75
     (stopped by a signal after saving; call again to resume). A run that fails raises TrainingError with exit_code 1
     (from the hook's exception when a hook raised; its traceback is in the log) or 2 (bad config, data or plugins)."""
-    code, hook_error = _kforge._train(config, list(overrides), list(hooks))
+    code, hook_error = _kforge._train(config, list(overrides), list(hooks), list(metric_backends))
     if code in (0, 75):
         return code
     message = f"training failed with exit code {code} (kforge run's): see the log above"

@@ -136,3 +136,49 @@ def test_two_ranks_under_torchruns_variables_train_one_job(corpus, tmp_path):
     assert len(results[0][1]) == 4
     assert results[0][1] == results[1][1]  # the loss averaged over both ranks, the same on each
     assert (tmp_path / "ckpt" / "step_4" / "metadata.json").exists()
+
+
+class Backend:
+    """A metric backend: records what it is given."""
+
+    def __init__(self):
+        self.lines, self.ended, self.flushes = [], [], 0
+
+    def log(self, step, metrics):
+        self.lines.append((step, dict(metrics)))
+
+    def flush(self):
+        self.flushes += 1
+
+    def end(self, how):
+        self.ended.append(how)
+
+
+def test_a_python_metric_backend_gets_every_line_the_jsonl_backend_writes(corpus, tmp_path):
+    config = tiny_job(corpus, tmp_path / "ckpt")
+    config["eval"] = {"enabled": True, "interval": 3, "steps": 1, "dataset_path": str(corpus)}
+    backend = Backend()
+    assert kforge.train(config, metric_backends=[backend]) == 0
+    written = [json.loads(line) for line in (tmp_path / "ckpt" / "metrics.jsonl").read_text().splitlines()]
+    assert len(backend.lines) == len(written) > 6
+    for (step, metrics), record in zip(backend.lines, written):
+        assert record["step"] == step
+        assert {k: v for k, v in record.items() if k not in ("step", "time")} == metrics  # time: the jsonl's own
+    assert any("eval/loss" in metrics for _, metrics in backend.lines)
+    assert backend.ended == ["finished"]
+    assert backend.flushes >= 1
+
+
+class FailingBackend:
+    def log(self, step, metrics):
+        if step == 2:
+            raise RuntimeError("store unreachable at step 2")
+
+
+def test_an_exception_in_a_metric_backend_fails_the_run_with_its_traceback(corpus, tmp_path, capfd):
+    with pytest.raises(kforge.TrainingError) as raised:
+        kforge.train(tiny_job(corpus, tmp_path / "ckpt"), metric_backends=[FailingBackend()])
+    assert raised.value.exit_code == 1
+    log = capfd.readouterr().err
+    assert "Python metric backend FailingBackend.log raised:" in log
+    assert "RuntimeError: store unreachable at step 2" in log
