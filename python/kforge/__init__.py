@@ -36,7 +36,8 @@ _PLUGIN_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__fi
 _kforge._use_plugins([], _PLUGIN_DIR)
 
 __all__ = ["ConfigError", "KforgeError", "Model", "StepContext", "StopTraining", "TrainingError", "TrainingHook",
-           "load_checkpoint", "load_config", "register_loss", "register_optimizer", "register_scheduler", "train", "use_plugins"]
+           "load_checkpoint", "load_config", "register_hook", "register_loss", "register_optimizer", "register_scheduler",
+           "train", "use_plugins"]
 
 
 class StopTraining(Exception):
@@ -115,6 +116,14 @@ def register_optimizer(name, factory):
     `state_dict()` (a dict str -> torch.Tensor) and a resume its `load_state_dict(state)`. Each call runs under the
     GIL with gradient recording off."""
     _kforge._register_optimizer(name, factory)
+
+
+def register_hook(name, factory):
+    """Registers a training hook written in Python as the hook `name`, which a config selects as any other
+    ([train] hooks = [NAME, ...]): `factory()` returns an object with some of TrainingHook's methods, called as the
+    hooks given to train() are (the config's hooks run first). Like every registered component it lives in
+    this process only: kforge.train runs it, `kforge run` cannot."""
+    _kforge._register_hook(name, factory)
 
 
 def train(config, overrides=(), hooks=(), metric_backends=()):

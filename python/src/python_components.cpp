@@ -1,5 +1,5 @@
-// kforge.register_scheduler, kforge.register_optimizer and kforge.register_loss: Python callables as components, which
-// the host builds by name as it builds a plugin's.
+// kforge.register_scheduler, register_optimizer, register_loss and register_hook: Python callables as components,
+// which the host builds by name as it builds a plugin's.
 #include <fmt/format.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -11,7 +11,9 @@
 #include "kforge/sdk/scheduler.h"
 #include "python_component.h"
 #include "python_error.h"
+#include "python_hook.h"
 #include "python_optimizer.h"
+#include "running_config.h"
 
 namespace kforge::python {
 
@@ -105,12 +107,28 @@ void register_loss(const std::string& name, py::object factory) {
                      });
 }
 
+void register_hook(const std::string& name, py::object factory) {
+  register_component("kforge.register_hook", sdk::kind::hook, name, "a Python object (kforge.register_hook)", {},
+                     [name, factory = share(std::move(factory))](sdk::Registrar& r) {
+                       r.add_hook(name, [name, factory](const sdk::BuildContext&) {
+                         const py::gil_scoped_acquire gil;
+                         try {
+                           return std::unique_ptr<sdk::Hook>(
+                               std::make_unique<PythonHook>((*factory)(), running_config()));
+                         } catch (py::error_already_set& e) {
+                           throw python_error(fmt::format("Python hook '{}': its factory", name), e);
+                         }
+                       });
+                     });
+}
+
 }  // namespace
 
 void bind_components(py::module_& m) {
   m.def("_register_scheduler", &register_scheduler, py::arg("name"), py::arg("factory"));
   m.def("_register_optimizer", &register_optimizer, py::arg("name"), py::arg("factory"));
   m.def("_register_loss", &register_loss, py::arg("name"), py::arg("factory"));
+  m.def("_register_hook", &register_hook, py::arg("name"), py::arg("factory"));
 }
 
 }  // namespace kforge::python

@@ -8,6 +8,7 @@
 #include "plugin_host.h"
 #include "python_hook.h"
 #include "python_metric_backend.h"
+#include "running_config.h"
 #include "value_convert.h"
 
 namespace kforge::python {
@@ -33,10 +34,12 @@ py::tuple run(py::handle config, const std::vector<std::string>& overrides, cons
         std::make_unique<PythonMetricBackend>(py::reinterpret_borrow<py::object>(backend)));
   }
   int code = 0;
+  set_running_config(config_dict);  // for the hooks registered by name ([train] hooks)
   {
     const py::gil_scoped_release released;
     code = cli::run_from_cli(job, plugins, std::move(options));
   }
+  set_running_config(py::none());
   py::object error = py::none();
   for (const auto& hook : python_hooks) {
     if (!hook->error().is_none()) {

@@ -182,3 +182,22 @@ def test_an_exception_in_a_metric_backend_fails_the_run_with_its_traceback(corpu
     log = capfd.readouterr().err
     assert "Python metric backend FailingBackend.log raised:" in log
     assert "RuntimeError: store unreachable at step 2" in log
+
+
+def test_a_hook_registered_by_name_runs_when_the_config_names_it_and_can_stop_the_run(corpus, tmp_path):
+    made = []
+
+    def factory():
+        made.append(Recorder(stop_at=4))
+        return made[-1]
+
+    kforge.register_hook("py_recorder", factory)
+    config = tiny_job(corpus, tmp_path / "ckpt")
+    config["train"]["hooks"] = ["py_recorder"]
+    given = Recorder()
+    assert kforge.train(config, hooks=[given]) == 0
+    assert len(made) == 1
+    assert made[0].events[0] == ("begin", 6)  # the running job's resolved config
+    assert list(made[0].steps) == [1, 2, 3, 4]  # its StopTraining ended the run after step 4
+    assert made[0].steps == given.steps
+    assert (tmp_path / "ckpt" / "step_4" / "metadata.json").exists()
