@@ -28,6 +28,21 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out.flush()) throw sdk::Error(fmt::format("cannot write {}", path));
 }
 
+/// The model's cached decoding as the scorer's decoder; empty for a model without it (the sdk default refuses
+/// start_decoding), whose generations then run the whole sequence through forward() each token.
+std::function<std::function<at::Tensor(const at::Tensor&)>(int64_t)> cached_decoder(sdk::Model& model,
+                                                                                     at::Device device) {
+  try {
+    model.start_decoding(1, 1);
+  } catch (const sdk::Error&) {
+    return nullptr;
+  }
+  return [&model, device](int64_t max_len) {
+    std::shared_ptr<sdk::Model::DecodeState> state = model.start_decoding(1, max_len);
+    return [&model, device, state](const at::Tensor& tokens) { return model.decode(tokens.to(device), *state); };
+  };
+}
+
 }  // namespace
 
 void add_eval_tasks_options(cxxopts::Options& options) {
@@ -108,7 +123,7 @@ int run_eval_tasks(const cxxopts::Options& options, const cxxopts::ParseResult& 
   const at::Device device = dist::parameter_device(model);
   const int64_t max_length = model.max_seq_len() > 0 ? model.max_seq_len() : ckpt.job.train.seq_len;
   const eval_tasks::ScoringModel scoring{[&](const at::Tensor& tokens) { return model.forward(tokens.to(device)); },
-                                         max_length, batch_size, &ranks->world()};
+                                         max_length, batch_size, &ranks->world(), cached_decoder(model, device)};
   std::vector<nlohmann::json> samples;
   nlohmann::json results;
   try {

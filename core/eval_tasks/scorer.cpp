@@ -1,4 +1,5 @@
-// Scorer: padded batches of whole sequences through the forward, log-softmax in fp32 at the scored positions.
+// Scorer: padded batches of whole sequences through the forward, log-softmax in fp32 at the scored positions; greedy
+// generation one cached decode step a token where the model decodes.
 #include "eval_tasks/scorer.h"
 
 #include <ATen/ATen.h>
@@ -132,20 +133,32 @@ void Scorer::finish(Generation& g, const std::vector<std::string>& until) const 
   }
 }
 
+std::function<at::Tensor(const std::vector<int64_t>&)> Scorer::generation_steps(const std::vector<int64_t>& context,
+                                                                                int64_t max_gen_toks) const {
+  if (model_.decoder) {
+    auto step = model_.decoder(static_cast<int64_t>(context.size()) + max_gen_toks);
+    return [step](const std::vector<int64_t>& fresh) { return step(at::tensor(fresh, at::kLong).unsqueeze(0))[0][-1]; };
+  }
+  return [this, sequence = std::vector<int64_t>()](const std::vector<int64_t>& fresh) mutable {
+    sequence.insert(sequence.end(), fresh.begin(), fresh.end());
+    return model_.forward(at::tensor(sequence, at::kLong).unsqueeze(0))[0][-1];
+  };
+}
+
 Generation Scorer::generate_until(const std::string& context, const std::vector<std::string>& until,
                                   int64_t max_gen_toks) const {
   Generation g;
   g.context = generation_context(context, max_gen_toks);
   const int64_t vocab = tokenizer_.vocab_size();
   at::NoGradGuard no_grad;
-  std::vector<int64_t> sequence = g.context;
-  for (int64_t step = 0; step < max_gen_toks; ++step) {
-    const at::Tensor input = at::tensor(sequence, at::kLong).unsqueeze(0);
-    const at::Tensor last = model_.forward(input)[0][-1];
+  const auto step = generation_steps(g.context, max_gen_toks);
+  std::vector<int64_t> fresh = g.context;
+  for (int64_t n = 0; n < max_gen_toks; ++n) {
+    const at::Tensor last = step(fresh);
     const int64_t next = last.narrow(0, 0, std::min(vocab, last.size(0))).argmax().item<int64_t>();
     if (next == tokenizer_.eos_id()) break;
     g.tokens.push_back(next);
-    sequence.push_back(next);
+    fresh = {next};
     const std::string text = tokenizer_.decode(g.tokens);
     if (std::any_of(until.begin(), until.end(),
                     [&](const std::string& stop) { return !stop.empty() && text.find(stop) != std::string::npos; })) {

@@ -23,6 +23,10 @@ struct ScoringModel {
   /// The processes sharing the requests (`kforge eval` under `kforge launch`): each scores its share and every one
   /// gets every result, bit for bit what one process scoring them all gets. nullptr: this process alone.
   const dist::Group* ranks = nullptr;
+  /// Cached decoding (the model's start_decoding/decode), or empty: generation then recomputes the whole sequence
+  /// each step. `decoder(max_len)` starts one row of at most max_len positions and returns its step: int64 tokens
+  /// [1, T] on the CPU appended -> logits [1, T, V] of those positions (those forward() gives the whole sequence).
+  std::function<std::function<at::Tensor(const at::Tensor&)>(int64_t max_len)> decoder;
 };
 
 struct LoglikelihoodResult {
@@ -56,7 +60,7 @@ class Scorer {
   std::vector<LoglikelihoodResult> loglikelihood(const std::vector<TokenPair>& pairs,
                                                  const std::function<void(size_t)>& progress = nullptr) const;
   /// Greedy decoding (argmax over the tokenizer's ids) after the context's last max_length - max_gen_toks tokens,
-  /// until EOS, a stop string in the decoded text, or max_gen_toks tokens.
+  /// until EOS, a stop string in the decoded text, or max_gen_toks tokens; one decode step a token with a decoder.
   Generation generate_until(const std::string& context, const std::vector<std::string>& until,
                             int64_t max_gen_toks) const;
   /// generate_until() of each context; over several ranks, context r by rank r mod size and the generated tokens
@@ -70,6 +74,10 @@ class Scorer {
   std::vector<int64_t> generation_context(const std::string& context, int64_t max_gen_toks) const;
   /// `g.tokens` decoded, and cut before each stop string.
   void finish(Generation& g, const std::vector<std::string>& until) const;
+  /// The step of a greedy generation after `context`: the tokens appended since the last call -> the logits [V] of
+  /// the last position (a decode step with a decoder, else a forward over the whole sequence so far).
+  std::function<at::Tensor(const std::vector<int64_t>&)> generation_steps(const std::vector<int64_t>& context,
+                                                                          int64_t max_gen_toks) const;
   /// Every rank's results of loglikelihood() into `results` (batch b of the sorted `order` from rank b mod size).
   void gather(std::vector<LoglikelihoodResult>& results, const std::vector<size_t>& order) const;
   size_t rank() const { return model_.ranks ? static_cast<size_t>(model_.ranks->rank()) : 0; }
