@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/command_options.h"
@@ -22,6 +23,7 @@
 #include "data/tokenizer.h"
 #include "generate/capture.h"
 #include "generate/checkpoint_session.h"
+#include "generate/module_paths.h"
 #include "kforge/sdk/error.h"
 #include "kforge/sdk/kinds.h"
 
@@ -117,6 +119,22 @@ std::vector<std::string> extract_select_points(const std::vector<std::string>& p
   return points;
 }
 
+/// The hook point of each module path --modules names (KempnerForge's, each taken once, generate/module_paths.h),
+/// in order: the arrays' names. The sources of `names` are those points, and "" for the forward's output.
+void extract_select_modules(const std::vector<std::string>& patterns, int64_t n_layers,
+                            const std::vector<std::string>& paths, std::vector<std::string>* points,
+                            std::vector<std::string>* names, std::vector<std::string>* sources) {
+  const std::vector<std::string> all = generate::hook_point_names(patterns, n_layers);
+  for (const std::string& path : paths) {
+    if (std::find(names->begin(), names->end(), path) != names->end()) continue;
+    const std::string point = generate::point_of_module_path(path, all, patterns);
+    const bool output = point == generate::kOutputModule;
+    if (!output) points->push_back(point);
+    names->push_back(path);
+    sources->push_back(output ? "" : point);
+  }
+}
+
 /// The --layers indices ("all": every block) of a model of `n_layers` blocks.
 std::vector<int64_t> extract_select_layers(const std::string& text, int64_t n_layers) {
   std::vector<int64_t> layers;
@@ -178,17 +196,14 @@ void extract_check_tokens(const std::vector<int64_t>& ids, int64_t vocab_size, i
   }
 }
 
-/// Writes tokens.npy and one <point>.npy per point into `out` (through a .partial file renamed at the end).
+/// Writes tokens.npy and one <name>.npy per array into `out` (through a .partial file renamed at the end).
 void extract_write_npz(const std::filesystem::path& out, const at::Tensor& tokens,
-                       const std::vector<std::string>& points, const std::map<std::string, at::Tensor>& values) {
+                       const std::vector<std::pair<std::string, at::Tensor>>& arrays) {
   const std::filesystem::path partial = out.string() + ".partial";
   try {
     data::NpzWriter npz(partial);
     npz.add("tokens", "<i8", sizeof(int64_t), tokens.sizes().vec(), tokens.data_ptr(), tokens.nbytes());
-    for (const std::string& point : points) {
-      const at::Tensor& v = values.at(point);
-      npz.add(point, "<f4", sizeof(float), v.sizes().vec(), v.data_ptr(), v.nbytes());
-    }
+    for (const auto& [name, v] : arrays) npz.add(name, "<f4", sizeof(float), v.sizes().vec(), v.data_ptr(), v.nbytes());
     npz.close();
     std::filesystem::rename(partial, out);
   } catch (const std::exception& e) {
@@ -213,6 +228,10 @@ cxxopts::Options extract_options() {
       "output before the add) [1, seq, dim] and attention (the probabilities softmax(QK^T/sqrt(hd)),\n"
       "causal, computed only when asked) [1, heads, seq, seq]; and model-wide embed (token embeddings)\n"
       "and final_norm (the output head's input) [1, seq, dim].\n"
+      "--modules takes KempnerForge's module paths instead of --what/--layers, each array named after its path:\n"
+      "tok_embeddings (= embed), layers.N (the block's output, = layers.N.residual), layers.N.attention (=\n"
+      "layers.N.attn_out), layers.N.mlp (= layers.N.mlp_out), norm (= final_norm) and output (the logits)\n"
+      "[1, seq, vocab].\n"
       "Example: kforge extract --checkpoint ckpt --input 'Hello world' --layers 0,3 --what residual,attention "
       "acts.npz\n"
       "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint, tokenizer, input or hook point.");
@@ -227,6 +246,10 @@ cxxopts::Options extract_options() {
       "hook points, comma-separated: per-layer ones (e.g. residual,attn_out,mlp_out,attention) "
       "and model-wide ones (e.g. embed,final_norm)",
       cxxopts::value<std::string>()->default_value("residual"))(
+      "modules",
+      "KempnerForge module paths, comma-separated (e.g. tok_embeddings,layers.3.attention,layers.3.mlp,norm,output), "
+      "instead of --what and --layers",
+      cxxopts::value<std::string>())(
       "tokenizer",
       "tokenizer: a SentencePiece .model, a Hugging Face tokenizer.json or a .tiktoken file (default: "
       "data.tokenizer_path of the checkpoint's config)",
@@ -248,6 +271,9 @@ int cmd_extract(int argc, char** argv) {
     return usage_error(options, "give exactly one of --input TEXT, --tokens IDS and --input-file FILE");
   }
   if (!args.count("output")) return usage_error(options, "missing OUT.npz (the file to write)");
+  if (args.count("modules") && (args.count("what") || args.count("layers"))) {
+    return usage_error(options, "--modules names the arrays itself: give it without --what and --layers");
+  }
   const std::filesystem::path out = args["output"].as<std::string>();
 
   const auto session = generate::open_checkpoint_session(kExtractCommand, args["checkpoint"].as<std::string>(),
@@ -255,16 +281,22 @@ int cmd_extract(int argc, char** argv) {
   if (!session) return kExitUsage;
   const config::JobConfig& job = session->checkpoint.job;
   sdk::Model& model = *session->checkpoint.model;
-  std::vector<std::string> points;
+  std::vector<std::string> points, names, sources;  // an array's source: its point, "" for the logits
   at::Tensor tokens;
   try {
     const std::string model_type = job.view("model").get_string("model_type");
     const auto& patterns =
         session->host->registry.get(sdk::kind::model, model_type, "[model] model_type").meta.hook_points;
-    const auto layers =
-        extract_select_layers(args["layers"].as<std::string>(), static_cast<int64_t>(model.blocks().size()));
-    points = extract_select_points(patterns, model_type, extract_split_list("--what", args["what"].as<std::string>()),
-                                   layers);
+    const auto n_layers = static_cast<int64_t>(model.blocks().size());
+    if (args.count("modules")) {
+      extract_select_modules(patterns, n_layers, extract_split_list("--modules", args["modules"].as<std::string>()),
+                             &points, &names, &sources);
+    } else {
+      points = extract_select_points(patterns, model_type,
+                                     extract_split_list("--what", args["what"].as<std::string>()),
+                                     extract_select_layers(args["layers"].as<std::string>(), n_layers));
+      names = sources = points;
+    }
     const std::vector<int64_t> ids = extract_read_tokens(args, job);
     extract_check_tokens(ids, job.view("model").get_int("vocab_size"), model.max_seq_len());
     tokens = at::tensor(ids, at::kLong).unsqueeze(0);
@@ -273,20 +305,25 @@ int cmd_extract(int argc, char** argv) {
     return kExitUsage;
   }
   std::map<std::string, at::Tensor> values;
+  at::Tensor logits;
   try {
-    values = generate::capture(model, tokens, points);
+    values = generate::capture(model, tokens, points, &logits);
   } catch (const std::exception& e) {
     std::cerr << kExtractCommand << ": the forward failed: " << e.what() << "\n";
     return kExitFailure;
   }
+  std::vector<std::pair<std::string, at::Tensor>> arrays;
+  for (size_t i = 0; i < names.size(); ++i) {
+    arrays.emplace_back(names[i], sources[i].empty() ? logits : values.at(sources[i]));
+  }
   try {
-    extract_write_npz(out, tokens, points, values);
+    extract_write_npz(out, tokens, arrays);
   } catch (const std::exception& e) {
     std::cerr << kExtractCommand << ": " << e.what() << "\n";
     return kExitFailure;
   }
-  std::cout << fmt::format("{}: {} tokens, {} points: {}\n", out.string(), tokens.size(1), points.size(),
-                           fmt::join(points, ", "));
+  std::cout << fmt::format("{}: {} tokens, {} points: {}\n", out.string(), tokens.size(1), names.size(),
+                           fmt::join(names, ", "));
   return kExitOk;
 }
 

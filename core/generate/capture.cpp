@@ -7,7 +7,7 @@
 namespace kforge::generate {
 
 std::map<std::string, at::Tensor> capture(sdk::Model& model, const at::Tensor& tokens,
-                                          const std::vector<std::string>& points) {
+                                          const std::vector<std::string>& points, at::Tensor* output) {
   std::map<std::string, at::Tensor> values;
   std::vector<std::string> repeated;
   model.set_capture(points, [&](const std::string& point, const at::Tensor& value) {
@@ -17,7 +17,8 @@ std::map<std::string, at::Tensor> capture(sdk::Model& model, const at::Tensor& t
   try {
     model.eval();
     const at::NoGradGuard no_grad;
-    model.forward(tokens);
+    const at::Tensor logits = model.forward(tokens);
+    if (output) *output = logits.to(at::kFloat).contiguous();
   } catch (...) {
     model.set_capture({}, {});
     throw;

@@ -13,9 +13,10 @@
 namespace kforge::generate {
 
 /// One forward of `tokens` [B, S] (eval mode, no gradients) with `points` captured: point -> float32 value, each
-/// delivered once. Throws sdk::Error naming a point the forward did not deliver, or delivered twice.
+/// delivered once; `output`, when given, receives the forward's output (the logits) as float32. Throws sdk::Error
+/// naming a point the forward did not deliver, or delivered twice.
 std::map<std::string, at::Tensor> capture(sdk::Model& model, const at::Tensor& tokens,
-                                          const std::vector<std::string>& points);
+                                          const std::vector<std::string>& points, at::Tensor* output = nullptr);
 
 /// Every hook point name of a model of `n_layers` blocks: its declared patterns with "{layer}" expanded, e.g.
 /// "layers.{layer}.residual" -> "layers.0.residual", ... (the names capture() takes).

@@ -31,6 +31,13 @@ the stream it receives (measured: <= 6e-7 relative at depth 3, dim 64). Attentio
 be causal (exactly 0 above the diagonal) and their rows sum to 1 within seq * eps (a float32 sum of
 seq terms). Prints one line per point with its max |diff|; exits 1 on a mismatch, an unknown point
 or no point at all.
+
+Usage: llama_reference.py DIR --modules FILE.npz
+
+The same check for an archive of `kforge extract --modules`, whose arrays are named after KempnerForge's
+module paths, each holding that module's output: tok_embeddings (= embed), layers.N (the block, =
+layers.N.residual), layers.N.attention (= layers.N.attn_out), layers.N.mlp (= layers.N.mlp_out), norm
+(= final_norm) and output (the logits [B, S, V], depth n_layers + 1: the head's matmul after the norm).
 """
 import json
 import math
@@ -204,8 +211,23 @@ def backward_and_save(d, logits, targets, P):
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
 
 
+def module_point(path):
+    """The hook point holding the output of KempnerForge module `path` (see --modules in the module docstring)."""
+    whole = {"tok_embeddings": "embed", "norm": "final_norm", "output": "logits"}
+    if path in whole:
+        return whole[path]
+    parts = path.split(".")
+    if len(parts) == 2 and parts[0] == "layers":
+        return path + ".residual"
+    if len(parts) == 3 and parts[0] == "layers" and parts[2] in ("attention", "mlp"):
+        return f"layers.{parts[1]}.{dict(attention='attn_out', mlp='mlp_out')[parts[2]]}"
+    return path
+
+
 def point_depth(point, n_layers):
     """Blocks a point's value went through (see the tolerance in the module docstring)."""
+    if point == "logits":
+        return n_layers + 1
     if point == "embed":
         return 0
     if point.startswith("layers."):
@@ -213,19 +235,22 @@ def point_depth(point, n_layers):
     return n_layers
 
 
-def check_activations(d, npz_path):
+def check_activations(d, npz_path, name_point=lambda name: name):
+    """Compares each array of the archive with the reference's value of point name_point(its name)."""
     cfg = json.load(open(os.path.join(d, "config.json")))
     P = load_parameters(d, requires_grad=False)
     archive = np.load(npz_path)
     tokens = torch.tensor(archive["tokens"])
     recorded = {}
-    forward(cfg, P, tokens, lambda point, value: recorded.__setitem__(point, value.detach()))
+    logits = forward(cfg, P, tokens, lambda point, value: recorded.__setitem__(point, value.detach()))
+    recorded["logits"] = logits.detach()
     failures = []
     points = [name for name in archive.files if name != "tokens"]
     if not points:
         failures.append("the archive holds no hook point")
-    for point in points:
-        value = archive[point]
+    for name in points:
+        value = archive[name]
+        point = name_point(name)
         if point not in recorded:
             failures.append(f"{point}: not a point of the reference (it has {', '.join(sorted(recorded))})")
             continue
@@ -259,7 +284,9 @@ def check_activations(d, npz_path):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[2] == "--activations":
         check_activations(sys.argv[1], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[2] == "--modules":
+        check_activations(sys.argv[1], sys.argv[3], module_point)
     elif len(sys.argv) == 2:
         main(sys.argv[1])
     else:
-        sys.exit("usage: llama_reference.py DIR [--activations FILE.npz]")
+        sys.exit("usage: llama_reference.py DIR [--activations FILE.npz | --modules FILE.npz]")

@@ -61,6 +61,23 @@ class ExtractCli : public ::testing::Test {
     delete tokenizer_;
   }
   static std::string step_dir() { return (fixture_->checkpoint_dir / "step_5").string(); }
+  /// The checkpoint's weights and [model] settings in `dir`, as tests/oracles/llama_reference.py reads them.
+  static void write_reference_inputs(const std::filesystem::path& dir) {
+    const auto ckpt = generate::load_checkpoint_model(step_dir(), fixture_->plugins->registry);
+    for (const auto& p : ckpt.model->named_parameters()) write_npy(dir / (p.key() + ".npy"), p.value());
+    const config::SectionView m = ckpt.job.view("model");
+    std::ofstream(dir / "config.json") << nlohmann::json{
+        {"dim", m.get_int("dim")},
+        {"n_layers", m.get_int("n_layers")},
+        {"n_heads", m.get_int("n_heads")},
+        {"n_kv_heads", m.get_int("n_kv_heads")},
+        {"norm_type", m.get_string("norm_type")},
+        {"norm_eps", m.get_float("norm_eps")},
+        {"activation", m.get_string("activation")},
+        {"rope_theta", m.get_float("rope_theta")},
+        {"tie_embeddings", m.get_bool("tie_embeddings")},
+        {"qk_norm", m.get_bool("qk_norm")}}.dump();
+  }
   static TrainFixture* fixture_;
   static std::filesystem::path* tokenizer_;
 };
@@ -78,25 +95,41 @@ TEST_F(ExtractCli, EveryPointOfEveryLayerMatchesTheReferenceForward) {
                                          &rc);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("12 tokens, 10 points"), std::string::npos) << out;
-  // The same weights and [model] settings for the reference.
-  const auto ckpt = generate::load_checkpoint_model(step_dir(), fixture_->plugins->registry);
-  for (const auto& p : ckpt.model->named_parameters()) write_npy(dir / (p.key() + ".npy"), p.value());
-  const config::SectionView m = ckpt.job.view("model");
-  std::ofstream(dir / "config.json") << nlohmann::json{
-      {"dim", m.get_int("dim")},
-      {"n_layers", m.get_int("n_layers")},
-      {"n_heads", m.get_int("n_heads")},
-      {"n_kv_heads", m.get_int("n_kv_heads")},
-      {"norm_type", m.get_string("norm_type")},
-      {"norm_eps", m.get_float("norm_eps")},
-      {"activation", m.get_string("activation")},
-      {"rope_theta", m.get_float("rope_theta")},
-      {"tie_embeddings", m.get_bool("tie_embeddings")},
-      {"qk_norm", m.get_bool("qk_norm")}}.dump();
+  write_reference_inputs(dir);  // the same weights and [model] settings for the reference
   std::string oracle;
   EXPECT_EQ(run_oracle("llama_reference.py", {dir.string(), "--activations", npz.string()}, &oracle), 0) << oracle;
   EXPECT_NE(oracle.find("ok: 10 points match"), std::string::npos) << oracle;
   std::printf("[extract oracle]\n%s", oracle.c_str());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(ExtractCli, KempnerForgeModulePathsNameTheArraysAndMatchTheReferenceModulesOutputs) {
+  ASSERT_TRUE(oracle_available()) << "/usr/bin/python3 with torch and numpy is required";
+  const auto dir = temp_dir("extract_modules");
+  const auto npz = dir / "acts.npz";
+  int rc = 0;
+  const std::string out =
+      kforge_extract(fmt::format("--checkpoint {} --tokens 3,1,4,1,5,9,2,6 --modules "
+                                 "tok_embeddings,layers.0,layers.1.attention,layers.1.mlp,norm,output,layers.0 {}",
+                                 step_dir(), npz.string()),
+                     &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("8 tokens, 6 points: tok_embeddings, layers.0, layers.1.attention, layers.1.mlp, norm, output"),
+            std::string::npos)
+      << out;
+  const nlohmann::json arrays = read_npz(npz);
+  std::vector<std::string> names;
+  for (const auto& item : arrays.items()) names.push_back(item.key());
+  EXPECT_EQ(names, (std::vector<std::string>{"layers.0", "layers.1.attention", "layers.1.mlp", "norm", "output",
+                                             "tok_embeddings", "tokens"}));
+  EXPECT_EQ(arrays["output"]["dtype"], "float32");
+  EXPECT_EQ(arrays["output"]["shape"].get<std::vector<int64_t>>(), (std::vector<int64_t>{1, 8, 64}));
+  EXPECT_EQ(arrays["layers.1.attention"]["shape"].get<std::vector<int64_t>>(), (std::vector<int64_t>{1, 8, 32}));
+  write_reference_inputs(dir);
+  std::string oracle;
+  EXPECT_EQ(run_oracle("llama_reference.py", {dir.string(), "--modules", npz.string()}, &oracle), 0) << oracle;
+  EXPECT_NE(oracle.find("ok: 6 points match"), std::string::npos) << oracle;
+  std::printf("[extract modules oracle]\n%s", oracle.c_str());
   std::filesystem::remove_all(dir);
 }
 
@@ -141,6 +174,19 @@ TEST_F(ExtractCli, UnknownPointsAndLayersAreRefusedNamingTheValidOnes) {
   for (const char* part : {"--what resid", "'resid'", "embed, final_norm", "attention, attn_out, mlp_out, residual"}) {
     EXPECT_NE(out.find(part), std::string::npos) << part << "\n" << out;
   }
+  out = kforge_extract(fmt::format("{} --modules norm,layers.1.attention_norm {}", base, npz), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("--modules layers.1.attention_norm: the model has no module 'layers.1.attention_norm' that can be "
+                     "captured. Its module paths are tok_embeddings, layers.{layer}.attention, layers.{layer}.mlp, "
+                     "layers.{layer}, norm, output"),
+            std::string::npos)
+      << out;
+  out = kforge_extract(fmt::format("{} --modules layers.2 {}", base, npz), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("no module 'layers.2'"), std::string::npos) << out;
+  out = kforge_extract(fmt::format("{} --modules norm --what embed {}", base, npz), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("give it without --what and --layers"), std::string::npos) << out;
   out = kforge_extract(fmt::format("{} --layers 0,2 {}", base, npz), &rc);
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("--layers 0,2: layer 2 is out of range: the model has 2 layers, 0..1"), std::string::npos) << out;
