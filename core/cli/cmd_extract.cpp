@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -19,9 +19,10 @@
 #include "cli/command_tables.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "data/npz_writer.h"
+#include "cli/extract_output.h"
 #include "data/tokenizer.h"
 #include "generate/capture.h"
+#include "plugins/components.h"
 #include "generate/checkpoint_session.h"
 #include "generate/module_paths.h"
 #include "kforge/sdk/error.h"
@@ -121,18 +122,26 @@ std::vector<std::string> extract_select_points(const std::vector<std::string>& p
 
 /// The hook point of each module path --modules names (KempnerForge's, each taken once, generate/module_paths.h),
 /// in order: the arrays' names. The sources of `names` are those points, and "" for the forward's output.
-void extract_select_modules(const std::vector<std::string>& patterns, int64_t n_layers,
-                            const std::vector<std::string>& paths, std::vector<std::string>* points,
-                            std::vector<std::string>* names, std::vector<std::string>* sources) {
+ExtractSelection extract_select_modules(const std::vector<std::string>& patterns, int64_t n_layers,
+                                        const std::vector<std::string>& paths) {
   const std::vector<std::string> all = generate::hook_point_names(patterns, n_layers);
+  ExtractSelection selection;
   for (const std::string& path : paths) {
-    if (std::find(names->begin(), names->end(), path) != names->end()) continue;
+    if (std::find(selection.names.begin(), selection.names.end(), path) != selection.names.end()) continue;
     const std::string point = generate::point_of_module_path(path, all, patterns);
     const bool output = point == generate::kOutputModule;
-    if (!output) points->push_back(point);
-    names->push_back(path);
-    sources->push_back(output ? "" : point);
+    if (!output) selection.points.push_back(point);
+    selection.names.push_back(path);
+    selection.sources.push_back(output ? "" : point);
   }
+  return selection;
+}
+
+/// A positive integer option, or an error naming it.
+int64_t extract_positive(const cxxopts::ParseResult& args, const std::string& option) {
+  const int64_t value = args[option].as<int64_t>();
+  if (value < 1) throw sdk::Error(fmt::format("--{} {}: give a positive number", option, value));
+  return value;
 }
 
 /// The --layers indices ("all": every block) of a model of `n_layers` blocks.
@@ -196,23 +205,6 @@ void extract_check_tokens(const std::vector<int64_t>& ids, int64_t vocab_size, i
   }
 }
 
-/// Writes tokens.npy and one <name>.npy per array into `out` (through a .partial file renamed at the end).
-void extract_write_npz(const std::filesystem::path& out, const at::Tensor& tokens,
-                       const std::vector<std::pair<std::string, at::Tensor>>& arrays) {
-  const std::filesystem::path partial = out.string() + ".partial";
-  try {
-    data::NpzWriter npz(partial);
-    npz.add("tokens", "<i8", sizeof(int64_t), tokens.sizes().vec(), tokens.data_ptr(), tokens.nbytes());
-    for (const auto& [name, v] : arrays) npz.add(name, "<f4", sizeof(float), v.sizes().vec(), v.data_ptr(), v.nbytes());
-    npz.close();
-    std::filesystem::rename(partial, out);
-  } catch (const std::exception& e) {
-    std::error_code ignored;
-    std::filesystem::remove(partial, ignored);
-    throw sdk::Error(fmt::format("cannot write {}: {}", out.string(), e.what()));
-  }
-}
-
 }  // namespace
 
 cxxopts::Options extract_options() {
@@ -232,15 +224,25 @@ cxxopts::Options extract_options() {
       "tok_embeddings (= embed), layers.N (the block's output, = layers.N.residual), layers.N.attention (=\n"
       "layers.N.attn_out), layers.N.mlp (= layers.N.mlp_out), norm (= final_norm) and output (the logits)\n"
       "[1, seq, vocab].\n"
+      "--data DIR runs the windows of the token shards in DIR (read by the checkpoint's [data] dataset plugin\n"
+      "with eval.file_pattern, as kforge eval reads them; train.seq_len tokens each) in batches of --batch-size,\n"
+      "at most --max-batches, and writes OUT (a directory) as shard_00000.npz, ... of --shard-size samples each:\n"
+      "tokens [n, seq] and every array with n rows.\n"
       "Example: kforge extract --checkpoint ckpt --input 'Hello world' --layers 0,3 --what residual,attention "
       "acts.npz\n"
       "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint, tokenizer, input or hook point.");
-  options.positional_help("OUT.npz");
+  options.positional_help("OUT.npz (with --data: OUT_DIR)");
   options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
                         cxxopts::value<std::string>())(
       "input", "text to run, tokenised with the checkpoint's tokenizer", cxxopts::value<std::string>())(
       "tokens", "token ids to run, comma-separated (e.g. 1,2,3)", cxxopts::value<std::string>())(
       "input-file", "file whose whole text is tokenised and run", cxxopts::value<std::string>())(
+      "data", "a directory of token shards whose windows are run; OUT is then a directory of .npz shards",
+      cxxopts::value<std::string>())("batch-size", "windows per forward (with --data)",
+                                      cxxopts::value<int64_t>()->default_value("8"))(
+      "max-batches", "at most this many batches (with --data; 0: every window)",
+      cxxopts::value<int64_t>()->default_value("0"))("shard-size", "samples per .npz shard (with --data)",
+                                                    cxxopts::value<int64_t>()->default_value("1024"))(
       "layers", "block indices, comma-separated, or 'all'", cxxopts::value<std::string>()->default_value("all"))(
       "what",
       "hook points, comma-separated: per-layer ones (e.g. residual,attn_out,mlp_out,attention) "
@@ -267,8 +269,8 @@ int cmd_extract(int argc, char** argv) {
   if (!parsed.args) return parsed.exit_code;
   const cxxopts::ParseResult& args = *parsed.args;
   if (!args.count("checkpoint")) return usage_error(options, "missing --checkpoint DIR");
-  if (args.count("input") + args.count("tokens") + args.count("input-file") != 1) {
-    return usage_error(options, "give exactly one of --input TEXT, --tokens IDS and --input-file FILE");
+  if (args.count("input") + args.count("tokens") + args.count("input-file") + args.count("data") != 1) {
+    return usage_error(options, "give exactly one of --input TEXT, --tokens IDS, --input-file FILE and --data DIR");
   }
   if (!args.count("output")) return usage_error(options, "missing OUT.npz (the file to write)");
   if (args.count("modules") && (args.count("what") || args.count("layers"))) {
@@ -281,22 +283,49 @@ int cmd_extract(int argc, char** argv) {
   if (!session) return kExitUsage;
   const config::JobConfig& job = session->checkpoint.job;
   sdk::Model& model = *session->checkpoint.model;
-  std::vector<std::string> points, names, sources;  // an array's source: its point, "" for the logits
+  ExtractSelection selection;
   at::Tensor tokens;
+  std::unique_ptr<sdk::Dataset> data;
+  int64_t batch_size = 0, max_batches = 0, shard_size = 0;
   try {
     const std::string model_type = job.view("model").get_string("model_type");
     const auto& patterns =
         session->host->registry.get(sdk::kind::model, model_type, "[model] model_type").meta.hook_points;
     const auto n_layers = static_cast<int64_t>(model.blocks().size());
     if (args.count("modules")) {
-      extract_select_modules(patterns, n_layers, extract_split_list("--modules", args["modules"].as<std::string>()),
-                             &points, &names, &sources);
+      selection = extract_select_modules(patterns, n_layers,
+                                         extract_split_list("--modules", args["modules"].as<std::string>()));
     } else {
-      points = extract_select_points(patterns, model_type,
-                                     extract_split_list("--what", args["what"].as<std::string>()),
-                                     extract_select_layers(args["layers"].as<std::string>(), n_layers));
-      names = sources = points;
+      selection.points = extract_select_points(patterns, model_type,
+                                               extract_split_list("--what", args["what"].as<std::string>()),
+                                               extract_select_layers(args["layers"].as<std::string>(), n_layers));
+      selection.names = selection.sources = selection.points;
     }
+    if (args.count("data")) {
+      batch_size = extract_positive(args, "batch-size");
+      shard_size = extract_positive(args, "shard-size");
+      max_batches = args["max-batches"].as<int64_t>();
+      if (max_batches < 0) throw sdk::Error(fmt::format("--max-batches {}: give 0 (all) or more", max_batches));
+      data = plugins::Components(session->host->registry, job)
+                 .dataset(args["data"].as<std::string>(), job.eval.file_pattern, job.view("model").get_int("vocab_size"));
+    }
+  } catch (const std::exception& e) {
+    std::cerr << kExtractCommand << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (data) {
+    try {
+      const auto [samples, shards] = write_extract_shards(model, *data, job.view("model").get_int("vocab_size"),
+                                                          selection, batch_size, max_batches, shard_size, out);
+      std::cout << fmt::format("{}: {} samples in {} shards, {} points: {}\n", out.string(), samples, shards,
+                               selection.names.size(), fmt::join(selection.names, ", "));
+    } catch (const std::exception& e) {
+      std::cerr << kExtractCommand << ": " << e.what() << "\n";
+      return kExitFailure;
+    }
+    return kExitOk;
+  }
+  try {
     const std::vector<int64_t> ids = extract_read_tokens(args, job);
     extract_check_tokens(ids, job.view("model").get_int("vocab_size"), model.max_seq_len());
     tokens = at::tensor(ids, at::kLong).unsqueeze(0);
@@ -304,26 +333,21 @@ int cmd_extract(int argc, char** argv) {
     std::cerr << kExtractCommand << ": " << e.what() << "\n";
     return kExitUsage;
   }
-  std::map<std::string, at::Tensor> values;
-  at::Tensor logits;
+  std::vector<std::pair<std::string, at::Tensor>> arrays;
   try {
-    values = generate::capture(model, tokens, points, &logits);
+    arrays = extract_batch(model, tokens, selection);
   } catch (const std::exception& e) {
     std::cerr << kExtractCommand << ": the forward failed: " << e.what() << "\n";
     return kExitFailure;
   }
-  std::vector<std::pair<std::string, at::Tensor>> arrays;
-  for (size_t i = 0; i < names.size(); ++i) {
-    arrays.emplace_back(names[i], sources[i].empty() ? logits : values.at(sources[i]));
-  }
   try {
-    extract_write_npz(out, tokens, arrays);
+    write_extract_npz(out, tokens, arrays);
   } catch (const std::exception& e) {
     std::cerr << kExtractCommand << ": " << e.what() << "\n";
     return kExitFailure;
   }
-  std::cout << fmt::format("{}: {} tokens, {} points: {}\n", out.string(), tokens.size(1), names.size(),
-                           fmt::join(names, ", "));
+  std::cout << fmt::format("{}: {} tokens, {} points: {}\n", out.string(), tokens.size(1), selection.names.size(),
+                           fmt::join(selection.names, ", "));
   return kExitOk;
 }
 

@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/train/train_fixture.h"
+#include "data/batch.h"
 #include "data/tokenizer.h"
 #include "generate/checkpoint_model.h"
+#include "plugins/components.h"
 #include "support/data_test_util.h"
 #include "support/npy.h"
 #include "support/oracle.h"
@@ -133,6 +135,46 @@ TEST_F(ExtractCli, KempnerForgeModulePathsNameTheArraysAndMatchTheReferenceModul
   std::filesystem::remove_all(dir);
 }
 
+TEST_F(ExtractCli, DataWindowsAreCapturedInBatchesIntoShardsThatMatchTheReference) {
+  ASSERT_TRUE(oracle_available()) << "/usr/bin/python3 with torch and numpy is required";
+  const auto dir = temp_dir("extract_data");
+  const auto shards = dir / "acts";
+  int rc = 0;
+  // 3 batches of 3 windows: 9 samples in shards of 4, 4 and 1.
+  const std::string out = kforge_extract(
+      fmt::format("--checkpoint {} --data {} --batch-size 3 --max-batches 3 --shard-size 4 --modules layers.1,output {}",
+                  step_dir(), fixture_->data_dir.string(), shards.string()),
+      &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("9 samples in 3 shards, 2 points: layers.1, output"), std::string::npos) << out;
+  // The tokens are the dataset's windows 0..8 as a batch's input (the last token of each dropped).
+  const auto ckpt = generate::load_checkpoint_model(step_dir(), fixture_->plugins->registry);
+  const auto data = plugins::Components(fixture_->plugins->registry, ckpt.job)
+                        .dataset(fixture_->data_dir.string(), ckpt.job.eval.file_pattern, 0);
+  const at::Tensor windows = data::make_batch(*data, {0, 1, 2, 3, 4, 5, 6, 7, 8}).input_ids;
+  const int64_t seq = windows.size(1);
+  write_reference_inputs(dir);
+  int64_t row = 0;
+  for (const auto& [name, rows] : std::vector<std::pair<std::string, int64_t>>{
+           {"shard_00000.npz", 4}, {"shard_00001.npz", 4}, {"shard_00002.npz", 1}}) {
+    const nlohmann::json arrays = read_npz(shards / name);
+    EXPECT_EQ(arrays["tokens"]["shape"].get<std::vector<int64_t>>(), (std::vector<int64_t>{rows, seq})) << name;
+    const at::Tensor expected = windows.slice(0, row, row + rows).contiguous();
+    EXPECT_EQ(arrays["tokens"]["values"].get<std::vector<int64_t>>(),
+              std::vector<int64_t>(expected.data_ptr<int64_t>(), expected.data_ptr<int64_t>() + expected.numel()))
+        << name;
+    EXPECT_EQ(arrays["layers.1"]["shape"].get<std::vector<int64_t>>(), (std::vector<int64_t>{rows, seq, 32})) << name;
+    EXPECT_EQ(arrays["output"]["shape"].get<std::vector<int64_t>>(), (std::vector<int64_t>{rows, seq, 64})) << name;
+    std::string oracle;
+    EXPECT_EQ(run_oracle("llama_reference.py", {dir.string(), "--modules", (shards / name).string()}, &oracle), 0)
+        << name << "\n" << oracle;
+    EXPECT_NE(oracle.find("ok: 2 points match"), std::string::npos) << name << "\n" << oracle;
+    row += rows;
+  }
+  EXPECT_FALSE(std::filesystem::exists(shards / "shard_00003.npz"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(ExtractCli, InputIsTokenisedWithTheCheckpointsTokenizerAndEachAskedPointIsWrittenOnce) {
   const auto dir = temp_dir("extract_input");
   int rc = 0;
@@ -187,6 +229,11 @@ TEST_F(ExtractCli, UnknownPointsAndLayersAreRefusedNamingTheValidOnes) {
   out = kforge_extract(fmt::format("{} --modules norm --what embed {}", base, npz), &rc);
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("give it without --what and --layers"), std::string::npos) << out;
+  out = kforge_extract(fmt::format("--checkpoint {} --data {} --batch-size 0 {}", step_dir(),
+                                   fixture_->data_dir.string(), npz),
+                       &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("--batch-size 0: give a positive number"), std::string::npos) << out;
   out = kforge_extract(fmt::format("{} --layers 0,2 {}", base, npz), &rc);
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("--layers 0,2: layer 2 is out of range: the model has 2 layers, 0..1"), std::string::npos) << out;
@@ -199,7 +246,7 @@ TEST_F(ExtractCli, UnknownPointsAndLayersAreRefusedNamingTheValidOnes) {
       << out;
   out = kforge_extract(fmt::format("--checkpoint {} --tokens 1 --input hi {}", step_dir(), npz), &rc);
   EXPECT_EQ(rc, 2);
-  EXPECT_NE(out.find("exactly one of --input TEXT, --tokens IDS and --input-file FILE"), std::string::npos) << out;
+  EXPECT_NE(out.find("exactly one of --input TEXT, --tokens IDS, --input-file FILE and --data DIR"), std::string::npos) << out;
   out = kforge_extract(fmt::format("--checkpoint {} --input-file /nonexistent/in.txt {}", step_dir(), npz), &rc);
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("--input-file /nonexistent/in.txt: cannot open it"), std::string::npos) << out;
