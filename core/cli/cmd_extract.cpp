@@ -273,6 +273,9 @@ int cmd_extract(int argc, char** argv) {
     return usage_error(options, "give exactly one of --input TEXT, --tokens IDS, --input-file FILE and --data DIR");
   }
   if (!args.count("output")) return usage_error(options, "missing OUT.npz (the file to write)");
+  if (!args.count("data") && args.count("batch-size") + args.count("max-batches") + args.count("shard-size") > 0) {
+    return usage_error(options, "--batch-size, --max-batches and --shard-size shape a --data run: give --data DIR");
+  }
   if (args.count("modules") && (args.count("what") || args.count("layers"))) {
     return usage_error(options, "--modules names the arrays itself: give it without --what and --layers");
   }

@@ -234,6 +234,9 @@ TEST_F(ExtractCli, UnknownPointsAndLayersAreRefusedNamingTheValidOnes) {
                        &rc);
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("--batch-size 0: give a positive number"), std::string::npos) << out;
+  out = kforge_extract(fmt::format("{} --shard-size 4 {}", base, npz), &rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("shape a --data run: give --data DIR"), std::string::npos) << out;
   out = kforge_extract(fmt::format("{} --layers 0,2 {}", base, npz), &rc);
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("--layers 0,2: layer 2 is out of range: the model has 2 layers, 0..1"), std::string::npos) << out;
