@@ -3,7 +3,6 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,13 +21,6 @@
 namespace kforge::checkpoint {
 namespace fs = std::filesystem;
 namespace {
-
-// The modification time of `path` itself (a symlink's own, not its target's) in nanoseconds; nullopt when unreadable.
-std::optional<int64_t> own_mtime_ns(const fs::path& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-}
 
 constexpr const char* kFormat = "kforge-checkpoint";
 constexpr const char* kTrainState = "train_state.json";
@@ -251,10 +243,14 @@ fs::path CheckpointManager::save(const Snapshot& s) {
 
         const bool replacing = fs::exists(final_dir);  // a complete step_N is moved aside, removed once replaced
         if (replacing) rename_path(final_dir, replaced);
+        // latest.tmp names the step before it is renamed into place: a run stopped before `latest` moves leaves
+        // it pointing at a complete step, which load_newest then takes before `latest`.
+        stage_symlink(dir_ / "latest", name);
+        sync_directory(dir_);
         rename_path(tmp, final_dir);
         sync_directory(dir_);
         resilience::fault_point(kFaultPointRenamed);
-        replace_symlink(dir_ / "latest", name);
+        commit_symlink(dir_ / "latest");
         sync_directory(dir_);
         resilience::fault_point(kFaultPointLatestMoved);
         if (replacing) remove_tree(replaced);
@@ -387,9 +383,9 @@ Snapshot CheckpointManager::load_checked(const fs::path& step_dir, int rank, con
 
 std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(const std::string&)>& warn,
                                                        const TensorFilter& wanted) const {
-  // `latest` first, unless a step was committed after it was last moved: a step directory is renamed into place
-  // only once complete, so one committed after `latest` moved (a run stopped between the rename and moving `latest`)
-  // is the last complete step. Then every step, newest first.
+  // `latest` first, as KempnerForge's auto-resume takes it (also when re-pointed to an older step), unless latest.tmp
+  // names a complete step: a save stages it before renaming the step into place, so a run stopped before `latest`
+  // moved left its last complete step there. Then every step, newest first.
   std::vector<fs::path> candidates;
   std::error_code ec;
   std::error_code unresolved;
@@ -401,20 +397,16 @@ std::optional<Snapshot> CheckpointManager::load_newest(const std::function<void(
     }
   }
   const auto all = list();
-  const auto latest_step = std::find_if(all.begin(), all.end(), [&](const auto& step) {
-    return !unresolved && fs::equivalent(step.second, latest, ec);
-  });
+  const auto step_at = [&](const fs::path& path) {
+    return std::find_if(all.begin(), all.end(), [&](const auto& step) { return fs::equivalent(step.second, path, ec); });
+  };
+  const auto latest_step = unresolved ? all.end() : step_at(latest);
+  std::error_code unstaged;
+  const fs::path staged = fs::canonical(staged_symlink(dir_ / "latest"), unstaged);
+  const auto staged_step = unstaged ? all.end() : step_at(staged);
+  if (staged_step != all.end() && staged_step != latest_step) candidates.push_back(staged_step->second);
   if (!unresolved && fs::is_directory(latest, ec) && latest_step == all.end()) candidates.push_back(latest);
   if (latest_step != all.end()) {
-    // `latest` is honoured, as KempnerForge's auto-resume does, also when re-pointed to an older step; only a step
-    // committed after `latest` was last moved (a run stopped between the rename and moving it) comes before it.
-    const std::optional<int64_t> moved = own_mtime_ns(dir_ / "latest");
-    for (auto it = all.rbegin(); it != all.rend(); ++it) {
-      const std::optional<int64_t> committed = own_mtime_ns(it->second / kCommit);
-      if (it->second != latest_step->second && moved && committed && *committed > *moved) {
-        candidates.push_back(it->second);
-      }
-    }
     if (candidates.empty() && latest_step->first < all.back().first) {
       warn(fmt::format("{} points at step_{}, older than the newest complete checkpoint step_{}: resuming from step_{} "
                        "as `latest` says (it was re-pointed after step_{} was written; point it at step_{} or remove "

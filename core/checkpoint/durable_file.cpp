@@ -77,12 +77,15 @@ void rename_path(const fs::path& from, const fs::path& to) {
   }
 }
 
-void replace_symlink(const fs::path& link, const std::string& target) {
-  const fs::path tmp = link.string() + ".tmp";
+fs::path staged_symlink(const fs::path& link) { return link.string() + ".tmp"; }
+
+void stage_symlink(const fs::path& link, const std::string& target) {
+  const fs::path tmp = staged_symlink(link);
   if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) throw write_error("remove", tmp, errno);
   if (::symlink(target.c_str(), tmp.c_str()) != 0) throw write_error("create the symlink", tmp, errno);
-  rename_path(tmp, link);
 }
+
+void commit_symlink(const fs::path& link) { rename_path(staged_symlink(link), link); }
 
 void remove_tree(const fs::path& path) {
   std::error_code ec;

@@ -38,8 +38,12 @@ void sync_directory(const std::filesystem::path& dir);
 void make_directories(const std::filesystem::path& dir);
 /// rename(2) of `from` onto `to` (atomic within one filesystem).
 void rename_path(const std::filesystem::path& from, const std::filesystem::path& to);
-/// `link` made a symlink to `target` (any old `link` replaced atomically through link.tmp).
-void replace_symlink(const std::filesystem::path& link, const std::string& target);
+/// Where stage_symlink puts `link`'s next version: link.tmp.
+std::filesystem::path staged_symlink(const std::filesystem::path& link);
+/// staged_symlink(link) made a symlink to `target` (an older one replaced); `link` itself is untouched.
+void stage_symlink(const std::filesystem::path& link, const std::string& target);
+/// The staged symlink renamed onto `link` (atomic: `link` is the old or the new symlink, never missing).
+void commit_symlink(const std::filesystem::path& link);
 /// remove_all, naming the path on failure.
 void remove_tree(const std::filesystem::path& path);
 

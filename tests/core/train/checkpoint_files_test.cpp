@@ -1,10 +1,8 @@
 // Checkpoint files: layout and contents, checksums xxhsum agrees with, retention, final save,
 // model-only loading, refusal of damaged and old-schema ones, and which step `latest` resumes.
 #include <ATen/ATen.h>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -281,21 +279,30 @@ TEST(CheckpointFiles, ALatestRepointedToAnOlderStepIsHonouredSayingSo) {
   EXPECT_TRUE(warnings.empty());
 }
 
-// A run stopped between renaming step_2 into place and moving `latest` leaves `latest` at step_1, last moved before
-// step_2 was committed: step_2 is the newest complete checkpoint and is loaded, with nothing to warn about.
-TEST(CheckpointFiles, ALatestLastMovedBeforeANewerCommitYieldsTheNewerStep) {
+// A save stages latest.tmp -> step_N before renaming step_N into place and moves it onto `latest` last. A run stopped
+// between the two leaves `latest` at step_1 and latest.tmp at step_2, the newest complete checkpoint: step_2 is
+// loaded, with nothing to warn about, and a copy of the directory (new modification times) decides the same. A
+// latest.tmp naming a step that never landed (a stop before the rename) changes nothing.
+TEST(CheckpointFiles, AStepStagedAsTheNextLatestComesBeforeLatest) {
   const fs::path root = temp_dir("latest-lagging");
   for (int64_t step : {1, 2}) save_small(root, step);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(root / "latest.tmp")));  // a finished save leaves none
   repoint_latest(root, "step_1");
-  struct stat committed {};
-  ASSERT_EQ(::stat((root / "step_1" / "commit.json").c_str(), &committed), 0);
-  const struct timespec times[2] = {committed.st_atim, committed.st_mtim};  // as when step_1's save moved it
-  ASSERT_EQ(::utimensat(AT_FDCWD, (root / "latest").c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+  fs::create_symlink("step_2", root / "latest.tmp");
+  const fs::path copy = temp_dir("latest-lagging-copy") / "checkpoints";
+  fs::copy(root, copy, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  for (const fs::path& dir : {root, copy}) {
+    std::vector<std::string> warnings;
+    const auto s = load_newest(dir, warnings);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->step, 2) << dir;
+    EXPECT_TRUE(warnings.empty()) << warnings.front();
+  }
+  fs::remove(root / "latest.tmp");
+  fs::create_symlink("step_3", root / "latest.tmp");
   std::vector<std::string> warnings;
-  const auto s = load_newest(root, warnings);
-  ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->step, 2);
-  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_EQ(load_newest(root, warnings)->step, 1);
+  ASSERT_EQ(warnings.size(), 1u);  // latest honoured, older than step_2
 }
 
 }  // namespace
