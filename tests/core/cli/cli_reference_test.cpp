@@ -55,7 +55,7 @@ TEST(CliReference, ListsEachCommandsOptionsWithDefaults) {
                     "`--train-tokenizer`", "`--max-new-tokens`", "`--max-shard-size`", "`--log-y`", "`--input-file`",
                     "`--no-gemm`", "`--format`"});
   // A default from the table, and a description with Markdown's special characters escaped.
-  expect_has(page, {"| `--model-type` | VALUE | `bpe` |", "| `--temperature` | VALUE | `0.8` |", "\\*.jsonl"});
+  expect_has(page, {"| `--model-type` | VALUE | `bpe` |", "| `--temperature` | VALUE | `1.0` |", "\\*.jsonl"});
 }
 
 TEST(CliReference, OnlyMarkdownIsAFormat) {

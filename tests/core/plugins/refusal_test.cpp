@@ -1,11 +1,13 @@
 // Files refused while opening (before any plugin code runs): each message names the file, both
 // values and what to do. A refused file never stops the others.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
 
 #include "core/plugins/fixtures.h"
+#include "kforge/sdk/abi.h"
 #include "plugins/plugin_file.h"
 #include "support/expect_text.h"
 #include "support/read_file.h"
@@ -127,8 +129,9 @@ TEST(PluginRefusal, DefaultOutsideTheDeclaredRangeNamesTheKeyAndTheRange) {
 TEST(PluginRefusal, UndefinedCapabilityFlagNamesTheFlagAndTheDefinedOnes) {
   const auto f = refused_file("bad_capability");
   expect_has(f.error, {fixture_file("bad_capability", "libkforge_bad_capability.so") + ": ",
-                       "optimizer 'bad_traits_optimizer' declares capability flags 0x100, which plugin ABI " +
-                           std::to_string(kHost.abi_version) + " does not define (it defines 0xff)",
+                       "optimizer 'bad_traits_optimizer' declares capability flags 0x80000000, which plugin ABI " +
+                           std::to_string(kHost.abi_version) +
+                           fmt::format(" does not define (it defines {:#x})", KFORGE_CAP_ALL),
                        "Declare only KFORGE_CAP_* flags"});
 }
 
