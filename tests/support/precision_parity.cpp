@@ -20,7 +20,14 @@ const std::vector<Precision>& parity_precisions() {
        kBf16LossTolerance,
        kBf16GradientTolerance,
        kBf16ParitySteps,
-       kBf16GradientTolerance}};
+       kBf16GradientTolerance},
+      {"fp16",
+       {"--train.mixed_precision=fp16", "--checkpoint.interval=1", "--checkpoint.keep_last_n=0",
+        "--train.grad_clip_norm=1e9"},
+       kFp16LossTolerance,
+       kFp16GradientTolerance,
+       kFp16ParitySteps,
+       kFp16GradientTolerance}};
   return precisions;
 }
 
