@@ -1,4 +1,5 @@
-// kforge convert: a checkpoint to a Hugging Face Llama/Mixtral directory (--to hf), and back (--from hf).
+// kforge convert: a checkpoint to a Hugging Face Llama/Mixtral directory (--to hf), and back (--from hf); a
+// KempnerForge checkpoint to a kforge one (--from dcp).
 #include <fmt/format.h>
 
 #include <cxxopts.hpp>
@@ -11,6 +12,7 @@
 #include "cli/exit_codes.h"
 #include "config/hub_cache.h"
 #include "generate/checkpoint_session.h"
+#include "interop/dcp_import.h"
 #include "interop/hf_import.h"
 #include "interop/hf_model_export.h"
 #include "kforge/sdk/error.h"
@@ -56,21 +58,28 @@ int convert_to_hf(const cxxopts::ParseResult& args, const std::string& checkpoin
   return kExitOk;
 }
 
-int convert_from_hf(const cxxopts::ParseResult& args, const std::string& dir, const std::string& out,
-                    const std::vector<std::string>& overrides) {
+// The plugins an import builds its model from; nullptr (said on stderr) when they cannot be loaded.
+std::unique_ptr<plugins::PluginHost> import_plugins(const cxxopts::ParseResult& args) {
   std::unique_ptr<plugins::PluginHost> host;
   try {
     host = plugins::load_plugins(plugin_dirs_given(args), unsafe_plugins_allowed(args));
   } catch (const std::exception& e) {
     std::cerr << kConvertCommand << ": " << e.what() << "\n";
-    return kExitUsage;
+    return nullptr;
   }
   if (!host->set.all_ok()) {
     std::cerr << host->set.errors() << kConvertCommand
               << ": refusing to start: a plugin file failed its checks (see above). Fix or remove it; "
                  "`kforge list-plugins` shows every file's status.\n";
-    return kExitUsage;
+    return nullptr;
   }
+  return host;
+}
+
+int convert_from_hf(const cxxopts::ParseResult& args, const std::string& dir, const std::string& out,
+                    const std::vector<std::string>& overrides) {
+  const std::unique_ptr<plugins::PluginHost> host = import_plugins(args);
+  if (!host) return kExitUsage;
   interop::ImportOptions options;
   options.overrides = overrides;
   options.progress = convert_progress;
@@ -90,12 +99,35 @@ int convert_from_hf(const cxxopts::ParseResult& args, const std::string& dir, co
   return kExitOk;
 }
 
+int convert_from_dcp(const cxxopts::ParseResult& args, const std::string& dir, const std::string& out,
+                     const std::vector<std::string>& overrides) {
+  const std::unique_ptr<plugins::PluginHost> host = import_plugins(args);
+  if (!host) return kExitUsage;
+  interop::DcpImportOptions options;
+  options.config = args["config"].as<std::string>();
+  options.overrides = overrides;
+  options.progress = convert_progress;
+  interop::DcpImportResult result;
+  try {
+    result = interop::import_dcp(dir, out, host->registry, options);
+  } catch (const std::exception& e) {
+    return convert_failed(e);
+  }
+  std::cout << fmt::format("converted {} to {}\ncarried:\n", dir, result.step_dir.string());
+  for (const std::string& line : result.carried) std::cout << "  " << line << "\n";
+  std::cout << "not carried:\n";
+  for (const std::string& line : result.not_carried) std::cout << "  " << line << "\n";
+  if (result.not_carried.empty()) std::cout << "  (nothing)\n";
+  std::cout << fmt::format("resume from it: kforge run {} --checkpoint.dir={}\n", options.config.string(), out);
+  return kExitOk;
+}
+
 }  // namespace
 
 cxxopts::Options convert_options() {
   cxxopts::Options options(
       kConvertCommand,
-      "Convert between kforge checkpoints and Hugging Face model directories.\n"
+      "Convert between kforge checkpoints and Hugging Face model directories, and from KempnerForge checkpoints.\n"
       "  --to hf CHECKPOINT OUT   CHECKPOINT (a step_N directory, or a checkpoint.dir: its newest\n"
       "                           checkpoint, of any world size) to OUT: config.json\n"
       "                           (LlamaForCausalLM, or MixtralForCausalLM for MoE),\n"
@@ -111,14 +143,22 @@ cxxopts::Options convert_options() {
       "                           the kforge checkpoint OUT/step_0: weights only,\n"
       "                           for `kforge generate --checkpoint OUT` and `kforge run` with\n"
       "                           checkpoint.load_path=OUT/step_0 (the optimizer starts fresh).\n"
+      "  --from dcp DIR OUT --config TOML\n"
+      "                           a KempnerForge checkpoint (step_N with .metadata, __R_0.distcp and\n"
+      "                           train_state.pt, or its checkpoint.dir) to OUT/step_N: weights, AdamW\n"
+      "                           moments and step, scheduler and data position, torch RNG states;\n"
+      "                           TOML is the run's KempnerForge config. Prints what could not be\n"
+      "                           carried. Resume: kforge run TOML --checkpoint.dir=OUT.\n"
       "--section.key=value overrides apply to the checkpoint's config (export) or to the\n"
       "config written (import).\n"
       "Exit codes: 0 done, 1 failed while writing, 2 bad arguments, checkpoint, config or files.");
-  options.custom_help("(--to hf CHECKPOINT OUT | --from hf DIR OUT) [options]");
+  options.custom_help("(--to hf CHECKPOINT OUT | --from hf DIR OUT | --from dcp DIR OUT --config TOML) [options]");
   options.positional_help("");
   options.add_options("positional")("paths", "", cxxopts::value<std::vector<std::string>>());
   options.add_options()("to", "export to this format (hf)", cxxopts::value<std::string>())(
-      "from", "import from this format (hf)", cxxopts::value<std::string>())(
+      "from", "import from this format (hf, or dcp: a KempnerForge checkpoint)", cxxopts::value<std::string>())(
+      "config", "--from dcp: the KempnerForge config (TOML) the checkpoint's run trained with",
+      cxxopts::value<std::string>())(
       "dtype", "exported weights' dtype: float32, bfloat16 or float16 (default: checkpoint.export_dtype)",
       cxxopts::value<std::string>())("max-shard-size",
                                      "largest safetensors file of an export, e.g. 5GB (the default), 500MB, 2GiB",
@@ -138,9 +178,14 @@ int cmd_convert(int argc, char** argv) {
   const bool to = args.count("to") > 0, from = args.count("from") > 0;
   if (to == from) return usage_error(options, "give exactly one of --to hf or --from hf");
   const std::string format = args[to ? "to" : "from"].as<std::string>();
-  if (format != "hf") {
-    return usage_error(options,
-                       fmt::format("--{} {}: the only format is hf (Hugging Face)", to ? "to" : "from", format));
+  if (format != "hf" && !(from && format == "dcp")) {
+    return usage_error(options, fmt::format("--{} {}: the formats are hf (Hugging Face){}", to ? "to" : "from", format,
+                                            from ? " and dcp (a KempnerForge checkpoint)" : ""));
+  }
+  const bool dcp = format == "dcp";
+  if (dcp != (args.count("config") > 0)) {
+    return usage_error(options, dcp ? "--from dcp needs --config TOML: the KempnerForge config of the run"
+                                    : "--config applies to --from dcp only");
   }
   const auto paths = args.count("paths") ? args["paths"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (paths.size() != 2) {
@@ -150,6 +195,7 @@ int cmd_convert(int argc, char** argv) {
   if (from && (args.count("dtype") || args.count("max-shard-size"))) {
     return usage_error(options, "--dtype and --max-shard-size apply to --to hf only (an import keeps float32 weights)");
   }
+  if (dcp) return convert_from_dcp(args, paths[0], paths[1], parsed.overrides);
   return to ? convert_to_hf(args, paths[0], paths[1], parsed.overrides)
             : convert_from_hf(args, paths[0], paths[1], parsed.overrides);
 }
