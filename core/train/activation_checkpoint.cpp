@@ -12,7 +12,7 @@
 #include <mutex>
 
 #include "kforge/sdk/error.h"
-#include "train/precision.h"
+#include "parallel/precision.h"
 
 namespace kforge::train {
 namespace {
@@ -140,7 +140,7 @@ class Recompute final : public torch::autograd::Node {
     {
       const Replay replay(*this);
       const at::AutoGradMode grad_mode(true);
-      const AutocastGuard autocast(autocast_);
+      const parallel::AutocastGuard autocast(autocast_);
       const UnitScope scope(model_, sides, /*recomputing=*/true);
       // A view, as the forward's input was no leaf: autocast caches the casts of leaves, which would sum the
       // gradients of the input's uses in the low-precision dtype.
@@ -312,7 +312,7 @@ at::Tensor ActivationCheckpointing::run(Unit& unit, const at::Tensor& input, con
   }
   TensorValues before = copy_tensors(unit, watched);
   std::vector<at::Tensor> generator_state = generator_states(input.device());
-  const std::optional<at::ScalarType> autocast = active_autocast();
+  const std::optional<at::ScalarType> autocast = parallel::active_autocast();
   at::Tensor out;
   std::vector<at::Tensor> sides;
   {

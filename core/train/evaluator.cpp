@@ -9,7 +9,7 @@
 #include "data/batch.h"
 #include "dist/device.h"
 #include "feed/token_feed.h"
-#include "train/token_weights.h"
+#include "parallel/token_weights.h"
 
 namespace kforge::train {
 
@@ -46,11 +46,11 @@ sdk::MetricList evaluate_source(sdk::Model& model, feed::BatchSource& source, in
     if (k % split.size() != split.rank()) continue;
     const data::Batch batch = data::on_device(std::move(read), dist::parameter_device(model));
     losses[static_cast<size_t>(k)] = batch_loss(batch);
-    tokens[static_cast<size_t>(k)] = trained_tokens(batch.labels);
+    tokens[static_cast<size_t>(k)] = parallel::trained_tokens(batch.labels);
   }
   model.train(was_training);
   if (split.size() > 1) gather_batches(losses, tokens, split);
-  const std::vector<double> weights = token_weights(tokens, group);
+  const std::vector<double> weights = parallel::token_weights(tokens, group);
   double total = 0;
   for (size_t k = 0; k < losses.size(); ++k) total += weights[k] * losses[k];  // exact with a weight of 1
   at::Tensor sum = at::tensor({total}, at::kDouble);

@@ -16,6 +16,7 @@
 #include "metrics/memory.h"
 #include "metrics/process_age.h"
 #include "metrics/status_line.h"
+#include "parallel/token_weights.h"
 #include "profiling/step_profiler.h"
 #include "profiling/user_scope.h"
 #include "resilience/fault_point.h"
@@ -25,7 +26,6 @@
 #include "train/plugin_manifest.h"
 #include "train/run_log.h"
 #include "train/task_evaluation.h"
-#include "train/token_weights.h"
 #include "train/trainer.h"
 
 namespace kforge::train {
@@ -39,7 +39,7 @@ std::vector<data::Batch> Trainer::next_micro_batches(int64_t& trained) {
     }
   }
   trained = 0;
-  for (const data::Batch& batch : batches) trained += trained_tokens(batch.labels);
+  for (const data::Batch& batch : batches) trained += parallel::trained_tokens(batch.labels);
   for (data::Batch& batch : batches) batch = data::on_device(std::move(batch), device_);  // all queued at once
   return batches;
 }
@@ -49,7 +49,8 @@ sdk::MetricList Trainer::evaluate_now() {
     if (!context_group_) return parallel_->eval_loss(*this, batch);
     // The loss of the whole sequences, from every cp rank's over its positions.
     const data::Batch mine = context_shard(batch, context_group_->rank(), context_group_->size());
-    return context_mean(runtime_->mesh().group("cp"), parallel_->eval_loss(*this, mine), trained_tokens(mine.labels));
+    return context_mean(runtime_->mesh().group("cp"), parallel_->eval_loss(*this, mine),
+                        parallel::trained_tokens(mine.labels));
   });
 }
 
@@ -110,7 +111,7 @@ TrainingResult Trainer::train() {
     const double lr = optimizer_->lr();
     const StepResult local = options_.step_fn(*this, batches);
     const bool overflow = take_overflow();  // fp16: agreed over the ranks already
-    const AgreedStep agreed = agree(local, local_trained);
+    const parallel::AgreedStep agreed = agree(local, local_trained);
     const StepResult& result = agreed.result;
     // Every rank agrees on a skip: no optimizer, scheduler or step count advance, the data moves on.
     if (agreed.trained_tokens == 0 || overflow) {
@@ -166,7 +167,7 @@ TrainingResult Trainer::train() {
       // momentum and decay) as it does on several ranks, where the sync counts a gradient a rank did not reach as
       // zero, and from the first step on, so a resumed run needs no record of which parameters had one. A custom step
       // body need not sync.
-      fill_missing_grads(parameters());
+      parallel::fill_missing_grads(parameters());
       optimizer_->step();
     }
     parallel_->zero_grad();
@@ -260,5 +261,11 @@ TrainingResult Trainer::train() {
   log.info("peak resident memory of this rank: {:.3f} GiB", metrics::peak_rss_gib());
   return {outcome, step_, tokens_seen_, resumed_from_};
 }
+
+parallel::AgreedStep Trainer::agree(StepResult local, int64_t trained_tokens) const {
+  return parallel::average_step_result(runtime_->mesh().group("dp_cp"), std::move(local), trained_tokens);
+}
+
+bool Trainer::any_rank(bool flag) const { return parallel::any_in_group(runtime_->world(), flag); }
 
 }  // namespace kforge::train

@@ -13,8 +13,8 @@
 #include "feed/packing.h"
 #include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
-#include "train/pipeline_order.h"
-#include "train/precision.h"
+#include "parallel/pipeline_order.h"
+#include "parallel/precision.h"
 #include "train/task_evaluation.h"
 
 namespace kforge::train {
@@ -202,11 +202,11 @@ void check_pipeline_parallel(const config::JobConfig& job, const plugins::Compon
   // the orders' size is checked first, since they take memory in proportion to it.
   const std::unique_ptr<sdk::PipelineSchedule> schedule = components.pipeline_schedule();
   const std::string name = job.view("distributed").get_string("pp_schedule");
-  check_pipeline_size(pp, schedule->chunks(), job.train.grad_accum_steps, name);
+  parallel::check_pipeline_size(pp, schedule->chunks(), job.train.grad_accum_steps, name);
   std::vector<std::vector<sdk::PipelinePass>> orders;
   const int micro_batches = static_cast<int>(job.train.grad_accum_steps);
   for (int r = 0; r < pp; ++r) orders.push_back(schedule->order(static_cast<int>(pp), r, micro_batches));
-  check_pipeline_orders(orders, schedule->chunks(), micro_batches, name);
+  parallel::check_pipeline_orders(orders, schedule->chunks(), micro_batches, name);
 }
 
 // The training and eval data of a text run, opened into `out` (a Hugging Face export through its token cache).
@@ -272,7 +272,7 @@ Preflight preflight(const config::JobConfig& job, const plugins::Components& com
   config::check_world(job, world_size);
   check_eval_tasks(job);
   check_float8(job, components);
-  autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
+  parallel::autocast_dtype(job.train.mixed_precision);  // refuses what kforge cannot train in
   // Refuses [train] device = "cuda" where this process has no GPU of its own (or kforge is a CPU build).
   dist::choose_device(job.train.device, dist::rank_info_from_env().local_rank, dist::probe_cuda());
   // An optimizer checks its [optimizer] values (betas, Muon's, Schedule-Free's, a third party's)

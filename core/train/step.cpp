@@ -1,56 +1,30 @@
+// The standard text step.
 #include "train/step.h"
 
 #include <ATen/ATen.h>
 
 #include "feed/mixture_feed.h"
+#include "parallel/precision.h"
+#include "parallel/token_weights.h"
 #include "profiling/user_scope.h"
-#include "train/precision.h"
-#include "train/token_weights.h"
 #include "train/trainer.h"
 
 namespace kforge::train {
 
-double clip_grad_norm(const std::vector<sdk::NamedParameter>& params, double max_norm) {
-  std::vector<at::Tensor> norms;
-  for (const auto& p : params) {
-    if (p.tensor.grad().defined()) norms.push_back(at::norm(p.tensor.grad(), 2));
-  }
-  if (norms.empty()) return 0.0;
-  const at::Tensor total = at::norm(at::stack(norms), 2);
-  const at::Tensor coef = at::clamp_max(max_norm / (total + 1e-6), 1.0);
-  for (const auto& p : params) {
-    if (p.tensor.grad().defined()) p.tensor.mutable_grad().mul_(coef);
-  }
-  return total.item<double>();
-}
-
-at::Tensor squared_norm(const at::Tensor& grad) {
-  const at::ScalarType accumulate = grad.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-  return at::norm(grad, 2, accumulate).to(at::kDouble).square();
-}
-
-double scale_to_norm(const std::vector<sdk::NamedParameter>& params, double norm, double max_norm) {
-  const double coef = std::min(1.0, max_norm / (norm + 1e-6));
-  for (const auto& p : params) {
-    if (p.tensor.grad().defined()) p.tensor.mutable_grad().mul_(coef);
-  }
-  return norm;
-}
-
 StepResult standard_step(Trainer& trainer, const std::vector<data::Batch>& micro_batches) {
   const double n = static_cast<double>(micro_batches.size());
   std::vector<int64_t> counts;
-  for (const data::Batch& batch : micro_batches) counts.push_back(trained_tokens(batch.labels));
-  const std::vector<double> weights = token_weights(counts, trainer.runtime().mesh().group("dp_cp"));
+  for (const data::Batch& batch : micro_batches) counts.push_back(parallel::trained_tokens(batch.labels));
+  const std::vector<double> weights = parallel::token_weights(counts, trainer.runtime().mesh().group("dp_cp"));
   double loss_sum = 0;
   std::vector<at::Tensor> row_losses;
-  const std::optional<at::ScalarType> autocast = autocast_dtype(trainer.job().train.mixed_precision);
+  const std::optional<at::ScalarType> autocast = parallel::autocast_dtype(trainer.job().train.mixed_precision);
   for (size_t k = 0; k < micro_batches.size(); ++k) {
     const data::Batch& batch = micro_batches[k];
     at::Tensor loss;
     {
       const profiling::UserScope scope("forward");
-      const AutocastGuard guard(autocast);
+      const parallel::AutocastGuard guard(autocast);
       trainer.model().set_documents(batch.doc_ids);  // packed rows ([data] pack_sequences), else none
       trainer.set_images(batch);                     // a vision-language batch's images, else none
       const at::Tensor logits = trainer.forward(batch.input_ids);

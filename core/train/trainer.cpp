@@ -23,9 +23,9 @@
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "metrics/mfu_peak.h"
-#include "train/parallel_build.h"
+#include "parallel/parallel_build.h"
+#include "parallel/precision.h"
 #include "train/plugin_manifest.h"
-#include "train/precision.h"
 #include "train/preflight.h"
 #include "train/run_log.h"
 #include "train/vision_language_build.h"
@@ -57,7 +57,7 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   const auto& train = job_.train;
   at::set_num_threads(thread_count(train.num_threads, runtime_->info().local_world_size));
 
-  if (const auto autocast = autocast_dtype(train.mixed_precision)) {  // refuses what kforge cannot train in
+  if (const auto autocast = parallel::autocast_dtype(train.mixed_precision)) {  // refuses what kforge cannot train in
     if (*autocast == at::kHalf && device_.is_cpu()) {
       log.info(
           "[train] mixed_precision = \"fp16\": the built-in projections round their operands and outputs to fp16 and "
@@ -113,9 +113,9 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   }
   model_->train();
   model_->to(device_);  // in place: every parameter and buffer keeps its identity
-  PipelineStages stages;  // [distributed] pp > 1: model_ becomes this rank's stage of the model
+  parallel::PipelineStages stages;  // [distributed] pp > 1: model_ becomes this rank's stage of the model
   if (runtime_->mesh().shape().size("pp") > 1) {
-    stages = split_into_stages(job_, components_, *runtime_, model_);
+    stages = parallel::split_into_stages(job_, components_, *runtime_, model_);
     model_ = stages.stage;
   }
   for (const auto& item : model_->named_parameters(/*recurse=*/true)) {
@@ -135,9 +135,9 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   if (!encoder_params.empty() && std::all_of(encoder_params.begin(), encoder_params.end(), frozen)) {
     whole.insert(encoder_params.begin(), encoder_params.end());
   }
-  parallel_ = build_parallel_model(job_, *runtime_,
-                                   {*model_, params_, std::move(stages), expert_group_.get(), tensor_group_.get(),
-                                    std::move(whole)});
+  parallel_ = parallel::build_parallel_model(job_, *runtime_,
+                                             {*model_, params_, std::move(stages), expert_group_.get(),
+                                              tensor_group_.get(), std::move(whole)});
   checkpoint_activations();
   // The optimizer holds every parameter it may train (none is frozen yet) and skips those without a gradient.
   optimizer_ = parallel_->make_optimizer(job_, components_);
@@ -149,7 +149,11 @@ Trainer::Trainer(const config::JobConfig& job, const plugins::Registry& registry
   // Hooks, metrics, checkpoints.
   for (auto& hook : components_.hooks()) hooks_.push_back(std::move(hook));
   for (auto& hook : options_.hooks) hooks_.push_back(hook);
-  options_.step_fn = parallel_->step_body(options_.step_fn);
+  if (parallel::OwnStepFn own = parallel_->own_step(static_cast<bool>(options_.step_fn))) {
+    options_.step_fn = std::move(own);
+  } else if (!options_.step_fn) {
+    options_.step_fn = standard_step;
+  }
   // Asynchronous saves run on the writer thread, with a process group of their own.
   const std::string async_mode = job_.view("checkpoint").get_string("async_mode");
   const bool async = async_mode != "disabled";

@@ -17,13 +17,14 @@
 #include "feed/batch_feed.h"
 #include "kforge/sdk/hook.h"
 #include "metrics/tracker.h"
+#include "parallel/data_parallel.h"
+#include "parallel/parallel_model.h"
+#include "parallel/step_host.h"
 #include "plugins/components.h"
 #include "plugins/registry.h"
 #include "train/activation_checkpoint.h"
-#include "train/data_parallel.h"
 #include "train/freeze.h"
 #include "train/loss_scaler.h"
-#include "train/parallel_model.h"
 #include "train/step.h"
 
 namespace kforge::train {
@@ -55,7 +56,7 @@ struct TrainingOptions {
 
 struct Preflight;
 
-class Trainer {
+class Trainer final : public parallel::StepHost {
  public:
   /// Builds everything and resumes from the newest complete checkpoint (or checkpoint.load_path).
   /// `job` and `registry` must outlive the trainer.
@@ -68,23 +69,23 @@ class Trainer {
   TrainingResult train();
 
   // For step bodies and hooks.
-  const config::JobConfig& job() const { return job_; }
-  sdk::Model& model() { return *model_; }
-  sdk::Loss& loss() { return *loss_; }
+  const config::JobConfig& job() const override { return job_; }
+  sdk::Model& model() override { return *model_; }
+  sdk::Loss& loss() override { return *loss_; }
   sdk::Optimizer& optimizer() { return *optimizer_; }
   /// What the optimizer updates: the model's parameters, or this rank's shards of them (FSDP).
   const std::vector<sdk::NamedParameter>& parameters() const { return parallel_->parameters(); }
   /// The model's forward (with FSDP: its root parameters gathered); step bodies call this.
-  at::Tensor forward(const at::Tensor& tokens) { return parallel_->forward(tokens); }
+  at::Tensor forward(const at::Tensor& tokens) override { return parallel_->forward(tokens); }
   /// The images of the next forward's rows (`batch`'s pixel_values, with its clips' frame_mask and frame_times) for a
   /// vision-language model; undefined pixels are a text batch's. Throws sdk::Error for images given to a text-only
   /// model.
-  void set_images(const data::Batch& batch);
+  void set_images(const data::Batch& batch) override;
   int64_t step() const { return step_; }
   /// The process groups and device mesh (groups of one in a single process).
-  const dist::Runtime& runtime() const { return *runtime_; }
+  const dist::Runtime& runtime() const override { return *runtime_; }
   /// Tensor parallelism: the group over whose ranks the model's logits are split by vocabulary; else null.
-  const dist::Group* vocab_group() const { return tensor_group_ ? &runtime_->mesh().group("tp") : nullptr; }
+  const dist::Group* vocab_group() const override { return tensor_group_ ? &runtime_->mesh().group("tp") : nullptr; }
   /// Where the model, optimizer state and batches live ([train] device).
   const c10::Device& device() const { return device_; }
 
@@ -93,15 +94,15 @@ class Trainer {
   /// accumulation never syncs early (maybe_no_sync semantics). Plain data parallelism starts each
   /// block's all-reduce during the last backward (see ReplicatedModel) and finishes here; FSDP
   /// finishes the reduce-scatters and averages the shards over dp_replicate.
-  void sync_gradients() { parallel_->sync_gradients(); }
+  void sync_gradients() override { parallel_->sync_gradients(); }
   /// Global-norm clipping of parameters()' gradients to `max_norm` (over all shards with FSDP);
   /// returns the norm before clipping. Under fp16 it first divides the gradients by the loss scale and agrees over
   /// all ranks whether any is not finite: then the step is skipped (the loop shrinks the scale) and it returns NaN
   /// without clipping. A step body calls it once, after sync_gradients().
-  double clip_gradients(double max_norm);
+  double clip_gradients(double max_norm) override;
   /// `loss` times the loss scale under [train] mixed_precision = "fp16" (loss_scaler.h), else `loss`: a step body
   /// calls backward() on this, so fp16 gradients keep their small values above float16's underflow.
-  at::Tensor scale_loss(const at::Tensor& loss) const;
+  at::Tensor scale_loss(const at::Tensor& loss) const override;
 
  private:
   void join_process_groups();
@@ -127,7 +128,7 @@ class Trainer {
   void apply_freeze();
   /// Loss averaged over the data-parallel ranks (non-finite on every rank when it is on any) and this rank's
   /// `trained_tokens` summed over them, in one all-reduce.
-  AgreedStep agree(StepResult local, int64_t trained_tokens) const;
+  parallel::AgreedStep agree(StepResult local, int64_t trained_tokens) const;
   bool leader() const { return runtime_->rank() == 0; }
   /// Whether `flag` is true on any rank of the job (collective).
   bool any_rank(bool flag) const;
@@ -150,7 +151,7 @@ class Trainer {
   std::shared_ptr<sdk::Model> model_;
   std::shared_ptr<sdk::VisionLanguageModel> vlm_;  ///< model_, in a vision-language run ([vlm])
   std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
-  std::unique_ptr<ParallelModel> parallel_;  ///< how model_ is spread over the ranks
+  std::unique_ptr<parallel::ParallelModel> parallel_;  ///< how model_ is spread over the ranks
   std::unique_ptr<ActivationCheckpointing> checkpointing_;  ///< [train] activation_checkpointing != "none"
   std::unique_ptr<sdk::Optimizer> optimizer_;
   FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule

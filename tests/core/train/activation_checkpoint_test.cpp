@@ -17,13 +17,13 @@
 #include <optional>
 
 #include "kforge/sdk/error.h"
+#include "parallel/fully_sharded.h"
+#include "parallel/precision.h"
+#include "parallel/replicated_model.h"
 #include "plugins/models/model_builder.h"
 #include "support/launch_job.h"
 #include "support/tiny_blocks_model.h"
 #include "support/two_ranks.h"
-#include "train/fully_sharded.h"
-#include "train/precision.h"
-#include "train/replicated_model.h"
 #include "train_fixture.h"
 
 namespace kforge::test {
@@ -148,7 +148,7 @@ StepResult transformer_step(const std::string& model_toml, CheckpointMode mode, 
     const at::Tensor tokens = at::randint(64, {2, 17}, gen);
     at::Tensor loss;
     {
-      const train::AutocastGuard guard(autocast);
+      const parallel::AutocastGuard guard(autocast);
       const at::Tensor logits = model->forward(tokens.narrow(1, 0, 16));
       loss = at::cross_entropy_loss(logits.reshape({-1, 64}).to(at::kFloat), tokens.narrow(1, 1, 16).reshape({-1}));
       for (const auto& [name, aux] : model->auxiliary_losses()) loss = loss + aux;
@@ -270,7 +270,7 @@ std::vector<Grads> tiny_fsdp(CheckpointMode mode, int micro_batches) {
     TinyModel model;
     model.mutate_in_forward = true;
     const dist::Group no_replicas;
-    train::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
+    parallel::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
     const auto ac = checkpointing(model, mode);
     for (int k = 0; k < micro_batches; ++k) {
       (tiny_loss(fsdp.forward(tiny_tokens(rt.rank())), rt.rank()) / micro_batches).backward();
@@ -291,7 +291,7 @@ std::vector<Grads> tiny_replicated(CheckpointMode mode, int64_t* overlapped) {
     TinyModel model;
     std::vector<sdk::NamedParameter> params;
     for (const auto& item : model.named_parameters()) params.push_back({item.key(), item.value()});
-    train::ReplicatedModel replicated(model, rt.dp(), params, 1);
+    parallel::ReplicatedModel replicated(model, rt.dp(), params, 1);
     const auto ac = checkpointing(model, mode);
     tiny_loss(replicated.forward(tiny_tokens(rt.rank())), rt.rank()).backward();
     replicated.sync();
@@ -312,7 +312,7 @@ std::vector<Grads> transformer_fsdp(const std::string& toml, CheckpointMode mode
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     sdk::Model& model = *models[static_cast<size_t>(rt.rank())];
     const dist::Group no_replicas;
-    train::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
+    parallel::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
     const auto ac = checkpointing(model, mode);
     const at::Tensor tokens = at::arange(34, at::kLong).add(rt.rank() * 5).remainder(64).view({2, 17});
     at::Tensor loss = at::cross_entropy_loss(fsdp.forward(tokens.narrow(1, 0, 16)).reshape({-1, 64}),

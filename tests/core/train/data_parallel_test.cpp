@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "train/data_parallel.h"
+#include "parallel/data_parallel.h"
 #include "support/two_ranks.h"
 
 namespace kforge::test {
@@ -30,7 +30,7 @@ TEST(DataParallel, GradientsBecomeTheMeanOverRanksInEveryBucket) {
     if (r == 1) unused.mutable_grad() = at::full({2}, 4.0);
     params.push_back({"unused", unused});
     // 48-byte buckets (two of the float tensors fill one): several all_reduces run.
-    train::average_gradients(rt.dp(), params, /*bucket_bytes=*/48);
+    parallel::average_gradients(rt.dp(), params, /*bucket_bytes=*/48);
     for (const auto& p : params) grads[static_cast<size_t>(rt.rank())].push_back(p.tensor.grad());
   });
   ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
@@ -43,11 +43,11 @@ TEST(DataParallel, GradientsBecomeTheMeanOverRanksInEveryBucket) {
 }
 
 TEST(DataParallel, StepLossIsTheMeanAndANanOnOneRankSkipsTheStepEverywhere) {
-  std::vector<train::StepResult> finite(2), one_nan(2);
+  std::vector<parallel::StepResult> finite(2), one_nan(2);
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     const size_t r = static_cast<size_t>(rt.rank());
-    finite[r] = train::average_step_result(rt.dp(), {1.0 + static_cast<double>(r), 0.5}, 1).result;
-    one_nan[r] = train::average_step_result(rt.dp(), {r == 1 ? std::nan("") : 2.0, 0.5}, 1).result;
+    finite[r] = parallel::average_step_result(rt.dp(), {1.0 + static_cast<double>(r), 0.5}, 1).result;
+    one_nan[r] = parallel::average_step_result(rt.dp(), {r == 1 ? std::nan("") : 2.0, 0.5}, 1).result;
   });
   ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
   for (size_t r = 0; r < 2; ++r) {
@@ -62,9 +62,9 @@ TEST(DataParallel, TheStepsTrainedTokensAreTheSumOverRanksWhateverTheLoss) {
   std::vector<int64_t> one_empty(2), one_nan(2), none(2);
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     const size_t r = static_cast<size_t>(rt.rank());
-    one_empty[r] = train::average_step_result(rt.dp(), {1.0, 0.5}, r == 0 ? 0 : 37).trained_tokens;
-    one_nan[r] = train::average_step_result(rt.dp(), {r == 1 ? std::nan("") : 1.0, 0.5}, 20 + r).trained_tokens;
-    none[r] = train::average_step_result(rt.dp(), {0.0, 0.0}, 0).trained_tokens;
+    one_empty[r] = parallel::average_step_result(rt.dp(), {1.0, 0.5}, r == 0 ? 0 : 37).trained_tokens;
+    one_nan[r] = parallel::average_step_result(rt.dp(), {r == 1 ? std::nan("") : 1.0, 0.5}, 20 + r).trained_tokens;
+    none[r] = parallel::average_step_result(rt.dp(), {0.0, 0.0}, 0).trained_tokens;
   });
   ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
   EXPECT_EQ(one_empty, (std::vector<int64_t>{37, 37})) << "one rank's tokens train the step on both";

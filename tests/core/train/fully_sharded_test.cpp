@@ -1,7 +1,7 @@
 // FSDP between two ranks (threads) on a tiny hand-written model with uneven row counts, against the
 // same model trained whole in one process: gradients, clipping, eval forward, freeing, checkpoint
 // slices.
-#include "train/fully_sharded.h"
+#include "parallel/fully_sharded.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -34,7 +34,7 @@ std::vector<RankResult> run_fsdp(const std::string& frozen, int micro_batches, d
     TinyModel model;
     if (!frozen.empty()) model.named_parameters()[frozen].requires_grad_(false);
     const dist::Group no_replicas;  // held by reference for the model's life
-    train::FullyShardedModel fsdp(model, rt.dp(), no_replicas,
+    parallel::FullyShardedModel fsdp(model, rt.dp(), no_replicas,
                                   frozen_whole ? std::set<std::string>{frozen} : std::set<std::string>{});
     RankResult& r = results[static_cast<size_t>(rt.rank())];
     for (int k = 0; k < micro_batches; ++k) {
@@ -191,7 +191,7 @@ TEST(FullyShardedModel, InPlaceChangesTheModelMakesInItsForwardReachTheShards) {
     TinyModel model;
     model.mutate_in_forward = true;
     const dist::Group no_replicas;  // held by reference for the model's life
-    train::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
+    parallel::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
     at::NoGradGuard no_grad;
     for (int k = 0; k < 2; ++k) fsdp.forward(tiny_tokens(rt.rank()));
     for (const auto& p : fsdp.shards()) {
@@ -207,7 +207,7 @@ TEST(FullyShardedModel, ModelBypassingTheBlockRunnerIsAnErrorNamingRunBlock) {
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     TinyModel model(/*bypass=*/true);
     const dist::Group no_replicas;  // held by reference for the model's life
-    train::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
+    parallel::FullyShardedModel fsdp(model, rt.dp(), no_replicas);
     fsdp.forward(tiny_tokens(rt.rank()));
   });
   for (const std::string& e : errors) {

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "kforge/sdk/error.h"
+#include "parallel/data_parallel.h"
 #include "support/two_ranks.h"
-#include "train/data_parallel.h"
 #include "train/loss_scaler.h"
 
 namespace kforge::test {
@@ -111,7 +111,7 @@ TEST(LossScaler, OneRanksOverflowIsEveryRanksOverflow) {
     const int rank = runtime.rank();
     LossScaler scaler({65536.0, 2.0, 0.5, 2000});
     const float local = rank == 1 ? std::numeric_limits<float>::infinity() : 1.0f;
-    const bool overflow = train::any_in_group(runtime.world(), scaler.unscale(with_grad(at::tensor({local}))));
+    const bool overflow = parallel::any_in_group(runtime.world(), scaler.unscale(with_grad(at::tensor({local}))));
     scaler.update(overflow);
     found[static_cast<size_t>(rank)] = overflow;
     scales[static_cast<size_t>(rank)] = scaler.scale();

@@ -17,6 +17,10 @@
 #include "core/train/scaled_preset.h"
 #include "core/train/train_fixture.h"
 #include "kforge/sdk/error.h"
+#include "parallel/pipeline_order.h"
+#include "parallel/stage_link.h"
+#include "parallel/stage_model.h"
+#include "parallel/stage_split.h"
 #include "schedules/gpipe.h"
 #include "schedules/interleaved_one_f_one_b.h"
 #include "schedules/one_f_one_b.h"
@@ -25,10 +29,6 @@
 #include "support/precision_parity.h"
 #include "support/same_checkpoint.h"
 #include "support/two_ranks.h"
-#include "train/pipeline_order.h"
-#include "train/stage_link.h"
-#include "train/stage_model.h"
-#include "train/stage_split.h"
 #include "transformer/transformer.h"
 
 namespace kforge::test {
@@ -58,9 +58,9 @@ TEST(PipelineSchedules, GpipeAndOneFOneBLeaveTheTheoreticalBubble) {
     for (const int micro : {4, 8}) {
       SCOPED_TRACE(fmt::format("pp = {}, {} micro-batches", ranks, micro));
       const double theory = (ranks - 1.0) / (micro + ranks - 1.0);
-      EXPECT_NEAR(train::check_pipeline_orders(orders_of(GPipe(), ranks, micro), 1, micro, "gpipe"), theory, 1e-12);
+      EXPECT_NEAR(parallel::check_pipeline_orders(orders_of(GPipe(), ranks, micro), 1, micro, "gpipe"), theory, 1e-12);
       const auto one_f_one_b = orders_of(OneFOneB(), ranks, micro);
-      EXPECT_NEAR(train::check_pipeline_orders(one_f_one_b, 1, micro, "1f1b"), theory, 1e-12);
+      EXPECT_NEAR(parallel::check_pipeline_orders(one_f_one_b, 1, micro, "1f1b"), theory, 1e-12);
       for (int r = 0; r < ranks; ++r) {
         EXPECT_EQ(most_in_flight(one_f_one_b[static_cast<size_t>(r)]), std::min(ranks - r, micro)) << "rank " << r;
         EXPECT_EQ(most_in_flight(GPipe().order(ranks, r, micro)), micro) << "rank " << r;
@@ -75,8 +75,8 @@ TEST(PipelineSchedules, InterleavedOneFOneBShrinksTheBubbleByItsChunks) {
     for (const int chunks : {2, 3}) {
       const int micro = 2 * ranks;
       SCOPED_TRACE(fmt::format("pp = {}, {} chunks, {} micro-batches", ranks, chunks, micro));
-      const double bubble = train::check_pipeline_orders(orders_of(InterleavedOneFOneB(chunks), ranks, micro), chunks,
-                                                         micro, "interleaved_1f1b");
+      const double bubble = parallel::check_pipeline_orders(orders_of(InterleavedOneFOneB(chunks), ranks, micro),
+                                                            chunks, micro, "interleaved_1f1b");
       const double one_f_one_b = (ranks - 1.0) / (micro + ranks - 1.0);
       EXPECT_LT(bubble, one_f_one_b);
       EXPECT_GE(bubble, (ranks - 1.0) / (chunks * micro + ranks - 1.0) - 1e-12);
@@ -102,28 +102,28 @@ TEST(PipelineSchedules, RefuseTooFewMicroBatchesAndOrdersThatCannotRun) {
   const std::vector<std::vector<P>> deadlock = {{{true, 0, 0}, {false, 0, 0}, {true, 0, 1}, {false, 0, 1}},
                                                 {{true, 0, 1}, {false, 0, 1}, {true, 0, 0}, {false, 0, 0}}};
   try {
-    train::check_pipeline_orders(deadlock, 1, 2, "mine");
+    parallel::check_pipeline_orders(deadlock, 1, 2, "mine");
     ADD_FAILURE() << "the deadlock went unseen";
   } catch (const sdk::Error& e) {
     EXPECT_NE(std::string(e.what()).find("waits forever"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("pp_schedule"), std::string::npos) << e.what();
   }
   const std::vector<std::vector<P>> backward_first = {{{false, 0, 0}, {true, 0, 0}}};
-  EXPECT_THROW(train::check_pipeline_orders(backward_first, 1, 1, "mine"), sdk::Error);
+  EXPECT_THROW(parallel::check_pipeline_orders(backward_first, 1, 1, "mine"), sdk::Error);
   const std::vector<std::vector<P>> missing = {{{true, 0, 0}, {false, 0, 0}}};
-  EXPECT_THROW(train::check_pipeline_orders(missing, 1, 2, "mine"), sdk::Error);
+  EXPECT_THROW(parallel::check_pipeline_orders(missing, 1, 2, "mine"), sdk::Error);
 }
 
 // Even splits give earlier stages the remainder; a given split must cover every block with positive counts.
 TEST(StageSplit, EvenSplitsGiveEarlierStagesTheRemainderAndGivenSplitsAreChecked) {
-  EXPECT_EQ(train::split_stages(7, 3, {}).first, (std::vector<int64_t>{0, 3, 5, 7}));
-  EXPECT_EQ(train::split_stages(8, 4, {}).first, (std::vector<int64_t>{0, 2, 4, 6, 8}));
-  EXPECT_EQ(train::split_stages(6, 2, {1, 5}).first, (std::vector<int64_t>{0, 1, 6}));
-  EXPECT_EQ(train::split_stages(7, 3, {}).describe(), "0-2 | 3-4 | 5-6");
-  EXPECT_THROW(train::split_stages(2, 4, {}), sdk::ConfigError);
-  EXPECT_THROW(train::split_stages(6, 2, {2, 3}), sdk::ConfigError);
-  EXPECT_THROW(train::split_stages(6, 2, {0, 6}), sdk::ConfigError);
-  EXPECT_THROW(train::split_stages(6, 3, {3, 3}), sdk::ConfigError);
+  EXPECT_EQ(parallel::split_stages(7, 3, {}).first, (std::vector<int64_t>{0, 3, 5, 7}));
+  EXPECT_EQ(parallel::split_stages(8, 4, {}).first, (std::vector<int64_t>{0, 2, 4, 6, 8}));
+  EXPECT_EQ(parallel::split_stages(6, 2, {1, 5}).first, (std::vector<int64_t>{0, 1, 6}));
+  EXPECT_EQ(parallel::split_stages(7, 3, {}).describe(), "0-2 | 3-4 | 5-6");
+  EXPECT_THROW(parallel::split_stages(2, 4, {}), sdk::ConfigError);
+  EXPECT_THROW(parallel::split_stages(6, 2, {2, 3}), sdk::ConfigError);
+  EXPECT_THROW(parallel::split_stages(6, 2, {0, 6}), sdk::ConfigError);
+  EXPECT_THROW(parallel::split_stages(6, 3, {3, 3}), sdk::ConfigError);
 }
 
 // A four-block float64 transformer, built alike (seed 7) on every thread.
@@ -182,8 +182,8 @@ TEST(PipelineStages, EachParameterGetsTheWholeModelsGradientOnTheOneRankThatTrai
     std::vector<std::map<std::string, at::Tensor>> got(kRanks);
     const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
       const int rank = rt.rank();
-      train::StageModel stage(seeded_four_blocks(), train::split_stages(4, stages, {}), kRanks, rank);
-      train::StageLink link(rt.world(), stages);
+      parallel::StageModel stage(seeded_four_blocks(), parallel::split_stages(4, stages, {}), kRanks, rank);
+      parallel::StageLink link(rt.world(), stages);
       std::vector<at::Tensor> inputs(static_cast<size_t>(schedule->chunks() * kMicro)), outputs(inputs.size());
       for (const sdk::PipelinePass& pass : schedule->order(kRanks, rank, kMicro)) {
         const int v = pass.chunk * kRanks + rank, m = pass.micro_batch;

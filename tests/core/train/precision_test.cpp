@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "kforge/sdk/error.h"
-#include "train/precision.h"
+#include "parallel/precision.h"
 
 namespace kforge::test {
 namespace {
@@ -14,7 +14,7 @@ TEST(AutocastGuard, LinearRunsInBf16WithFp32ParameterGradients) {
   const at::Tensor w = at::randn({3, 8}).requires_grad_(), b = at::randn({3}).requires_grad_();
   at::Tensor y;
   {
-    train::AutocastGuard autocast(train::autocast_dtype("bf16"));
+    parallel::AutocastGuard autocast(parallel::autocast_dtype("bf16"));
     y = at::linear(x, w, b);
   }
   EXPECT_EQ(y.scalar_type(), at::kBFloat16);
@@ -29,13 +29,13 @@ TEST(AutocastGuard, LinearRunsInBf16WithFp32ParameterGradients) {
 }
 
 TEST(AutocastGuard, Fp32IsNoAutocastAndNestedGuardsRestoreTheOuterOne) {
-  EXPECT_FALSE(train::autocast_dtype("fp32").has_value());
-  train::AutocastGuard outer(at::kBFloat16);
+  EXPECT_FALSE(parallel::autocast_dtype("fp32").has_value());
+  parallel::AutocastGuard outer(at::kBFloat16);
   {
-    train::AutocastGuard none(train::autocast_dtype("fp32"));
+    parallel::AutocastGuard none(parallel::autocast_dtype("fp32"));
     EXPECT_TRUE(at::autocast::is_cpu_enabled());
   }
-  { train::AutocastGuard inner(at::kBFloat16); }
+  { parallel::AutocastGuard inner(at::kBFloat16); }
   EXPECT_TRUE(at::autocast::is_cpu_enabled());
   EXPECT_EQ(at::autocast::get_autocast_cpu_dtype(), at::kBFloat16);
 }
@@ -44,19 +44,19 @@ TEST(AutocastGuard, Fp32IsNoAutocastAndNestedGuardsRestoreTheOuterOne) {
 TEST(AutocastGuard, SetsAndRestoresCudaAutocastTooAndActiveAutocastReadsIt) {
   const bool cuda_before = at::autocast::is_enabled();
   const at::ScalarType cuda_dtype_before = at::autocast::get_autocast_gpu_dtype();
-  EXPECT_FALSE(train::active_autocast().has_value());
+  EXPECT_FALSE(parallel::active_autocast().has_value());
   {
-    train::AutocastGuard guard(at::kBFloat16);
+    parallel::AutocastGuard guard(at::kBFloat16);
     EXPECT_TRUE(at::autocast::is_enabled());
     EXPECT_EQ(at::autocast::get_autocast_gpu_dtype(), at::kBFloat16);
-    EXPECT_EQ(train::active_autocast(), std::optional<at::ScalarType>(at::kBFloat16));
+    EXPECT_EQ(parallel::active_autocast(), std::optional<at::ScalarType>(at::kBFloat16));
     at::autocast::set_cpu_enabled(false);  // a CUDA-only autocast region, as a CUDA checkpoint replay records it
-    EXPECT_EQ(train::active_autocast(), std::optional<at::ScalarType>(at::kBFloat16));
+    EXPECT_EQ(parallel::active_autocast(), std::optional<at::ScalarType>(at::kBFloat16));
     at::autocast::set_cpu_enabled(true);
   }
   EXPECT_EQ(at::autocast::is_enabled(), cuda_before);
   EXPECT_EQ(at::autocast::get_autocast_gpu_dtype(), cuda_dtype_before);
-  EXPECT_FALSE(train::active_autocast().has_value());
+  EXPECT_FALSE(parallel::active_autocast().has_value());
 }
 
 // fp16: CPU autocast stays off (LibTorch 1.13's refuses float16) and CUDA autocasts to float16, the mark the built-in
@@ -64,13 +64,13 @@ TEST(AutocastGuard, SetsAndRestoresCudaAutocastTooAndActiveAutocastReadsIt) {
 // state; all restored on exit.
 TEST(AutocastGuard, Fp16LeavesCpuAutocastOffAndAutocastsCudaToFloat16) {
   const bool cuda_before = at::autocast::is_enabled();
-  ASSERT_EQ(train::autocast_dtype("fp16"), std::optional<at::ScalarType>(at::kHalf));
+  ASSERT_EQ(parallel::autocast_dtype("fp16"), std::optional<at::ScalarType>(at::kHalf));
   {
-    train::AutocastGuard guard(train::autocast_dtype("fp16"));
+    parallel::AutocastGuard guard(parallel::autocast_dtype("fp16"));
     EXPECT_FALSE(at::autocast::is_cpu_enabled());
     EXPECT_TRUE(at::autocast::is_enabled());
     EXPECT_EQ(at::autocast::get_autocast_gpu_dtype(), at::kHalf);
-    EXPECT_EQ(train::active_autocast(), std::optional<at::ScalarType>(at::kHalf));
+    EXPECT_EQ(parallel::active_autocast(), std::optional<at::ScalarType>(at::kHalf));
     const at::Tensor x = at::randn({2, 3}), w = at::randn({4, 3});
     EXPECT_EQ(at::linear(x, w).scalar_type(), at::kFloat) << "CPU ops run as outside autocast";
   }
@@ -81,7 +81,7 @@ TEST(AutocastGuard, Fp16LeavesCpuAutocastOffAndAutocastsCudaToFloat16) {
 TEST(AutocastGuard, AnUnknownPrecisionIsAConfigErrorNamingTheKey) {
   for (const char* value : {"fp4"}) {
     try {
-      train::autocast_dtype(value);
+      parallel::autocast_dtype(value);
       FAIL() << value;
     } catch (const sdk::ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find("[train] mixed_precision"), std::string::npos) << e.what();

@@ -4,8 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include "parallel/replicated_model.h"
 #include "support/tiny_blocks_model.h"
-#include "train/replicated_model.h"
 #include "support/two_ranks.h"
 
 namespace kforge::test {
@@ -18,13 +18,13 @@ struct Outcome {
 
 // Runs `body(model, replicated)` on both ranks, then sync(); returns each rank's gradients.
 std::vector<Outcome> on_two_replicas(int64_t micro_batches,
-                                     const std::function<void(TinyModel&, train::ReplicatedModel&, int)>& body) {
+                                     const std::function<void(TinyModel&, parallel::ReplicatedModel&, int)>& body) {
   std::vector<Outcome> out(2);
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     TinyModel model;
     std::vector<sdk::NamedParameter> params;
     for (const auto& item : model.named_parameters()) params.push_back({item.key(), item.value()});
-    train::ReplicatedModel replicated(model, rt.dp(), params, micro_batches);
+    parallel::ReplicatedModel replicated(model, rt.dp(), params, micro_batches);
     body(model, replicated, rt.rank());
     replicated.sync();
     Outcome& o = out[static_cast<size_t>(rt.rank())];
@@ -46,7 +46,7 @@ void expect_reference(const std::vector<Outcome>& outcomes, double scale = 1.0) 
 }
 
 TEST(ReplicatedModel, EveryBlockIsReducedDuringTheBackwardAndGradientsAreTheMean) {
-  const auto outcomes = on_two_replicas(1, [](TinyModel&, train::ReplicatedModel& r, int rank) {
+  const auto outcomes = on_two_replicas(1, [](TinyModel&, parallel::ReplicatedModel& r, int rank) {
     tiny_loss(r.forward(tiny_tokens(rank)), rank).backward();
   });
   expect_reference(outcomes);
@@ -54,7 +54,7 @@ TEST(ReplicatedModel, EveryBlockIsReducedDuringTheBackwardAndGradientsAreTheMean
 }
 
 TEST(ReplicatedModel, OnlyTheLastMicroBatchStartsTheReduction) {
-  const auto outcomes = on_two_replicas(2, [](TinyModel&, train::ReplicatedModel& r, int rank) {
+  const auto outcomes = on_two_replicas(2, [](TinyModel&, parallel::ReplicatedModel& r, int rank) {
     for (int k = 0; k < 2; ++k) (tiny_loss(r.forward(tiny_tokens(rank)), rank) / 2).backward();
   });
   expect_reference(outcomes);
@@ -64,7 +64,7 @@ TEST(ReplicatedModel, OnlyTheLastMicroBatchStartsTheReduction) {
 // A step body that runs more backwards than it announced: the gradients change after their
 // reduction started, which sync() detects and redoes, so the mean is still right.
 TEST(ReplicatedModel, GradientsChangedAfterTheirReductionStartedAreReducedAgain) {
-  const auto outcomes = on_two_replicas(1, [](TinyModel&, train::ReplicatedModel& r, int rank) {
+  const auto outcomes = on_two_replicas(1, [](TinyModel&, parallel::ReplicatedModel& r, int rank) {
     for (int k = 0; k < 2; ++k) tiny_loss(r.forward(tiny_tokens(rank)), rank).backward();
   });
   expect_reference(outcomes, 2.0);

@@ -15,12 +15,12 @@
 
 #include "core/train/train_fixture.h"
 #include "data/batch.h"
+#include "parallel/token_weights.h"
 #include "support/max_abs_diff.h"
 #include "support/npy.h"
 #include "support/oracle.h"
 #include "support/test_host.h"
 #include "train/step.h"
-#include "train/token_weights.h"
 
 namespace kforge::test {
 namespace {
@@ -220,8 +220,8 @@ TEST_P(StepOracle, MatchesPythonTorch) {
   for (size_t s = 0; s < run.batches.size(); ++s) {
     ASSERT_EQ(run.batches[s].size(), 2u);
     if (c.uneven_labels) {
-      EXPECT_NE(train::trained_tokens(run.batches[s][0].labels),
-                train::trained_tokens(run.batches[s][1].labels))
+      EXPECT_NE(parallel::trained_tokens(run.batches[s][0].labels),
+                parallel::trained_tokens(run.batches[s][1].labels))
           << "step " << s + 1
           << ": the micro-batches must train different numbers of tokens";
     }

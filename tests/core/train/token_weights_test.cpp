@@ -1,6 +1,6 @@
 // Token weights (core/train/token_weights.h): the counts of every rank's batches, weights of exactly 1 for equal
 // counts, and the weighted mean of per-batch token means equal to the token mean of all the batches.
-#include "train/token_weights.h"
+#include "parallel/token_weights.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -11,15 +11,15 @@ namespace kforge::test {
 namespace {
 
 TEST(TokenWeights, TrainedTokensAreTheLabelsOtherThanMinus100) {
-  EXPECT_EQ(train::trained_tokens(at::tensor({3, -100, 0, -100, 7}, at::kLong)), 3);
-  EXPECT_EQ(train::trained_tokens(at::full({2, 3}, -100, at::kLong)), 0);
+  EXPECT_EQ(parallel::trained_tokens(at::tensor({3, -100, 0, -100, 7}, at::kLong)), 3);
+  EXPECT_EQ(parallel::trained_tokens(at::full({2, 3}, -100, at::kLong)), 0);
 }
 
 TEST(TokenWeights, EqualCountsWeighExactlyOneAndNoTokenAnywhereWeighsOne) {
   const dist::Group alone;
-  EXPECT_EQ(train::token_weights({7, 7, 7}, alone), (std::vector<double>{1.0, 1.0, 1.0}));
-  EXPECT_EQ(train::token_weights({0, 0}, alone), (std::vector<double>{1.0, 1.0}));
-  EXPECT_EQ(train::token_weights({1, 3}, alone), (std::vector<double>{0.5, 1.5}));
+  EXPECT_EQ(parallel::token_weights({7, 7, 7}, alone), (std::vector<double>{1.0, 1.0, 1.0}));
+  EXPECT_EQ(parallel::token_weights({0, 0}, alone), (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(parallel::token_weights({1, 3}, alone), (std::vector<double>{0.5, 1.5}));
 }
 
 // Rank 0's two batches train 2 and 6 tokens, rank 1's 4 and 4 (16 in all, 4 batches): the weights are count x 4 / 16,
@@ -30,7 +30,7 @@ TEST(TokenWeights, OverTwoRanksTheWeightedMeanOfBatchMeansIsTheMeanOverEveryToke
   std::vector<std::vector<double>> weights(2);
   const auto errors = on_two_ranks([&](const dist::Runtime& rt) {
     const size_t r = static_cast<size_t>(rt.rank());
-    weights[r] = train::token_weights(counts[r], rt.dp());
+    weights[r] = parallel::token_weights(counts[r], rt.dp());
   });
   ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
   EXPECT_EQ(weights[0], (std::vector<double>{0.5, 1.5}));

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "train/precision.h"
 #include "model_builder.h"
+#include "parallel/precision.h"
 #include "support/npy.h"
 #include "support/oracle.h"
 #include "transformer/float8_cast.h"
@@ -131,7 +131,7 @@ TEST(Float8Linear, IgnoresAutocastAndIsDeterministic) {
   const at::Tensor plain = builtin::models::float8_linear(x, w);
   at::Tensor autocast;
   {
-    const train::AutocastGuard guard(at::kBFloat16);
+    const parallel::AutocastGuard guard(at::kBFloat16);
     autocast = builtin::models::float8_linear(x, w);
   }
   EXPECT_TRUE(plain.equal(autocast)) << "its fp32 products must not be autocast to bf16";
