@@ -2,13 +2,10 @@
 #include "fp16_linear.h"
 
 #include <ATen/autocast_mode.h>
-#include <ATen/record_function.h>
 #include <kforge/sdk/error.h>
-#include <torch/csrc/autograd/custom_function.h>
-
-#include <vector>
 
 #include "linear.h"
+#include "rounded_linear.h"
 
 namespace kforge::builtin::models {
 namespace {
@@ -16,30 +13,21 @@ namespace {
 /// `t` rounded to float16, as float32.
 at::Tensor fp16(const at::Tensor& t) { return t.to(at::kHalf).to(at::kFloat); }
 
-class Fp16Linear : public torch::autograd::Function<Fp16Linear> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight) {
-    RECORD_FUNCTION("kforge::fp16_linear", c10::ArrayRef<const c10::IValue>{});
-    const at::Tensor rows = x.reshape({-1, x.size(-1)}).to(at::kHalf);
-    const at::Tensor w = weight.to(at::kHalf);
-    ctx->save_for_backward({rows, w});
-    ctx->saved_data["input_sizes"] = x.sizes().vec();
-    std::vector<int64_t> shape = x.sizes().vec();
-    shape.back() = w.size(0);
-    return fp16(at::mm(rows.to(at::kFloat), w.to(at::kFloat).t())).view(shape);
+/// fp16(x_fp16 W_fp16^T), dx = fp16(dy_fp16 W_fp16), dW = fp16(dy_fp16^T x_fp16), summed in fp32.
+struct Fp16Linear {
+  static constexpr const char* kForward = "kforge::fp16_linear";
+  static constexpr const char* kBackward = "kforge::fp16_linear_backward";
+  static RoundedOperand input(const at::Tensor& rows) { return {rows.to(at::kHalf), {}}; }
+  static RoundedOperand weight(const at::Tensor& w) { return input(w); }
+  static RoundedOperand gradient(const at::Tensor& dy) { return {fp16(dy), {}}; }
+  static at::Tensor output(const RoundedOperand& x, const RoundedOperand& w) {
+    return fp16(at::mm(x.values.to(at::kFloat), w.values.to(at::kFloat).t()));
   }
-
-  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
-                                               torch::autograd::tensor_list grad_outputs) {
-    RECORD_FUNCTION("kforge::fp16_linear_backward", c10::ArrayRef<const c10::IValue>{});
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor rows = saved[0].to(at::kFloat);
-    const at::Tensor w = saved[1].to(at::kFloat);
-    const at::Tensor dy = fp16(grad_outputs[0].reshape({rows.size(0), w.size(0)}));
-    at::Tensor dx, dw;
-    if (ctx->needs_input_grad(0)) dx = fp16(at::mm(dy, w)).view(ctx->saved_data["input_sizes"].toIntVector());
-    if (ctx->needs_input_grad(1)) dw = fp16(at::mm(dy.t(), rows));
-    return {dx, dw};
+  static at::Tensor input_gradient(const RoundedOperand& dy, const RoundedOperand& w) {
+    return fp16(at::mm(dy.values, w.values.to(at::kFloat)));
+  }
+  static at::Tensor weight_gradient(const RoundedOperand& dy, const RoundedOperand& x) {
+    return fp16(at::mm(dy.values.t(), x.values.to(at::kFloat)));
   }
 };
 
@@ -60,7 +48,7 @@ at::Tensor fp16_linear(const at::Tensor& x, const at::Tensor& weight) {
         "linear: the fp16 projection needs float32 CPU x [..., in] and weight [out, in] in a [train] mixed_precision "
         "= \"fp16\" step on the CPU; check fp16_linear_applies first");
   }
-  return Fp16Linear::apply(x, weight);
+  return RoundedLinear<Fp16Linear>::apply(x, weight);
 }
 
 }  // namespace kforge::builtin::models

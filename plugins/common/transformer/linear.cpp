@@ -11,6 +11,7 @@
 #include "blas_gemm.h"
 #include "fp16_linear.h"
 #include "float8_linear.h"
+#include "rounded_linear.h"
 #include "vector_lanes.h"
 #include "weight_gradient_gemm.h"
 
@@ -68,39 +69,23 @@ class OneDnnLinear : public torch::autograd::Function<OneDnnLinear> {
 };
 
 /// Under bf16 autocast: y = bf16(x_bf16 W_bf16^T) in fp32 arithmetic; dx = bf16(dy W_bf16); dW = dy^T x_bf16 (fp32).
-class Bf16Linear : public torch::autograd::Function<Bf16Linear> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight) {
-    RECORD_FUNCTION("kforge::bf16_linear", c10::ArrayRef<const c10::IValue>{});
-    const at::Tensor rows = x.reshape({-1, x.size(-1)}).to(at::kBFloat16).contiguous();
-    const at::Tensor w = weight.to(at::kBFloat16).contiguous();
-    const at::Tensor y =
-        product(false, true, rows.size(0), w.size(0), rows.size(1), rows.to(at::kFloat), w.to(at::kFloat));
-    ctx->save_for_backward({rows, w});
-    ctx->saved_data["input_sizes"] = x.sizes().vec();
-    ctx->saved_data["input_dtype"] = x.scalar_type();
-    std::vector<int64_t> shape = x.sizes().vec();
-    shape.back() = w.size(0);
-    return y.to(at::kBFloat16).view(shape);
+struct Bf16Linear {
+  static constexpr const char* kForward = "kforge::bf16_linear";
+  static constexpr const char* kBackward = "kforge::bf16_linear_backward";
+  static RoundedOperand input(const at::Tensor& rows) { return {rows.to(at::kBFloat16).contiguous(), {}}; }
+  static RoundedOperand weight(const at::Tensor& w) { return input(w); }
+  static RoundedOperand gradient(const at::Tensor& dy) { return {dy.to(at::kFloat).contiguous(), {}}; }
+  static at::Tensor output(const RoundedOperand& x, const RoundedOperand& w) {
+    const at::Tensor& a = x.values;
+    return product(false, true, a.size(0), w.values.size(0), a.size(1), a.to(at::kFloat), w.values.to(at::kFloat))
+        .to(at::kBFloat16);
   }
-
-  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
-                                               torch::autograd::tensor_list grad_outputs) {
-    RECORD_FUNCTION("kforge::bf16_linear_backward", c10::ArrayRef<const c10::IValue>{});
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor& rows = saved[0];
-    const at::Tensor& w = saved[1];
-    const int64_t m = rows.size(0), k = rows.size(1), n = w.size(0);
-    const at::Tensor dy = grad_outputs[0].reshape({m, n}).to(at::kFloat).contiguous();
-    at::Tensor dx, dw;
-    if (ctx->needs_input_grad(0)) {
-      dx = product(false, false, m, k, n, dy, w.to(at::kFloat))
-               .to(at::kBFloat16)
-               .to(ctx->saved_data["input_dtype"].toScalarType())
-               .view(ctx->saved_data["input_sizes"].toIntVector());
-    }
-    if (ctx->needs_input_grad(1)) dw = weight_product(dy, rows.to(at::kFloat));
-    return {dx, dw};
+  static at::Tensor input_gradient(const RoundedOperand& dy, const RoundedOperand& w) {
+    const at::Tensor& g = dy.values;
+    return product(false, false, g.size(0), w.values.size(1), g.size(1), g, w.values.to(at::kFloat)).to(at::kBFloat16);
+  }
+  static at::Tensor weight_gradient(const RoundedOperand& dy, const RoundedOperand& x) {
+    return weight_product(dy.values, x.values.to(at::kFloat));
   }
 };
 
@@ -152,7 +137,7 @@ at::Tensor bf16_linear(const at::Tensor& x, const at::Tensor& weight) {
         "linear: the bf16 projection needs float32 or bfloat16 CPU x [..., in] and a float32 weight [out, in] under "
         "bf16 CPU autocast; check bf16_linear_applies first");
   }
-  return Bf16Linear::apply(x, weight);
+  return RoundedLinear<Bf16Linear>::apply(x, weight);
 }
 
 bool cpu_has_bf16_instructions() {
