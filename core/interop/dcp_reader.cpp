@@ -26,8 +26,9 @@ DcpReader::DcpReader(const std::vector<fs::path>& dirs) {
     const checkpoint::MappedFile file(path);
     for (auto& [key, item] : parse_dcp_metadata(file.bytes(), path.string())) {
       if (!dir_of_.emplace(key, dir).second) {
-        throw sdk::Error(fmt::format("{}: item '{}' is also in {}; pipeline stages hold disjoint items", path.string(),
-                                     key, (dir_of_.at(key) / ".metadata").string()));
+        if (!item.tensor && !items_.at(key).tensor) continue;  // each stage's optimizer has its own param_groups
+        throw sdk::Error(fmt::format("{}: tensor '{}' is also in {}; pipeline stages hold disjoint tensors",
+                                     path.string(), key, (dir_of_.at(key) / ".metadata").string()));
       }
       items_.emplace(key, std::move(item));
     }

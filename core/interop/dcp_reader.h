@@ -16,8 +16,9 @@ namespace kforge::interop {
 
 class DcpReader {
  public:
-  /// Reads `dirs`' `.metadata` files (one directory, or a pipeline run's pp* stages, whose items are disjoint).
-  /// Throws sdk::Error naming the file; an item in two stages is refused naming it.
+  /// Reads `dirs`' `.metadata` files (one directory, or a pipeline run's pp* stages, whose tensors are disjoint; of a
+  /// pickled value in several stages, such as each stage's optimizer param_groups, the first is kept). Throws
+  /// sdk::Error naming the file; a tensor in two stages is refused naming it.
   explicit DcpReader(const std::vector<std::filesystem::path>& dirs);
 
   /// Every item, by flattened key ("model.<fqn>", "optimizer.state.<fqn>.exp_avg", ...).

@@ -22,6 +22,9 @@ torch2-sharded:  two ranks as FSDP2 shards them (every tensor of one or more dim
                  _MEM_FORMAT_ENCODING; filesystem._StorageInfo), their definitions copied from PyTorch's source.
 --by-index:      the optimizer state keyed by parameter index, as optimizer.state_dict() wrote it before
                  KempnerForge's PR #115.
+--pp2:           two pipeline stages as KempnerForge writes them, OUT_STEP_DIR/pp0 (the embedding and layers.0)
+                 and pp1 (the rest), each a DCP directory of its stage's tensors (global FQNs) and its own
+                 optimizer param_groups; train_state.pt and metadata.json in OUT_STEP_DIR.
 """
 import dataclasses
 import enum
@@ -241,7 +244,15 @@ def main():
     lr, seed = config["optimizer"]["lr"], config["train"].get("data_seed", config["train"]["seed"])
     tensors = kforge_tensors(source)
     flat, paths = flat_state(tensors, by_index, lr)
-    (write_torch113 if layout == "torch113" else write_torch2_sharded)(flat, paths, out)
+    write = write_torch113 if layout == "torch113" else write_torch2_sharded
+    if "--pp2" in sys.argv[4:]:
+        first = lambda key: "token_embedding" in key or ".layers.0." in key
+        for stage in (0, 1):
+            keys = [k for k in flat if k.startswith("optimizer.param_groups") or first(k) == (stage == 0)]
+            os.makedirs(os.path.join(out, f"pp{stage}"), exist_ok=True)
+            write({k: flat[k] for k in keys}, {k: paths[k] for k in keys}, os.path.join(out, f"pp{stage}"))
+    else:
+        write(flat, paths, out)
     step, position = train_state["step"], train_state["data"][0]
     random.seed(step)
     np.random.seed(step)

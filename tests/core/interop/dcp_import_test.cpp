@@ -118,6 +118,16 @@ TEST(DcpImport, ShardedTorch2LayoutThroughLatestGivesTheSameCheckpoint) {
   expect_carried(out / "step_10");
 }
 
+TEST(DcpImport, PipelineStagesAreJoined) {
+  ASSERT_TRUE(oracle_available());
+  const fs::path dcp = oracle_written("torch113", "dcp_pp2", "--pp2");
+  const fs::path out = temp_dir("dcp_pp2_out") / "ckpt";
+  int rc = 0;
+  const std::string text = convert(dcp, out, &rc);
+  ASSERT_EQ(rc, 0) << text;
+  expect_carried(out / "step_10");
+}
+
 TEST(DcpImport, IndexKeyedOptimizerStateIsNotCarriedAndSaysWhy) {
   ASSERT_TRUE(oracle_available());
   const fs::path dcp = oracle_written("torch113", "dcp_by_index", "--by-index");
