@@ -51,7 +51,8 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
       {"train",
        {"batch_size", "seq_len", "max_steps", "grad_accum_steps", "grad_clip_norm", "seed", "data_seed",
         "mixed_precision", "loss_scale_init", "loss_scale_growth", "loss_scale_backoff", "loss_scale_growth_interval",
-        "loss_fn", "z_loss_weight", "ce_chunk_size", "shutdown_timeout_sec", "num_threads", "device",
+        "loss_fn", "z_loss_weight", "ce_chunk_size", "shutdown_timeout_sec", "nccl_health_check_interval",
+        "nccl_health_check_timeout_sec", "num_threads", "device",
         "nan_max_consecutive", "hooks", "freeze", "freeze_schedule", "activation_checkpointing"}},
       {"freeze", {"module", "frozen"}},
       {"freeze_schedule", {"start_step", "specs"}},
@@ -107,7 +108,6 @@ const Table& not_implemented() {
       for (auto& k : keys) t[{section, k}] = s;
     };
     add("train", {"compile_model"}, no_effect("kforge has no graph compiler", Value::boolean(false)));
-    add("train", {"nccl_health_check_interval"}, no_effect("collective health checks"));
     add("data", {"hf_dataset_image_field", "hf_dataset_prompt_field"},
         refused("Hugging Face image-text datasets (a vision-language run reads WebDataset shards or a JSON Lines "
                 "manifest, whose fields are fixed)"));

@@ -46,7 +46,12 @@ std::vector<SectionSpec> training_sections() {
         int_key("ce_chunk_size", 0, "chunked cross-entropy chunk (0: 4096)"),
         bounded(float_key("shutdown_timeout_sec", 600.0, "forced exit this long after a shutdown signal (0: never)"),
                 kMaxTimeoutSec),
-        int_key("nccl_health_check_interval", 0, "steps between collective health checks (0: off)"),
+        int_key("nccl_health_check_interval", 0,
+                "steps between health checks: every rank hears from every other within "
+                "nccl_health_check_timeout_sec, or the job ends naming the rank that did not answer (0: off)"),
+        bounded(float_key("nccl_health_check_timeout_sec", 10.0,
+                          "a health check's deadline (> 0; KempnerForge's check_nccl_health default)"),
+                kMaxTimeoutSec),
         bounded(int_key("num_threads", 0, "intra-op CPU threads (0: all cores)"), kMaxThreads),
         string_key("device", "auto",
                    "where the model, optimizer state, batches and collectives live: \"auto\" (cuda:LOCAL_RANK in a "

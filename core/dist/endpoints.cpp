@@ -28,7 +28,7 @@ std::string describe(const Peer& peer) {
 
 std::vector<Peer> exchange_endpoints(c10d::Store& store, const Peer& mine, int world_size, const std::string& master,
                                      std::chrono::milliseconds timeout) {
-  const std::string text = fmt::format("{}\n{}\n{}", mine.host, mine.interface, mine.address);
+  const std::string text = fmt::format("{}\n{}\n{}\n{}", mine.host, mine.interface, mine.address, mine.pid);
   std::vector<std::string> keys;
   for (int r = 0; r < world_size; ++r) keys.push_back(key(r));
   try {
@@ -55,10 +55,11 @@ std::vector<Peer> exchange_endpoints(c10d::Store& store, const Peer& mine, int w
   for (int r = 0; r < world_size; ++r) {
     const std::vector<uint8_t> bytes = store.get(key(r));
     std::istringstream in(std::string(bytes.begin(), bytes.end()));
-    Peer peer{r, "", "", ""};
+    Peer peer{r, "", "", "", 0};
     std::getline(in, peer.host);
     std::getline(in, peer.interface);
     std::getline(in, peer.address);
+    in >> peer.pid;
     peers.push_back(std::move(peer));
   }
   return peers;

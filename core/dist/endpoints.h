@@ -18,6 +18,7 @@ struct Peer {
   std::string host;       ///< its hostname
   std::string interface;  ///< its Gloo devices' interfaces, "eth0" or "eth0,eth1"
   std::string address;    ///< the first device's address, the one Gloo's messages show
+  int pid = 0;            ///< its process id on its host
 };
 
 /// "rank 1 on host node2 (10.78.0.12, eth0)".

@@ -75,12 +75,14 @@ std::vector<int64_t> packed_offsets(const std::vector<std::vector<at::Tensor>>& 
 }  // namespace
 
 Group::Group(const c10::intrusive_ptr<c10d::Store>& store, std::string name, int rank, int size, int global_rank,
-             std::chrono::milliseconds timeout, const Endpoints& endpoints, c10::Device device)
+             std::chrono::milliseconds timeout, const Endpoints& endpoints, c10::Device device,
+             std::string timeout_key)
     : name_(std::move(name)),
       rank_(rank),
       size_(size),
       global_rank_(global_rank),
       timeout_(timeout),
+      timeout_key_(std::move(timeout_key)),
       device_(device),
       peers_(endpoints.peers) {
   if (size_ == 1) return;
@@ -113,9 +115,9 @@ void Group::run(const char* collective, Fn&& fn) const {
                        "ranks' logs"
                      : fmt::format("The peer it lost: {}, which died, hung or lost its link", peer);
     throw sdk::Error(fmt::format("{} on process group '{}' failed on rank {} (rank {} of {} in the group): {}. {} (the "
-                                 "timeout is distributed.nccl_timeout_sec = {} s)",
-                                 collective, name_, global_rank_, rank_, size_, e.what(), cause,
-                                 timeout_.count() / 1000));
+                                 "timeout is {} = {} s)",
+                                 collective, name_, global_rank_, rank_, size_, e.what(), cause, timeout_key_,
+                                 timeout_.count() / 1000.0));
   }
 }
 

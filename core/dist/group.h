@@ -56,10 +56,12 @@ class Group {
   /// Joins the group `name` (its members rendezvous under that prefix of `store`); `rank` and
   /// `size` are within the group, `global_rank` is for messages. On a CUDA `device` the group is NCCL's (with
   /// asynchronous error handling, so a dead peer ends a collective within `timeout`); on the CPU it is Gloo's, one
-  /// device per interface of `endpoints.bound`. A failure names the peers (of `endpoints.peers`) it could not reach.
+  /// device per interface of `endpoints.bound`. A failure names the peers (of `endpoints.peers`) it could not reach,
+  /// and `timeout_key`, the config key that set `timeout`.
   Group(const c10::intrusive_ptr<c10d::Store>& store, std::string name, int rank, int size, int global_rank,
         std::chrono::milliseconds timeout, const Endpoints& endpoints,
-        c10::Device device = c10::Device(c10::DeviceType::CPU));
+        c10::Device device = c10::Device(c10::DeviceType::CPU),
+        std::string timeout_key = "distributed.nccl_timeout_sec");
 
   const std::string& name() const { return name_; }
   int rank() const { return rank_; }
@@ -134,6 +136,7 @@ class Group {
   std::string name_ = "self";
   int rank_ = 0, size_ = 1, global_rank_ = 0;
   std::chrono::milliseconds timeout_{0};
+  std::string timeout_key_;
   c10::Device device_ = c10::Device(c10::DeviceType::CPU);
   c10::intrusive_ptr<Backend> pg_;
   std::shared_ptr<const std::vector<Peer>> peers_;  ///< every rank's endpoint, to name a lost peer

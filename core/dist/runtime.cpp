@@ -52,7 +52,7 @@ Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config, 
   } catch (const std::exception& e) {
     throw failed(e.what());
   }
-  Peer mine{info_.rank, host_name(), "", endpoints_.bound.front().address};
+  Peer mine{info_.rank, host_name(), "", endpoints_.bound.front().address, static_cast<int>(::getpid())};
   for (const NetInterface& i : endpoints_.bound) mine.interface += (mine.interface.empty() ? "" : ",") + i.name;
   log::get().info("rank {} on host {}: Gloo listens on {} ({}; chosen by {})", info_.rank, mine.host, mine.address,
                   mine.interface, binding.reason);
@@ -70,6 +70,18 @@ Runtime::Runtime(const RankInfo& info, const config::DistributedConfig& config, 
 }
 
 Runtime::~Runtime() = default;
+
+std::unique_ptr<Group> Runtime::world_group(const std::string& name, std::chrono::milliseconds timeout,
+                                            const std::string& timeout_key) const {
+  if (info_.world_size == 1) return std::make_unique<Group>();
+  return std::make_unique<Group>(store_, name, info_.rank, info_.world_size, info_.rank, timeout, endpoints_,
+                                 c10::Device(c10::DeviceType::CPU), timeout_key);
+}
+
+const std::vector<Peer>& Runtime::peers() const {
+  static const std::vector<Peer> none;
+  return endpoints_.peers ? *endpoints_.peers : none;
+}
 
 std::vector<std::string> Runtime::all_gather_strings(const std::string& tag, const std::string& value) const {
   if (info_.world_size == 1) return {value};

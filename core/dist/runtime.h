@@ -40,6 +40,14 @@ class Runtime {
   /// The data-parallel group (dp_replicate x dp_shard).
   const Group& dp() const { return mesh_->group("dp"); }
 
+  /// A new group of every rank on the CPU, named `name` (every rank creates it, at the same point), whose
+  /// collectives fail after `timeout`, set by the config key `timeout_key`: e.g. a health check's, with a deadline
+  /// shorter than nccl_timeout_sec.
+  std::unique_ptr<Group> world_group(const std::string& name, std::chrono::milliseconds timeout,
+                                     const std::string& timeout_key) const;
+  /// Every rank's endpoint (rank, host, address, pid), in rank order; empty for one process.
+  const std::vector<Peer>& peers() const;
+
   /// Every rank's `value` under `tag` (a tag is used once), in rank order, through the store.
   std::vector<std::string> all_gather_strings(const std::string& tag, const std::string& value) const;
 

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <optional>
 
@@ -11,6 +12,7 @@
 #include "data/data_error.h"
 #include "dist/device.h"
 #include "dist/group.h"
+#include "dist/health_check.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "metrics/memory.h"
@@ -93,6 +95,10 @@ TrainingResult Trainer::train() {
   } catch (const sdk::Error& e) {
     log.warn("no time/startup_sec metric: {}", e.what());
   }
+  const auto train_keys = job_.view("train");
+  dist::HealthCheck health(*runtime_, train_keys.get_int("nccl_health_check_interval"),
+                           std::chrono::milliseconds(std::llround(
+                               1000 * train_keys.get_float("nccl_health_check_timeout_sec"))));
   while (step_ < train.max_steps) {
     profiler.before_step(step_);
     dist::take_collective_seconds();  // the collectives before this step (checks, saves, eval) are not its own
@@ -173,6 +179,7 @@ TrainingResult Trainer::train() {
     parallel_->zero_grad();
     ++step_;
     resilience::fault_point(checkpoint::kFaultPointStepEnd);
+    health.after_step(step_);
     if (const auto trace = profiler.after_step(step_)) log.info("profiling: wrote {}", trace->string());
     if (freeze_.changes_at(step_)) apply_freeze();
     tokens_seen_ += tokens_per_step;

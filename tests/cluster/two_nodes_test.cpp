@@ -10,6 +10,7 @@
 #include <csignal>
 #include <string>
 
+#include "cluster_nodes.h"
 #include "core/train/train_fixture.h"
 #include "support/launch_job.h"
 #include "support/read_file.h"
@@ -18,7 +19,6 @@
 namespace kforge::test {
 namespace {
 
-const std::string kCluster = std::string(KFORGE_SOURCE_DIR) + "/scripts/cluster.sh";
 constexpr int kTimeoutSec = 20;  // distributed.nccl_timeout_sec of every two-node job
 
 // The one-node reference: both ranks on this host, over loopback.
@@ -39,31 +39,6 @@ class TwoNodes : public ::testing::Test {
   static std::vector<std::string> args() {
     return {"--train.max_steps=6", fmt::format("--distributed.nccl_timeout_sec={}", kTimeoutSec)};
   }
-  // `scripts/cluster.sh up 2 [flag]`, failing the test when it does not come up.
-  static void cluster_up(const std::string& flag) {
-    std::string output;
-    ASSERT_EQ(run_command(kCluster + " up 2 " + flag, &output), 0) << output;
-  }
-  // `command` (a `kforge launch` line) as node `node` of two, rendezvousing at node 1's `port`.
-  static std::string as_node(std::string command, int node, int port) {
-    return command.replace(
-        command.find(" launch ") + 8, 0,
-        fmt::format("--nnodes 2 --node-rank {} --master-addr 10.78.0.11 --master-port {} ", node - 1, port));
-  }
-  // The shell command that runs `fx` on both nodes, one rank each (node 2 in the background), rendezvousing at node 1,
-  // with `env` before each launcher; prints "node1 exited R1, node2 exited R2" and fails unless both are 0.
-  static std::string both_nodes(const TrainFixture& fx, const std::vector<std::string>& overrides,
-                                const std::string& env) {
-    static int job = 0;
-    const int port = 29600 + job++;
-    const std::string command = launch_command(fx, 1, overrides);
-    const auto on_node = [&](int node) {
-      return fmt::format("{} exec {} env {} timeout 120 {}", kCluster, node, env, as_node(command, node, port));
-    };
-    return fmt::format("{{ {} & n2=$!; {}; r1=$?; wait $n2; r2=$?; echo \"node1 exited $r1, node2 exited $r2\"; "
-                       "[ $r1 = 0 ] && [ $r2 = 0 ]; }} 2>&1",
-                       on_node(2), on_node(1));
-  }
   // Both nodes' launchers' output; a non-zero exit of node 1's is a test failure.
   static std::string train_on_both(const TrainFixture& fx, const std::string& env) {
     std::string output;
@@ -81,7 +56,7 @@ class TwoNodes : public ::testing::Test {
 };
 
 TEST_F(TwoNodes, HostnamesResolvingToLoopbackTrainLikeOneNodeGlooBindingTheRouteToTheMaster) {
-  cluster_up("");
+  cluster_up(2);
   TrainFixture two;
   const std::string output = train_on_both(two, "");
   expect_same_losses(two);
@@ -91,7 +66,7 @@ TEST_F(TwoNodes, HostnamesResolvingToLoopbackTrainLikeOneNodeGlooBindingTheRoute
 }
 
 TEST_F(TwoNodes, HostnamesResolvingToLoopbackTrainLikeOneNodeWithGlooSocketIfname) {
-  cluster_up("");
+  cluster_up(2);
   TrainFixture two;
   const std::string output = train_on_both(two, "GLOO_SOCKET_IFNAME=eth0");
   expect_same_losses(two);
@@ -101,14 +76,14 @@ TEST_F(TwoNodes, HostnamesResolvingToLoopbackTrainLikeOneNodeWithGlooSocketIfnam
 }
 
 TEST_F(TwoNodes, HostnamesResolvingToTheNodesAddressTrainLikeOneNode) {
-  cluster_up("--hosts-map-node");
+  cluster_up(2, "--hosts-map-node");
   TrainFixture two;
   train_on_both(two, "");
   expect_same_losses(two);
 }
 
 TEST_F(TwoNodes, GlooSocketIfnameNamingLoopbackIsAnErrorOnTheRankNamingTheVariable) {
-  cluster_up("");
+  cluster_up(2);
   TrainFixture two;
   std::string output;
   EXPECT_NE(run_command(both_nodes(two, args(), "GLOO_SOCKET_IFNAME=lo"), &output), 0) << output;
@@ -119,7 +94,7 @@ TEST_F(TwoNodes, GlooSocketIfnameNamingLoopbackIsAnErrorOnTheRankNamingTheVariab
 }
 
 TEST_F(TwoNodes, ARankThatNeverComesEndsTheRendezvousAtTheTimeoutNamingIt) {
-  cluster_up("");
+  cluster_up(2);
   TrainFixture two;
   std::string output;
   // Only node 1 starts: rank 0 hosts the store and waits for rank 1 for the 3 s timeout.
@@ -132,19 +107,8 @@ TEST_F(TwoNodes, ARankThatNeverComesEndsTheRendezvousAtTheTimeoutNamingIt) {
       << output;
 }
 
-// The seconds since midnight of a log line's "YYYY-MM-DD HH:MM:SS.mmm" stamp that precedes `marker` in `text`.
-double stamp_before(const std::string& text, const std::string& marker) {
-  const size_t at = text.find(marker);
-  if (at == std::string::npos) return -1;
-  const size_t line = text.rfind('\n', at) + 1;  // npos + 1 == 0 on the first line
-  int h = 0, m = 0;
-  double s = 0;
-  if (std::sscanf(text.c_str() + line, "%*d-%*d-%*d %d:%d:%lf", &h, &m, &s) != 3) return -1;
-  return h * 3600 + m * 60 + s;
-}
-
 TEST_F(TwoNodes, APeerKilledMidRunIsNamedByTheSurvivorWhichEndsWithinTheTimeout) {
-  cluster_up("");
+  cluster_up(2);
   TrainFixture two;
   std::string output;
   // Rank 1 (node 2) is SIGKILLed once rank 0 reports the step-5 checkpoint.

@@ -133,9 +133,10 @@ TEST(NoEffect, WarnsOncePerKeySetToAValueThatAsksForSomething) {
       "[train]\ncompile_model = true\nnccl_health_check_interval = 100\n[data]\npin_memory = true\n"
       "[metrics]\nenable_wandb = true\nwandb_project = \"p\"\n",
       {"--distributed.backend=cpu:gloo"});
-  const std::vector<std::string> keys = {"[train] compile_model = true",    "[train] nccl_health_check_interval = 100",
-                                         "[data] pin_memory = true",        "[metrics] enable_wandb = true",
-                                         "[metrics] wandb_project = \"p\"", "[distributed] backend = \"cpu:gloo\""};
+  // nccl_health_check_interval is honoured (core/dist/health_check.h): set, it does not warn.
+  const std::vector<std::string> keys = {"[train] compile_model = true", "[data] pin_memory = true",
+                                         "[metrics] enable_wandb = true", "[metrics] wandb_project = \"p\"",
+                                         "[distributed] backend = \"cpu:gloo\""};
   ASSERT_EQ(w.size(), keys.size());
   for (const std::string& key : keys) {
     size_t found = 0;
