@@ -213,17 +213,22 @@ cxxopts::Options extract_options() {
       "Capture activations of a checkpoint: rebuilds the model from the checkpoint's config.toml, loads its\n"
       "weights, runs one forward (eval mode, no gradients) of the input as a batch of one and writes the\n"
       "values at the requested hook points to OUT.npz, a NumPy archive (numpy.load(OUT.npz)): tokens.npy\n"
-      "(int64 [1, seq]) and one float32 array per point, named after it, e.g. layers.3.attn_out.npy.\n"
+      "(int64 [1, seq]) and one array per point (float32; the router's choices and counts int64), named after\n"
+      "it, e.g. layers.3.attn_out.npy.\n"
       "A model declares its hook points (`kforge list-plugins -v`); the built-in transformer's are, per\n"
-      "layer, residual (the block's output, the residual stream after it) [1, seq, dim], attn_out (the\n"
+      "layer, residual (the block's output, the residual stream after it) [1, seq, dim], attention_norm and\n"
+      "mlp_norm (the normalised inputs of attention and of the MLP) [1, seq, dim], attn_out (the\n"
       "attention sublayer's output before the residual add) [1, seq, dim], mlp_out (the MLP's or MoE's\n"
       "output before the add) [1, seq, dim] and attention (the probabilities softmax(QK^T/sqrt(hd)),\n"
-      "causal, computed only when asked) [1, heads, seq, seq]; and model-wide embed (token embeddings)\n"
-      "and final_norm (the output head's input) [1, seq, dim].\n"
+      "causal, computed only when asked) [1, heads, seq, seq]; on MoE layers mlp.router.choices (each\n"
+      "token's experts, int64) and mlp.router.weights (their gate weights) [1, seq, top_k] and\n"
+      "mlp.router.expert_counts (each sequence's (token, slot) assignments per expert, int64) [1, experts];\n"
+      "and model-wide embed (token embeddings) and final_norm (the output head's input) [1, seq, dim].\n"
       "--modules takes KempnerForge's module paths instead of --what/--layers, each array named after its path:\n"
       "tok_embeddings (= embed), layers.N (the block's output, = layers.N.residual), layers.N.attention (=\n"
-      "layers.N.attn_out), layers.N.mlp (= layers.N.mlp_out), norm (= final_norm) and output (the logits)\n"
-      "[1, seq, vocab].\n"
+      "layers.N.attn_out), layers.N.mlp (= layers.N.mlp_out), layers.N.attention_norm, layers.N.mlp_norm,\n"
+      "layers.N.mlp.router.{choices,weights,expert_counts} (the points of those names), norm (= final_norm)\n"
+      "and output (the logits) [1, seq, vocab].\n"
       "--data DIR runs the windows of the token shards in DIR (read by the checkpoint's [data] dataset plugin\n"
       "with eval.file_pattern, as kforge eval reads them; train.seq_len tokens each) in batches of --batch-size,\n"
       "at most --max-batches, and writes OUT (a directory) as shard_00000.npz, ... of --shard-size samples each:\n"
@@ -245,11 +250,13 @@ cxxopts::Options extract_options() {
                                                     cxxopts::value<int64_t>()->default_value("1024"))(
       "layers", "block indices, comma-separated, or 'all'", cxxopts::value<std::string>()->default_value("all"))(
       "what",
-      "hook points, comma-separated: per-layer ones (e.g. residual,attn_out,mlp_out,attention) "
+      "hook points, comma-separated: per-layer ones (e.g. residual,attention_norm,attn_out,mlp_out,attention,"
+      "mlp.router.choices) "
       "and model-wide ones (e.g. embed,final_norm)",
       cxxopts::value<std::string>()->default_value("residual"))(
       "modules",
-      "KempnerForge module paths, comma-separated (e.g. tok_embeddings,layers.3.attention,layers.3.mlp,norm,output), "
+      "KempnerForge module paths, comma-separated (e.g. tok_embeddings,layers.3.attention_norm,layers.3.attention,"
+      "layers.3.mlp,layers.3.mlp.router.expert_counts,norm,output), "
       "instead of --what and --layers",
       cxxopts::value<std::string>())(
       "tokenizer",

@@ -1,3 +1,4 @@
+// kforge extract's output: .npz writing (int64 and float32 arrays) and a dataset's batched capture into shards.
 #include "cli/extract_output.h"
 
 #include <fmt/format.h>
@@ -13,13 +14,27 @@
 
 namespace kforge::cli {
 
+namespace {
+
+/// Adds `value` (int64 or float32, contiguous) to `npz` as `name` with its dtype.
+void add_array(data::NpzWriter& npz, const std::string& name, const at::Tensor& value) {
+  const bool integer = value.scalar_type() == at::kLong;
+  if (!integer && value.scalar_type() != at::kFloat) {
+    throw sdk::Error(fmt::format("array '{}' is {}, not int64 or float32", name, c10::toString(value.scalar_type())));
+  }
+  npz.add(name, integer ? "<i8" : "<f4", integer ? sizeof(int64_t) : sizeof(float), value.sizes().vec(),
+          value.data_ptr(), value.nbytes());
+}
+
+}  // namespace
+
 void write_extract_npz(const std::filesystem::path& out, const at::Tensor& tokens,
                        const std::vector<std::pair<std::string, at::Tensor>>& arrays) {
   const std::filesystem::path partial = out.string() + ".partial";
   try {
     data::NpzWriter npz(partial);
-    npz.add("tokens", "<i8", sizeof(int64_t), tokens.sizes().vec(), tokens.data_ptr(), tokens.nbytes());
-    for (const auto& [name, v] : arrays) npz.add(name, "<f4", sizeof(float), v.sizes().vec(), v.data_ptr(), v.nbytes());
+    add_array(npz, "tokens", tokens);
+    for (const auto& [name, v] : arrays) add_array(npz, name, v);
     npz.close();
     std::filesystem::rename(partial, out);
   } catch (const std::exception& e) {

@@ -19,8 +19,8 @@ struct ExtractSelection {
   std::vector<std::string> points, names, sources;
 };
 
-/// Writes tokens.npy (int64) and one float32 <name>.npy per array into `out`, through a .partial file renamed at
-/// the end. Throws sdk::Error naming `out`.
+/// Writes tokens.npy (int64) and one <name>.npy per array (int64 or float32, capture()'s dtypes) into `out`,
+/// through a .partial file renamed at the end. Throws sdk::Error naming `out`.
 void write_extract_npz(const std::filesystem::path& out, const at::Tensor& tokens,
                        const std::vector<std::pair<std::string, at::Tensor>>& arrays);
 

@@ -12,7 +12,7 @@ std::map<std::string, at::Tensor> capture(sdk::Model& model, const at::Tensor& t
   std::vector<std::string> repeated;
   model.set_capture(points, [&](const std::string& point, const at::Tensor& value) {
     if (values.count(point)) repeated.push_back(point);
-    values[point] = value.to(at::kFloat).contiguous();
+    values[point] = value.to(value.is_floating_point() ? at::kFloat : at::kLong).contiguous();
   });
   try {
     model.eval();

@@ -12,9 +12,10 @@
 
 namespace kforge::generate {
 
-/// One forward of `tokens` [B, S] (eval mode, no gradients) with `points` captured: point -> float32 value, each
-/// delivered once; `output`, when given, receives the forward's output (the logits) as float32. Throws sdk::Error
-/// naming a point the forward did not deliver, or delivered twice.
+/// One forward of `tokens` [B, S] (eval mode, no gradients) with `points` captured: point -> value, each delivered
+/// once, float32 (an integer point, e.g. an MoE router's choices, int64); `output`, when given, receives the
+/// forward's output (the logits) as float32. Throws sdk::Error naming a point the forward did not deliver, or
+/// delivered twice.
 std::map<std::string, at::Tensor> capture(sdk::Model& model, const at::Tensor& tokens,
                                           const std::vector<std::string>& points, at::Tensor* output = nullptr);
 

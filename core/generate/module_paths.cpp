@@ -13,9 +13,17 @@ namespace {
 /// Model-wide points and their modules.
 constexpr std::array<std::pair<const char*, const char*>, 2> kWholeModules = {
     {{"embed", "tok_embeddings"}, {"final_norm", "norm"}}};
-/// Per-block point suffixes and the module suffixes under "layers.N" ("" is the block itself).
-constexpr std::array<std::pair<const char*, const char*>, 3> kBlockModules = {
-    {{".residual", ""}, {".attn_out", ".attention"}, {".mlp_out", ".mlp"}}};
+/// Per-block point suffixes and the module suffixes under "layers.N" ("" is the block itself). The norms' outputs
+/// and the router's values are named by their KempnerForge paths already.
+constexpr std::array<std::pair<const char*, const char*>, 8> kBlockModules = {
+    {{".residual", ""},
+     {".attn_out", ".attention"},
+     {".mlp_out", ".mlp"},
+     {".attention_norm", ".attention_norm"},
+     {".mlp_norm", ".mlp_norm"},
+     {".mlp.router.choices", ".mlp.router.choices"},
+     {".mlp.router.weights", ".mlp.router.weights"},
+     {".mlp.router.expert_counts", ".mlp.router.expert_counts"}}};
 
 bool ends_with(const std::string& text, const std::string& tail) {
   return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;

@@ -11,7 +11,9 @@ inline constexpr const char* kOutputModule = "output";
 
 /// The module path of a hook point name or pattern, or "" when the point is no module's output:
 /// "embed" -> "tok_embeddings", "layers.N.residual" -> "layers.N" (the block), "layers.N.attn_out" ->
-/// "layers.N.attention", "layers.N.mlp_out" -> "layers.N.mlp", "final_norm" -> "norm".
+/// "layers.N.attention", "layers.N.mlp_out" -> "layers.N.mlp", "final_norm" -> "norm"; the norms' outputs
+/// ("layers.N.attention_norm", "layers.N.mlp_norm") and an MoE router's values ("layers.N.mlp.router.choices",
+/// ".weights", ".expert_counts") keep their names.
 std::string module_path_of_point(const std::string& point);
 
 /// The hook point (of `points`, a model's expanded names) that module `path` outputs, or kOutputModule for

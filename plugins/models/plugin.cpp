@@ -28,10 +28,15 @@ constexpr kforge_config_key kTransformerCoreKeys[] = {
 
 // What the transformer hands out to kforge extract (Transformer::run, block_capture.h).
 constexpr const char* kTransformerHookPoints[] = {"embed",
+                                                  "layers.{layer}.attention_norm",
                                                   "layers.{layer}.attention",
                                                   "layers.{layer}.attn_out",
+                                                  "layers.{layer}.mlp_norm",
                                                   "layers.{layer}.mlp_out",
                                                   "layers.{layer}.residual",
+                                                  "layers.{layer}.mlp.router.choices",
+                                                  "layers.{layer}.mlp.router.weights",
+                                                  "layers.{layer}.mlp.router.expert_counts",
                                                   "final_norm"};
 
 constexpr kforge_component_info kComponents[] = {

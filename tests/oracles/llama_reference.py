@@ -19,25 +19,31 @@ prefix is placed before the token embeddings, one causal stack runs over the P +
 
 Usage: llama_reference.py DIR --activations FILE.npz
 
-Checks a `kforge extract` archive instead: reads FILE.npz with numpy (tokens.npy and one float32
-array per hook point), runs the same forward on its tokens, recording every point (embed,
-layers.N.{attention, attn_out, mlp_out, residual}, final_norm), and compares each array of the
-archive with the recorded value: |kforge - reference| <= tol(depth) * (1 + |reference|), where
+Checks a `kforge extract` archive instead: reads FILE.npz with numpy (tokens.npy and one array per
+hook point), runs the same forward on its tokens, recording every point (embed, layers.N.{attention_norm,
+attention, attn_out, mlp_norm, mlp_out, residual}, on MoE layers layers.N.mlp.router.{choices, weights,
+expert_counts}, final_norm), and compares each float32 array of the archive with the recorded value:
+|kforge - reference| <= tol(depth) * (1 + |reference|), where
 depth is the number of blocks the value went through (embed 0, layer N's points N + 1, final_norm
 all of them) and tol(depth) = 2e-6 * (depth + 1): the model computes in float32 (eps 1.2e-7); a
 dot product over K <= 128 terms rounds at about sqrt(K) * eps <= 1.4e-6 relative, a block chains
 its matmuls, norms and softmax at about that size each time, and each block adds its rounding to
 the stream it receives (measured: <= 6e-7 relative at depth 3, dim 64). Attention arrays must also
 be causal (exactly 0 above the diagonal) and their rows sum to 1 within seq * eps (a float32 sum of
-seq terms). Prints one line per point with its max |diff|; exits 1 on a mismatch, an unknown point
-or no point at all.
+seq terms). The router's int64 points: choices [B, S, top_k] must pick experts whose reference
+probabilities equal the reference's top-k probabilities slot by slot within tol(depth) * (1 + p) (so they
+are the reference's experts in its order wherever no two probabilities lie within that of each other, where
+float32 may order a near tie either way); expert_counts [B, experts] must equal exactly each sequence's
+bincount of the choices (the archive's when it holds them, checked as above, else the reference's). Prints
+one line per point with its max |diff|; exits 1 on a mismatch, an unknown point or no point at all.
 
 Usage: llama_reference.py DIR --modules FILE.npz
 
 The same check for an archive of `kforge extract --modules`, whose arrays are named after KempnerForge's
 module paths, each holding that module's output: tok_embeddings (= embed), layers.N (the block, =
 layers.N.residual), layers.N.attention (= layers.N.attn_out), layers.N.mlp (= layers.N.mlp_out), norm
-(= final_norm) and output (the logits [B, S, V], depth n_layers + 1: the head's matmul after the norm).
+(= final_norm) and output (the logits [B, S, V], depth n_layers + 1: the head's matmul after the norm); the
+norms' outputs and the router's points keep their names (layers.N.attention_norm, layers.N.mlp.router.choices).
 """
 import json
 import math
@@ -88,11 +94,17 @@ def mlp(h, P, prefix, activation, project=lambda x, w: x @ w.T):
     return project(a, P[prefix + "down_proj.weight"])
 
 
-def moe(h, P, prefix, cfg):
+def moe(h, P, prefix, cfg, record=lambda point, value: None):
     # softmax_topk router: top-k of the softmax scores, renormalised to sum 1 per token.
     probs = (h @ P[prefix + "router.gate.weight"].T).softmax(dim=-1)
     weights, indices = probs.topk(cfg["moe_top_k"], dim=-1)
     weights = weights / weights.sum(dim=-1, keepdim=True)
+    record(prefix + "router.probs", probs)  # the reference's own, to judge kforge's choices by (check_router)
+    record(prefix + "router.choices", indices)
+    record(prefix + "router.weights", weights)
+    B = h.shape[0]
+    counts = F.one_hot(indices.reshape(B, -1), cfg["num_experts"]).sum(dim=1)  # [B, E] per sequence
+    record(prefix + "router.expert_counts", counts)
     out = torch.zeros_like(h)
     for e in range(cfg["num_experts"]):
         chosen = (indices == e).to(h.dtype) * weights  # [B, S, K]: the weight of expert e, where chosen
@@ -144,6 +156,7 @@ def forward(cfg, P, tokens, record, doc_ids=None, prefix=None, after_block=None)
     for i in range(n_layers):
         p = f"layers.{i}."
         h = norm(x, p + "attention_norm")
+        record(p + "attention_norm", h)
         q = (h @ P[p + "attention.q_proj.weight"].T).view(B, S, n_heads, hd)
         k = (h @ P[p + "attention.k_proj.weight"].T).view(B, S, n_kv, hd)
         v = (h @ P[p + "attention.v_proj.weight"].T).view(B, S, n_kv, hd)
@@ -164,8 +177,9 @@ def forward(cfg, P, tokens, record, doc_ids=None, prefix=None, after_block=None)
         record(p + "attn_out", attn_out)
         x = x + attn_out
         h = norm(x, p + "mlp_norm")
+        record(p + "mlp_norm", h)
         moe_layer = cfg.get("num_experts", 0) > 0 and (i + 1) % cfg.get("moe_frequency", 1) == 0
-        mlp_out = moe(h, P, p + "mlp.", cfg) if moe_layer else mlp(h, P, p + "mlp.", cfg["activation"])
+        mlp_out = moe(h, P, p + "mlp.", cfg, record) if moe_layer else mlp(h, P, p + "mlp.", cfg["activation"])
         record(p + "mlp_out", mlp_out)
         x = x + mlp_out
         record(p + "residual", x)
@@ -235,6 +249,33 @@ def point_depth(point, n_layers):
     return n_layers
 
 
+def check_router(point, value, recorded, archive, tol):
+    """Checks an MoE router's int64 point of the archive (see the module docstring); returns (line, failures)."""
+    router = point[: point.rindex(".") + 1]  # "layers.N.mlp.router."
+    ref = recorded[point].numpy()
+    if value.dtype != np.int64 or value.shape != ref.shape:
+        line = f"{point}: {value.dtype} {value.shape}"
+        return line, [line + f", expected int64 {ref.shape}"]
+    if point.endswith(".choices"):
+        probs = recorded[router + "probs"].numpy()  # [B, S, E]
+        if value.min() < 0 or value.max() >= probs.shape[-1]:
+            return point, [f"{point}: expert ids {value.min()}..{value.max()} outside 0..{probs.shape[-1] - 1}"]
+        chosen = np.take_along_axis(probs, value, axis=-1)
+        best = np.take_along_axis(probs, ref, axis=-1)
+        worst = (np.abs(chosen - best) / (1.0 + best)).max()
+        same = int((value == ref).all(axis=-1).sum())
+        line = (f"{point}: shape {value.shape}, {same} of {value.shape[0] * value.shape[1]} tokens routed as the "
+                f"reference, max |p(chosen) - p(reference's)| / (1 + p) {worst:.3g}, tol {tol:.0e}")
+        return line, [line] if worst > tol else []
+    held = router + "choices" in archive.files
+    choices = archive[router + "choices"] if held else recorded[router + "choices"].numpy()
+    experts = ref.shape[-1]
+    expected = np.stack([np.bincount(row.reshape(-1), minlength=experts) for row in choices])
+    line = (f"{point}: shape {value.shape}, per-sequence sums {value.sum(axis=-1).tolist()}, against the bincount of "
+            f"{'the archive' if held else 'the reference'}'s choices")
+    return line, [] if np.array_equal(value, expected) else [line + f": {value.tolist()} != {expected.tolist()}"]
+
+
 def check_activations(d, npz_path, name_point=lambda name: name):
     """Compares each array of the archive with the reference's value of point name_point(its name)."""
     cfg = json.load(open(os.path.join(d, "config.json")))
@@ -254,12 +295,17 @@ def check_activations(d, npz_path, name_point=lambda name: name):
         if point not in recorded:
             failures.append(f"{point}: not a point of the reference (it has {', '.join(sorted(recorded))})")
             continue
+        tol = 2e-6 * (point_depth(point, cfg["n_layers"]) + 1)
+        if point.endswith((".router.choices", ".router.expert_counts")):
+            line, wrong = check_router(point, value, recorded, archive, tol)
+            failures += wrong
+            print(line)
+            continue
         ref = recorded[point].numpy()
         if value.dtype != np.float32 or value.shape != ref.shape:
             failures.append(f"{point}: {value.dtype} {value.shape}, expected float32 {ref.shape}")
             continue
         diff = np.abs(value.astype(np.float64) - ref)
-        tol = 2e-6 * (point_depth(point, cfg["n_layers"]) + 1)
         worst = (diff / (1.0 + np.abs(ref))).max()
         line = f"{point}: shape {value.shape}, max |diff| {diff.max():.3g}, max |ref| {np.abs(ref).max():.3g}, tol {tol:.0e}"
         if worst > tol:

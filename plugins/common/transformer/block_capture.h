@@ -10,10 +10,26 @@
 
 namespace kforge::builtin::models {
 
-/// A block's hook points: "layers.{layer}.<name>" in the model's hook_points (plugin.cpp).
-enum class BlockPoint { residual, attn_out, mlp_out, attention };
+/// A block's hook points: "layers.{layer}.<name>" in the model's hook_points (plugin.cpp). The router's
+/// (router_*) exist on MoE layers only.
+enum class BlockPoint {
+  residual,
+  attn_out,
+  mlp_out,
+  attention,
+  attention_norm,
+  mlp_norm,
+  router_choices,
+  router_weights,
+  router_expert_counts
+};
 
-inline constexpr std::array<const char*, 4> kBlockPointNames = {"residual", "attn_out", "mlp_out", "attention"};
+inline constexpr std::array<const char*, 9> kBlockPointNames = {
+    "residual",       "attn_out", "mlp_out",           "attention",
+    "attention_norm", "mlp_norm", "mlp.router.choices", "mlp.router.weights",
+    "mlp.router.expert_counts"};
+/// The first of the router's points (the rest follow it in BlockPoint).
+inline constexpr BlockPoint kFirstRouterPoint = BlockPoint::router_choices;
 
 /// One block's view of an active capture: which of its points are wanted (decided once per forward)
 /// and the model's sink for their values. Blocks get a null BlockCapture* when nothing is captured.
@@ -23,6 +39,13 @@ struct BlockCapture {
   std::function<void(const std::string& point, const at::Tensor& value)> sink;
 
   bool wants(BlockPoint point) const { return wanted[static_cast<size_t>(point)]; }
+  /// Whether any of the router's points is wanted.
+  bool wants_routing() const {
+    for (size_t p = static_cast<size_t>(kFirstRouterPoint); p < wanted.size(); ++p) {
+      if (wanted[p]) return true;
+    }
+    return false;
+  }
   /// Delivers `value` as prefix + the point's name when that point is wanted.
   void take(BlockPoint point, const at::Tensor& value) const {
     if (wants(point)) sink(prefix + kBlockPointNames[static_cast<size_t>(point)], value);

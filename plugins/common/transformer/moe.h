@@ -38,6 +38,7 @@ class MoE : public torch::nn::Module {
   std::vector<sdk::ExpertShard> expert_shards(const std::string& prefix) const { return experts_->shards(prefix); }
 
   sdk::Router& router() { return *router_; }
+  int64_t num_experts() const { return num_experts_; }
   const Experts& experts() const { return *experts_; }
   /// The router's output of the last forward (aux_loss, z_loss, expert_counts).
   const sdk::RouterOutput& last_routing() const { return last_; }

@@ -207,6 +207,16 @@ BlockCapture Transformer::capture_of_block(size_t index) const {
                  {},
                  [this](const std::string& point, const at::Tensor& value) { capture(point, value); }};
   for (size_t p = 0; p < kBlockPointNames.size(); ++p) c.wanted[p] = capturing(c.prefix + kBlockPointNames[p]);
+  if (c.wants_routing() && !layers_[index]->moe()) {
+    std::string moe_layers;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      if (layers_[i]->moe()) moe_layers += (moe_layers.empty() ? "" : ", ") + std::to_string(i);
+    }
+    throw sdk::Error("transformer: layer " + std::to_string(index) + " is a dense layer and has no router to capture (" +
+                     c.prefix + "mlp.router.*): the MoE layers are " + (moe_layers.empty() ? "none" : moe_layers) +
+                     " ([model] num_experts = " + std::to_string(config_.num_experts) +
+                     ", moe_frequency = " + std::to_string(config_.moe_frequency) + ")");
+  }
   return c;
 }
 

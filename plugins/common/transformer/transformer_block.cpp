@@ -1,11 +1,29 @@
 // TransformerBlock: attention_norm, attention, mlp_norm, mlp (KempnerForge's order and names).
 #include "transformer_block.h"
 
+#include <ATen/ATen.h>
 #include <kforge/sdk/error.h>
 
 #include <string>
 
 namespace kforge::builtin::models {
+namespace {
+
+/// Hands the MoE layer's last routing of a batch of `batch` sequences to `capture`: each token's experts (int64) and
+/// gate weights [batch, seq, top_k], in the router's order, and each sequence's (token, slot) assignments per expert
+/// (int64 [batch, num_experts]; over-capacity ones included, as in KempnerForge's expert_counts).
+void tap_routing(const BlockCapture& capture, const MoE& moe, int64_t batch) {
+  const sdk::RouterOutput& routing = moe.last_routing();
+  const int64_t top_k = routing.indices.size(-1);
+  capture.take(BlockPoint::router_choices, routing.indices.reshape({batch, -1, top_k}));
+  capture.take(BlockPoint::router_weights, routing.weights.reshape({batch, -1, top_k}));
+  if (capture.wants(BlockPoint::router_expert_counts)) {
+    capture.take(BlockPoint::router_expert_counts,
+                 at::one_hot(routing.indices.reshape({batch, -1}), moe.num_experts()).sum(1));
+  }
+}
+
+}  // namespace
 
 TransformerBlock::TransformerBlock(const ModelConfig& c, int64_t layer, const sdk::ComponentSource* components) {
   attention_norm_ = register_module("attention_norm", make_norm(c.norm_type, c.dim, c.norm_eps, c.fused_kernels));
@@ -48,14 +66,15 @@ at::Tensor TransformerBlock::forward(const at::Tensor& x, const at::Tensor& cos,
                                       doc_starts](const at::Tensor& in) {
     return attention->forward(in, cos, sin, cache, layer, capture.get(), doc_starts);
   };
-  const at::Tensor normed_x = attention_norm_->forward(x);
   const BlockCapture* c = capture.get();
+  const at::Tensor normed_x = tap(c, BlockPoint::attention_norm, attention_norm_->forward(x));
   const at::Tensor h =
       x + tap(c, BlockPoint::attn_out, attention_seam ? attention_seam(normed_x, attend) : attend(normed_x));
-  const at::Tensor normed = mlp_norm_->forward(h);
-  return tap(c, BlockPoint::residual,
-             h + tap(c, BlockPoint::mlp_out,
-                     moe_ ? moe_->forward(normed, /*decoding=*/cache != nullptr) : mlp_->forward(normed)));
+  const at::Tensor normed = tap(c, BlockPoint::mlp_norm, mlp_norm_->forward(h));
+  const at::Tensor mlp_out =
+      tap(c, BlockPoint::mlp_out, moe_ ? moe_->forward(normed, /*decoding=*/cache != nullptr) : mlp_->forward(normed));
+  if (moe_ && c && c->wants_routing()) tap_routing(*c, *moe_, normed.size(0));
+  return tap(c, BlockPoint::residual, h + mlp_out);
 }
 
 }  // namespace kforge::builtin::models

@@ -76,14 +76,16 @@ TEST(PluginCli, ListPluginsShowsAModelsHookPoints) {
   std::string out;
   ASSERT_EQ(run_command(kforge("list-plugins -v"), &out), 0) << out;
   expect_has(out, {"model              transformer ",
-                   "hook points (kforge extract): embed, layers.{layer}.attention, layers.{layer}.attn_out, "
-                   "layers.{layer}.mlp_out, layers.{layer}.residual, final_norm"});
+                   "hook points (kforge extract): embed, layers.{layer}.attention_norm, layers.{layer}.attention, "
+                   "layers.{layer}.attn_out, layers.{layer}.mlp_norm, layers.{layer}.mlp_out, layers.{layer}.residual, "
+                   "layers.{layer}.mlp.router.choices, layers.{layer}.mlp.router.weights, "
+                   "layers.{layer}.mlp.router.expert_counts, final_norm"});
   ASSERT_EQ(run_command(kforge("list-plugins --json"), &out), 0) << out;
   std::map<std::string, nlohmann::json> points;
   for (const auto& file : nlohmann::json::parse(out)) {
     for (const auto& c : file["components"]) points[c["name"]] = c["hook_points"];
   }
-  EXPECT_EQ(points["transformer"].size(), 6u) << points["transformer"];
+  EXPECT_EQ(points["transformer"].size(), 11u) << points["transformer"];
   EXPECT_EQ(points["transformer"][0], "embed");
   EXPECT_EQ(points["adamw"], nlohmann::json::array());
 }

@@ -1,17 +1,22 @@
 // The transformer's hook points (sdk::Model::set_capture, for kforge extract): every declared point
 // delivered once with its shape, only the requested ones, the residual stream wired from the sublayer
-// outputs, attention probabilities causal, normalised and the ones the attention kernels apply, forward()
-// unchanged by capturing; dense and MoE values against tests/oracles/llama_reference.py (through an .npz).
+// outputs, attention probabilities causal, normalised and the ones the attention kernels apply, the MoE router's
+// choices, weights and counts as the layer routed (and refused on a dense layer), forward() unchanged by capturing;
+// dense and MoE values (norm outputs and router points included) against tests/oracles/llama_reference.py (through
+// an .npz).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "data/npz_writer.h"
+#include "kforge/sdk/error.h"
 #include "kforge/sdk/kinds.h"
 #include "model_builder.h"
 #include "support/max_abs_diff.h"
@@ -23,8 +28,11 @@
 namespace kforge::test::models {
 namespace {
 
-/// The transformer's declared hook points with {layer} expanded for `n_layers` blocks.
-std::vector<std::string> declared_points(int64_t n_layers) {
+bool is_router_point(const std::string& point) { return point.find(".mlp.router.") != std::string::npos; }
+
+/// The transformer's declared hook points with {layer} expanded for `n_layers` blocks, the router's only for the MoE
+/// layers `moe_layers`.
+std::vector<std::string> declared_points(int64_t n_layers, const std::vector<int64_t>& moe_layers = {}) {
   const plugins::Entry* entry = host().registry.find(sdk::kind::model, "transformer");
   EXPECT_NE(entry, nullptr);
   std::vector<std::string> points;
@@ -35,6 +43,7 @@ std::vector<std::string> declared_points(int64_t n_layers) {
       continue;
     }
     for (int64_t i = 0; i < n_layers; ++i) {
+      if (is_router_point(pattern) && std::find(moe_layers.begin(), moe_layers.end(), i) == moe_layers.end()) continue;
       points.push_back(pattern.substr(0, slot) + std::to_string(i) + pattern.substr(slot + 7));
     }
   }
@@ -69,7 +78,7 @@ TEST(ModelCapture, EveryDeclaredPointIsDeliveredOnceWithItsShape) {
   at::manual_seed(3);
   auto model = build_model(kGqa);
   const std::vector<std::string> points = declared_points(3);
-  ASSERT_EQ(points.size(), 2u + 3u * 4u);
+  ASSERT_EQ(points.size(), 2u + 3u * 6u);  // a dense model: no router points
   const Captured c = capture_forward(*model, at::randint(0, 50, {2, 9}, at::kLong), points);
   EXPECT_EQ(c.values.size(), points.size());
   for (const std::string& point : points) {
@@ -137,19 +146,63 @@ TEST(ModelCapture, AttentionProbabilitiesAreTheOnesTheKernelsApply) {
   }
 }
 
+const std::string kMoe = kGqa + "num_experts = 4\nmoe_top_k = 2\nmoe_frequency = 2\n";  // layer 1 is MoE
+
+TEST(ModelCapture, RouterPointsAreEachTokensExpertsAndEachSequencesCounts) {
+  at::manual_seed(8);
+  auto model = build_model(kMoe);
+  const std::string r = "layers.1.mlp.router.";
+  const Captured c = capture_forward(*model, at::randint(0, 50, {3, 7}, at::kLong),
+                                     {r + "choices", r + "weights", r + "expert_counts"});
+  const at::Tensor& choices = c.values.at(r + "choices");
+  const at::Tensor& weights = c.values.at(r + "weights");
+  const at::Tensor& counts = c.values.at(r + "expert_counts");
+  ASSERT_EQ(choices.scalar_type(), at::kLong);
+  ASSERT_EQ(counts.scalar_type(), at::kLong);
+  EXPECT_EQ(choices.sizes().vec(), (std::vector<int64_t>{3, 7, 2}));
+  EXPECT_EQ(weights.sizes().vec(), (std::vector<int64_t>{3, 7, 2}));
+  EXPECT_EQ(counts.sizes().vec(), (std::vector<int64_t>{3, 4}));
+  EXPECT_GE(choices.min().item<int64_t>(), 0);
+  EXPECT_LT(choices.max().item<int64_t>(), 4);
+  EXPECT_TRUE(choices.select(2, 0).ne(choices.select(2, 1)).all().item<bool>());  // two distinct experts
+  // softmax_topk: the renormalised top-2, the larger first; each row sums to 1 within a float32 rounding.
+  EXPECT_TRUE(weights.select(2, 0).ge(weights.select(2, 1)).all().item<bool>());
+  EXPECT_LT(max_abs_diff(weights.sum(-1), at::ones({3, 7})), 2 * std::numeric_limits<float>::epsilon());
+  for (int64_t b = 0; b < 3; ++b) {  // each sequence's row: its 7 tokens x 2 slots, per expert
+    EXPECT_TRUE(at::equal(counts[b], at::bincount(choices[b].reshape(-1), {}, 4))) << b;
+  }
+}
+
+TEST(ModelCapture, RouterPointsOfADenseLayerAreRefusedNamingTheMoELayers) {
+  auto model = build_model(kMoe);
+  model->set_capture({"layers.2.mlp.router.choices"}, [](const std::string&, const at::Tensor&) {});
+  try {
+    const at::NoGradGuard no_grad;
+    model->forward(at::randint(0, 50, {1, 4}, at::kLong));
+    ADD_FAILURE() << "a dense layer's router point was captured";
+  } catch (const sdk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 2 is a dense layer and has no router to capture "
+                                         "(layers.2.mlp.router.*): the MoE layers are 1 ([model] num_experts = 4, "
+                                         "moe_frequency = 2)"),
+              std::string::npos)
+        << e.what();
+  }
+  model->set_capture({}, {});
+}
+
 TEST(ModelCapture, CapturingLeavesForwardBitIdentical) {
   at::manual_seed(7);
-  auto model = build_model(kGqa + "num_experts = 4\nmoe_frequency = 2\n");
+  auto model = build_model(kMoe);
   const at::Tensor tokens = at::randint(0, 50, {2, 11}, at::kLong);
   at::Tensor before;
   {
     const at::NoGradGuard no_grad;
     before = model->forward(tokens);
   }
-  const Captured c = capture_forward(*model, tokens, declared_points(3));
+  const Captured c = capture_forward(*model, tokens, declared_points(3, {1}));
   EXPECT_TRUE(at::equal(before, c.logits));
   int after_clear = 0;
-  model->set_capture(declared_points(3), [&](const std::string&, const at::Tensor&) { ++after_clear; });
+  model->set_capture(declared_points(3, {1}), [&](const std::string&, const at::Tensor&) { ++after_clear; });
   model->set_capture({}, {});
   const at::Tensor after = model->forward(tokens);
   EXPECT_TRUE(at::equal(before, after.detach()));
@@ -160,7 +213,8 @@ TEST(ModelCapture, CapturingLeavesForwardBitIdentical) {
 // Captures every point of a model built from `model_toml`, writes them with the model's parameters
 // and `config_json` for the oracle, which compares each point with its own float64 forward.
 void expect_points_match_reference(const std::string& label, const std::string& model_toml,
-                                   const std::string& config_json, int64_t n_layers) {
+                                   const std::string& config_json, int64_t n_layers,
+                                   const std::vector<int64_t>& moe_layers = {}) {
   ASSERT_TRUE(oracle_available()) << "/usr/bin/python3 with torch and numpy is required";
   at::manual_seed(1234);
   auto model = build_model("[model]\n" + model_toml);
@@ -175,14 +229,15 @@ void expect_points_match_reference(const std::string& label, const std::string& 
   for (const auto& p : model->named_parameters()) write_npy(dir / (p.key() + ".npy"), p.value());
   std::ofstream(dir / "config.json") << config_json;
   const at::Tensor tokens = at::randint(0, 50, {2, 13}, at::kLong);
-  const std::vector<std::string> points = declared_points(n_layers);
+  const std::vector<std::string> points = declared_points(n_layers, moe_layers);
   const Captured c = capture_forward(*model, tokens, points);
   {
     data::NpzWriter npz(dir / "acts.npz");
     npz.add("tokens", "<i8", 8, tokens.sizes().vec(), tokens.data_ptr(), tokens.nbytes());
     for (const std::string& point : points) {
       const at::Tensor v = c.values.at(point).contiguous();
-      npz.add(point, "<f4", 4, v.sizes().vec(), v.data_ptr(), v.nbytes());
+      const bool integer = v.scalar_type() == at::kLong;  // the router's choices and counts
+      npz.add(point, integer ? "<i8" : "<f4", integer ? 8 : 4, v.sizes().vec(), v.data_ptr(), v.nbytes());
     }
     npz.close();
   }
@@ -211,7 +266,7 @@ TEST(ModelCapture, MoEPointsMatchTheReference) {
       R"({"dim": 32, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "norm_type": "rmsnorm", "norm_eps": 1e-5,
           "activation": "silu", "rope_theta": 10000.0, "tie_embeddings": false, "qk_norm": false,
           "num_experts": 4, "moe_top_k": 2, "moe_frequency": 2})",
-      2);
+      2, {1});
 }
 
 }  // namespace
