@@ -77,7 +77,7 @@ class Importer {
     take_optimizer(s);
     take_train_state(s);
     for (const auto& [key, item] : reader_.items()) {
-      if (used_.count(key) || key.rfind("optimizer.", 0) == 0) continue;
+      if (used_.count(key) || key.rfind("optimizer.", 0) == 0) continue;  // the optimizer lines cover these
       not_carried.push_back(fmt::format("'{}': kforge's checkpoint has no place for it", key));
     }
     s.config_toml = job_.to_toml();
@@ -142,8 +142,7 @@ class Importer {
     for (const auto& [key, item] : reader_.items()) {
       if (key.rfind(prefix, 0) != 0) continue;
       any = true;
-      const std::string slot = key.substr(key.rfind('.') + 1);
-      slots.insert(slot);
+      slots.insert(key.substr(key.rfind('.') + 1));
     }
     const auto weights_only = [&](const std::string& why) {
       s.optimizer.clear();
@@ -165,6 +164,10 @@ class Importer {
         }
         at::Tensor t = reader_.tensor(key);
         if (std::string(slot) == "step") {
+          if (t.numel() != 1) {
+            throw sdk::Error(fmt::format("{}: '{}' has shape {}; a step count is one number", step_.string(), key,
+                                         c10::str(t.sizes())));
+          }
           t = t.to(at::kLong).reshape({});
         } else if (!t.sizes().equals(like.sizes())) {
           throw sdk::Error(fmt::format("{}: '{}' has shape {}, its parameter {}", step_.string(), key,
@@ -185,9 +188,6 @@ class Importer {
       if (slot != "exp_avg" && slot != "exp_avg_sq" && slot != "step") {
         not_carried.push_back(fmt::format("optimizer state '{}' (e.g. amsgrad's): kforge's AdamW keeps none", slot));
       }
-    }
-    for (const auto& [key, item] : reader_.items()) {
-      if (key.rfind(prefix, 0) == 0) used_.insert(key);
     }
     carried.push_back(fmt::format("optimizer: AdamW exp_avg, exp_avg_sq and step of {} parameters",
                                   s.optimizer.size() / 3));
@@ -293,7 +293,7 @@ class Importer {
   const DcpImportOptions& options_;
   DcpReader reader_;
   config::JobConfig job_;
-  std::set<std::string> used_;          ///< the items taken
+  std::set<std::string> used_;          ///< the model items taken
   std::vector<std::string> parameters_;  ///< the model's parameters (which have optimizer state), by FQN
 };
 

@@ -105,6 +105,17 @@ class PickleMachine {
     target->items.insert(target->items.end(), pairs.begin(), pairs.end());
   }
 
+  // A new list or dict holding `items` (LIST, DICT).
+  PickleValue* filled(Kind kind, const std::vector<PickleValue*>& items) {
+    PickleValue* container = make(kind);
+    if (kind == Kind::list) {
+      append_to(container, items);
+    } else {
+      set_items(container, items);
+    }
+    return container;
+  }
+
   PickleValue* global(const std::string& module, const std::string& name) {
     const std::string full = module + "." + name;
     if (!allowed_.count(full)) {
@@ -231,12 +242,7 @@ class PickleMachine {
         return;
       }
       case ']': push(make(Kind::list)); return;
-      case 'l': {
-        PickleValue* l = make(Kind::list);
-        append_to(l, pop_mark());
-        push(l);
-        return;
-      }
+      case 'l': push(filled(Kind::list, pop_mark())); return;
       case 'a': {
         PickleValue* v = pop();
         append_to(top(), {v});
@@ -248,12 +254,7 @@ class PickleMachine {
         return;
       }
       case '}': push(make(Kind::dict)); return;
-      case 'd': {
-        PickleValue* d = make(Kind::dict);
-        set_items(d, pop_mark());
-        push(d);
-        return;
-      }
+      case 'd': push(filled(Kind::dict, pop_mark())); return;
       case 's': {
         PickleValue* v = pop();
         PickleValue* k = pop();

@@ -50,6 +50,16 @@ std::string convert(const fs::path& dcp, const fs::path& out, int* rc, const std
                     rc);
 }
 
+// `dcp` converted into a new directory's checkpoint (the command succeeds); returns that directory.
+fs::path converted(const fs::path& dcp, const std::string& label, std::string* text = nullptr) {
+  const fs::path out = temp_dir(label) / "ckpt";
+  int rc = 0;
+  const std::string output = convert(dcp, out, &rc);
+  EXPECT_EQ(rc, 0) << output;
+  if (text) *text = output;
+  return out;
+}
+
 void expect_same_tensors(const checkpoint::TensorMap& ours, const checkpoint::TensorMap& source, const char* what) {
   EXPECT_EQ(ours.size(), source.size()) << what;
   for (const auto& [name, t] : source) {
@@ -87,11 +97,8 @@ std::map<int64_t, double> resumed_losses(const fs::path& dir) {
 
 TEST(DcpImport, Torch113WriterCarriesEveryTensorAndTrainingContinuesBitExactly) {
   ASSERT_TRUE(oracle_available());
-  const fs::path dcp = oracle_written("torch113", "dcp_torch113");
-  const fs::path out = temp_dir("dcp_torch113_out") / "ckpt";
-  int rc = 0;
-  const std::string text = convert(dcp, out, &rc);
-  ASSERT_EQ(rc, 0) << text;
+  std::string text;
+  const fs::path out = converted(oracle_written("torch113", "dcp_torch113"), "dcp_torch113_out", &text);
   EXPECT_NE(text.find("optimizer: AdamW exp_avg, exp_avg_sq and step of"), std::string::npos) << text;
   EXPECT_NE(text.find("scheduler: step 10 of 'cosine' (LambdaLR last_epoch 10)"), std::string::npos) << text;
   EXPECT_NE(text.find("rng.numpy: kforge draws from no NumPy generator"), std::string::npos) << text;
@@ -111,30 +118,18 @@ TEST(DcpImport, ShardedTorch2LayoutThroughLatestGivesTheSameCheckpoint) {
   ASSERT_TRUE(oracle_available());
   const fs::path dcp = oracle_written("torch2-sharded", "dcp_sharded");
   fs::create_directory_symlink("step_10", dcp.parent_path() / "latest");  // a KempnerForge checkpoint.dir
-  const fs::path out = temp_dir("dcp_sharded_out") / "ckpt";
-  int rc = 0;
-  const std::string text = convert(dcp.parent_path(), out, &rc);
-  ASSERT_EQ(rc, 0) << text;
-  expect_carried(out / "step_10");
+  expect_carried(converted(dcp.parent_path(), "dcp_sharded_out") / "step_10");
 }
 
 TEST(DcpImport, PipelineStagesAreJoined) {
   ASSERT_TRUE(oracle_available());
-  const fs::path dcp = oracle_written("torch113", "dcp_pp2", "--pp2");
-  const fs::path out = temp_dir("dcp_pp2_out") / "ckpt";
-  int rc = 0;
-  const std::string text = convert(dcp, out, &rc);
-  ASSERT_EQ(rc, 0) << text;
-  expect_carried(out / "step_10");
+  expect_carried(converted(oracle_written("torch113", "dcp_pp2", "--pp2"), "dcp_pp2_out") / "step_10");
 }
 
 TEST(DcpImport, IndexKeyedOptimizerStateIsNotCarriedAndSaysWhy) {
   ASSERT_TRUE(oracle_available());
-  const fs::path dcp = oracle_written("torch113", "dcp_by_index", "--by-index");
-  const fs::path out = temp_dir("dcp_by_index_out") / "ckpt";
-  int rc = 0;
-  const std::string text = convert(dcp, out, &rc);
-  ASSERT_EQ(rc, 0) << text;
+  std::string text;
+  const fs::path out = converted(oracle_written("torch113", "dcp_by_index", "--by-index"), "dcp_by_index_out", &text);
   EXPECT_NE(text.find("keyed by parameter index"), std::string::npos) << text;
   const checkpoint::Snapshot ours = checkpoint::CheckpointManager::load(out / "step_10");
   expect_same_tensors(ours.model, checkpoint::CheckpointManager::load(source_step()).model, "model");
