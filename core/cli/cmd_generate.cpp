@@ -156,9 +156,9 @@ cxxopts::Options generate_options() {
                            "followed by its continuation (cut at EOS). --interactive reads one prompt per line\n"
                            "of stdin until its end instead, keeping the model loaded. The defaults are\n"
                            "KempnerForge's (scripts/generate.py): 128 new tokens, temperature 1, no top-k or top-p.\n"
-                           "A vision-language checkpoint continues the prompts about --image PATH (joint_decoder\n"
-                           "and cross_attention; the image is read as its training images were; not one of a\n"
-                           "video run).\n"
+                           "A vision-language checkpoint continues the prompts about --image PATH (an arch that\n"
+                           "decodes, as its listing in `kforge list-plugins` says; the image is read as its\n"
+                           "training images were; not one of a video run).\n"
                            "Exit codes: 0 done, 1 failed, 2 bad arguments, checkpoint, tokenizer, image or length.");
   options.add_options()("checkpoint", "a step_N directory, or a checkpoint.dir (its newest checkpoint)",
                         cxxopts::value<std::string>())("prompt", "prompt text (repeatable)",

@@ -50,9 +50,18 @@ std::vector<KeyDoc> core_keys(const plugins::ComponentMeta& c) {
   return out;
 }
 
+// A declared type as the core schema's keys name theirs ("int_dict" is a "dict"); a refused file's may not parse.
+std::string type_name(const std::string& declared) {
+  try {
+    return config::key_type_name(config::parse_key_type(declared).first);
+  } catch (const std::exception&) {
+    return declared;
+  }
+}
+
 std::vector<KeyDoc> plugin_keys(const plugins::ComponentMeta& c) {
   std::vector<KeyDoc> out;
-  for (const auto& k : c.keys) out.push_back({k.name, k.type, k.default_value, k.doc});
+  for (const auto& k : c.keys) out.push_back({k.name, type_name(k.type), k.default_value, k.doc});
   return out;
 }
 

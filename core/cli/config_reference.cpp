@@ -108,11 +108,11 @@ class Reference {
 
  private:
   // The components of `section`'s kind that declare they read `key` (kforge_config_key without a type).
-  std::string readers(const std::string& section, const std::string& key, const std::string& arch = "") const {
+  std::string readers(const std::string& section, const std::string& key) const {
     std::vector<std::string> names;
     for (const Declarer& d : declarers_) {
       const sdk::KindInfo* kind = sdk::find_kind(d.kind);
-      if (kind == nullptr || kind->section != section || (!arch.empty() && d.name != arch)) continue;
+      if (kind == nullptr || kind->section != section) continue;
       const auto& reads = d.meta->core_keys;
       if (std::find(reads.begin(), reads.end(), key) != reads.end()) names.push_back(d.label());
     }
@@ -129,7 +129,6 @@ class Reference {
       row(out, k, status_of(s.support, s.why), "kforge", top ? readers(path, k.name) : "");
       if (k.sub != nullptr) nested.push_back(&k);
     }
-    if (top && path == "vlm") write_arch_keys(out, spec);
     if (top) write_component_keys(out, path);
     for (const config::KeySpec* k : nested) write_table(out, *k->sub, path + "." + k->name, false);
   }
@@ -143,18 +142,6 @@ class Reference {
         const config::KeySpec k =
             config::declared_key_spec(plugins::declared_key(key), d.kind + " '" + d.name + "'");
         row(out, k, status_of(k.support, k.why), d.label(), "");
-      }
-    }
-  }
-
-  // [vlm] beyond its base keys (the default arch's section): each other arch's own keys kforge declares.
-  void write_arch_keys(std::string& out, const config::SectionSpec& base) const {
-    for (const std::string& arch : config::vlm_arches()) {
-      for (const config::KeySpec& k : config::vlm_section(arch).keys) {
-        if (base.find(k.name) != nullptr) continue;
-        const config::KeySupport s = config::key_support(base.name, k.name);
-        row(out, k, status_of(s.support, s.why), fmt::format("kforge (arch = `\"{}\"`)", arch),
-            readers(base.name, k.name, arch));
       }
     }
   }

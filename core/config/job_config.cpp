@@ -148,9 +148,9 @@ JobConfig load_job_config(const std::filesystem::path& file, const std::vector<s
 JobConfig resolve_job_config(const Value& raw, const std::filesystem::path& file, const Catalog& catalog) {
   std::vector<SectionSpec> schema = effective_schema(raw, catalog);
   Value tree = resolve(raw, schema, catalog);
-  check_sections(tree);
   std::vector<ComponentKeys> components;
   for (const ComponentKeys* c : selected_components(raw, catalog)) components.push_back(*c);
+  check_sections(tree, components);
   check_component_rules(tree, components, 0);
   JobConfig job = make_job_config(std::move(tree), file);
   job.schema = std::move(schema);
@@ -160,6 +160,7 @@ JobConfig resolve_job_config(const Value& raw, const std::filesystem::path& file
 
 void check_world(const JobConfig& job, int world_size) {
   check_world(job.tree, world_size);
+  check_sequence_budget(job.tree, job.components);
   check_component_rules(job.tree, job.components, world_size);
 }
 

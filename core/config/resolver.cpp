@@ -354,14 +354,39 @@ bool pipelined(const Value& raw) {
   return pp != nullptr && pp->type == Value::Type::Int && pp->i > 1;
 }
 
-// [vlm] is a discriminated union on arch: its keys are the base keys plus the chosen arch's (the strategy plugin's
-// own keys are added with every component's; an arch that is no plugin's is reported by the kind's lookup).
-SectionSpec vlm_spec_for(const Value& raw) {
-  const Value* vlm = raw.find("vlm");
-  const Value* arch = vlm != nullptr && vlm->is_table() ? vlm->find("arch") : nullptr;
-  // A non-string arch is reported by the type check of the default spec.
-  if (arch == nullptr || arch->type != Value::Type::String) return vlm_section("joint_decoder");
-  return vlm_section(arch->s);
+KeySpec* find_key(SectionSpec& section, const std::string& name) {
+  for (KeySpec& k : section.keys) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+// Whether a component's `declared` key adds entries to the section's dict key `own` (abi.h): both dicts of one value
+// type.
+bool adds_entries(const KeySpec& own, const KeySpec& declared) {
+  return own.type == KeyType::Dict && declared.type == KeyType::Dict && own.item == declared.item;
+}
+
+// `entries`' entries into the dict `dict` (an entry of the same name replaced), sorted by name as every dict is.
+void add_entries(Value& dict, const Value& entries) {
+  for (const auto& [name, value] : entries.table) dict.set(name, value);
+  std::sort(dict.table.begin(), dict.table.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
+// Hints for the keys of the components of `selected`'s kind and plugin that the config does not select: each
+// belongs to the selection naming its component (a third party's component's key is named by its file instead).
+void add_sibling_hints(SectionSpec& section, const sdk::KindInfo& slot, const ComponentKeys& selected,
+                       const Catalog& catalog) {
+  for (const ComponentKeys& c : catalog) {
+    if (c.kind != selected.kind || c.file != selected.file || c.name == selected.name) continue;
+    for (const KeySpec& k : c.keys) {
+      if (section.find(k.name) != nullptr) continue;
+      section.hints.emplace_back(
+          k.name, fmt::format("it belongs to [{0}] {1} = \"{2}\", and this config has {1} = \"{3}\". Set {1} = "
+                              "\"{2}\" or remove the key",
+                              slot.section, slot.selector, c.name, selected.name));
+    }
+  }
 }
 
 }  // namespace
@@ -435,7 +460,9 @@ void apply_allowed(KeySpec& spec, const DeclaredKey& key, const std::string& own
 }  // namespace
 
 KeySpec declared_key_spec(const DeclaredKey& key, const std::string& owner) {
-  KeySpec spec{key.name, parse_key_type(key.type)};
+  const auto [type, item] = parse_key_type(key.type);
+  KeySpec spec{key.name, type};
+  spec.item = item;
   spec.doc = key.doc;
   spec.owner = owner;
   if (key.support == Support::Unset) {
@@ -504,20 +531,22 @@ std::vector<const ComponentKeys*> selected_components(const Value& raw, const Ca
 
 std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catalog) {
   std::vector<SectionSpec> schema = core_schema();
-  for (SectionSpec& section : schema) {
-    if (section.name == "vlm") section = vlm_spec_for(raw);
-  }
   for (const ComponentKeys* found : selected_components(raw, catalog)) {
     const sdk::KindInfo& slot = *sdk::find_kind(found->kind);
     auto section = std::find_if(schema.begin(), schema.end(), [&](const SectionSpec& s) { return s.name == slot.section; });
     for (const KeySpec& key : found->keys) {
-      if (const KeySpec* clash = section->find(key.name)) {
-        throw sdk::ConfigError(fmt::format("{} '{}' ({}) declares key '{}' in [{}], which {} already defines",
-                                           found->kind, found->name, found->file, key.name, slot.section,
-                                           clash->owner.empty() ? "kforge" : clash->owner));
+      if (KeySpec* clash = find_key(*section, key.name)) {
+        if (!adds_entries(*clash, key)) {
+          throw sdk::ConfigError(fmt::format("{} '{}' ({}) declares key '{}' in [{}], which {} already defines",
+                                             found->kind, found->name, found->file, key.name, slot.section,
+                                             clash->owner.empty() ? "kforge" : clash->owner));
+        }
+        add_entries(clash->default_value, key.default_value);
+        continue;
       }
       section->keys.push_back(key);
     }
+    if (!slot.multiple) add_sibling_hints(*section, slot, *found, catalog);
   }
   return schema;
 }

@@ -2,6 +2,7 @@
 // and the keys that the selected component plugins declare.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -17,6 +18,7 @@ struct ComponentKeys {
   std::string kind, name, version, file;
   std::vector<KeySpec> keys;
   std::string enabled_by;  ///< a bool core key of the kind's section that selects it ("": none)
+  uint32_t capabilities = 0;  ///< KFORGE_CAP_* flags
   /// Its rules on a resolved config: config_json(tree, world_size) in, "" or a broken rule's JSON
   /// ({"section", "key", "message"}) out; empty: none.
   std::function<std::string(const std::string&)> rules;
@@ -38,8 +40,10 @@ Value read_raw_config(const std::filesystem::path& file, const std::vector<std::
 /// applies them to its file's tree.
 Value apply_overrides(Value raw, const std::vector<std::string>& overrides);
 
-/// The schema in force for this raw config: core sections plus the keys of the components the
-/// config selects. Throws sdk::ConfigError when a selected component is not in the catalog.
+/// The schema in force for this raw config: core sections plus the keys of the components the config selects (a dict
+/// key of the section's adds its default's entries to the section's default), with hints naming the selection that
+/// takes each key of an unselected component of the selected one's plugin. Throws sdk::ConfigError when a selected
+/// component is not in the catalog.
 std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catalog);
 
 /// Fills defaults, coerces types and rejects unknown keys (with valid keys and a suggestion).

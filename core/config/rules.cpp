@@ -9,7 +9,9 @@
 
 #include "config/job_config.h"
 #include "config/schema.h"
+#include "kforge/sdk/abi.h"
 #include "kforge/sdk/error.h"
+#include "kforge/sdk/kinds.h"
 
 namespace kforge::config {
 namespace {
@@ -263,45 +265,51 @@ int64_t isqrt(int64_t n) {
   return r;
 }
 
-// Tokens out of the adapter for `n` encoder tokens: projections keep n; pooling adapters pool
-// the square patch grid with a window x window kernel (avgpool: ceil edges; attentional_pool:
-// the grid must divide).
-int64_t adapter_output_tokens(const Section& adapter, const Section& encoder) {
-  const std::string type = adapter.at("type").s;
+// Whether a selected component of `kind` declares the capability `flag`.
+bool selected_with(const std::vector<ComponentKeys>& selected, const char* kind, uint32_t flag) {
+  for (const ComponentKeys& c : selected) {
+    if (c.kind == kind && (c.capabilities & flag) != 0) return true;
+  }
+  return false;
+}
+
+// Tokens out of the adapter for `n` encoder tokens: a projection keeps n; an adapter that pools the square patch
+// grid (KFORGE_CAP_POOLS_PATCH_GRID) gives ceil(grid / window)^2.
+int64_t adapter_output_tokens(const Section& adapter, const Section& encoder, bool pools) {
   const int64_t n = encoder.i("num_tokens");
-  if (type != "avgpool" && type != "attentional_pool") return n;
+  if (!pools) return n;
   const int64_t grid = isqrt(n);
   encoder.require(grid * grid == n, "num_tokens",
                   fmt::format("[adapter] type = \"{}\" pools a square patch grid: num_tokens must be a perfect square",
-                              type));
+                              adapter.at("type").s));
   const int64_t window = adapter.i("pool_window");
-  if (type == "attentional_pool") {
-    adapter.require(grid % window == 0, "pool_window",
-                    fmt::format("attentional_pool needs the patch grid ({0}x{0}) divisible by the window", grid));
-  }
   const int64_t side = (grid + window - 1) / window;
   return side * side;
 }
 
 // Residual-stream budget of a VLM with a known encoder token count: frames x adapter tokens of
-// image tokens (none in the residual for cross-attention) plus max_text_len. 0 when unknown.
+// image tokens (none in the residual for a strategy whose residual holds the text only) plus max_text_len.
 struct VlmBudget {
   int64_t residual_image_tokens = 0, max_text_len = 0;
   int64_t required() const { return residual_image_tokens + max_text_len; }
 };
 
-std::optional<VlmBudget> vlm_budget(const Value& root) {
+std::optional<VlmBudget> vlm_budget(const Value& root, const std::vector<ComponentKeys>& selected) {
   if (!has(root, "vlm") || !has(root, "vision_encoder")) return std::nullopt;
   const Section encoder = section(root, "vision_encoder");
   if (encoder.i("num_tokens") <= 0) return std::nullopt;  // probed at build time
   const Section vlm = section(root, "vlm");
   const int64_t frames = has(root, "video") ? section(root, "video").i("max_frames") : 1;
-  const int64_t visual = frames * adapter_output_tokens(section(root, "adapter"), encoder);
-  return VlmBudget{vlm.at("arch").s == "cross_attention" ? 0 : visual, vlm.i("max_text_len")};
+  const int64_t visual = frames * adapter_output_tokens(section(root, "adapter"), encoder,
+                                                       selected_with(selected, sdk::kind::adapter,
+                                                                     KFORGE_CAP_POOLS_PATCH_GRID));
+  // A strategy whose residual stream holds the text only counts no image tokens.
+  const bool text_residual = selected_with(selected, sdk::kind::modality_strategy, KFORGE_CAP_TEXT_RESIDUAL);
+  return VlmBudget{text_residual ? 0 : visual, vlm.i("max_text_len")};
 }
 
 // JobConfig.__post_init__: what needs more than one section but not the world size.
-void check_vlm_sections(const Value& root) {
+void check_vlm_sections(const Value& root, const std::vector<ComponentKeys>& selected) {
   if (has(root, "vlm") && !has(root, "vision_encoder")) {
     fail_section(*root.find("vlm"),
                  "[vlm] is set but [vision_encoder] is missing; a VLM run requires a [vision_encoder] section");
@@ -322,7 +330,7 @@ void check_vlm_sections(const Value& root) {
                  "must be >= 2 with a [time_embedding] (a run of one frame per clip trains on "
                  "images, which have no time)");
   }
-  if (const auto budget = vlm_budget(root)) {
+  if (const auto budget = vlm_budget(root, selected)) {
     const Section m = section(root, "model");
     m.require(m.i("max_seq_len") >= budget->required(), "max_seq_len",
               fmt::format("insufficient for the VLM: residual_image_tokens ({}) + vlm.max_text_len ({}) = {}",
@@ -374,7 +382,7 @@ void check_mixture(const Value& root) {
   if (d.i("anneal_start_step") > 0) check_weight_names(d, "anneal_weights", names, known);
 }
 
-void check_sections(const Value& root) {
+void check_sections(const Value& root, const std::vector<ComponentKeys>& selected) {
   check_model(section(root, "model"));
   check_train(section(root, "train"));
   check_optimizer(section(root, "optimizer"));
@@ -398,7 +406,7 @@ void check_sections(const Value& root) {
   if (has(root, "vlm")) check_vlm(section(root, "vlm"));
   if (has(root, "video")) check_video(section(root, "video"));
   if (has(root, "time_embedding")) check_time_embedding(section(root, "time_embedding"));
-  check_vlm_sections(root);
+  check_vlm_sections(root, selected);
 }
 
 namespace {
@@ -411,18 +419,6 @@ std::optional<int64_t> checked_product(std::initializer_list<int64_t> degrees) {
     if (__builtin_mul_overflow(product, degree, &product)) return std::nullopt;
   }
   return product >= 1 ? std::optional<int64_t>(product) : std::nullopt;
-}
-
-// The host's VLM rules; each arch's shape against the text model is its strategy's to check (its validation hook).
-void check_world_vlm(const Value& root) {
-  const Section d = section(root, "distributed");
-  if (const auto budget = vlm_budget(root)) {
-    const Section t = section(root, "train");
-    t.require(t.i("seq_len") >= budget->required(), "seq_len",
-              fmt::format("insufficient for the VLM: residual_image_tokens ({}) + vlm.max_text_len ({}) = {}",
-                          budget->residual_image_tokens, budget->max_text_len, budget->required()));
-  }
-  d.require(d.i("pp") == 1, "pp", "VLM + Pipeline Parallelism is not supported");
 }
 
 }  // namespace
@@ -496,7 +492,17 @@ void check_world(const Value& root, int world_size) {
                           "into 2 x cp equal chunks",
                           2 * d.i("cp")));
   }
-  if (has(root, "vlm")) check_world_vlm(root);
+  // The host's VLM rules; each arch's shape against the text model is its strategy's to check (its validation hook).
+  if (has(root, "vlm")) d.require(d.i("pp") == 1, "pp", "VLM + Pipeline Parallelism is not supported");
+}
+
+void check_sequence_budget(const Value& root, const std::vector<ComponentKeys>& selected) {
+  if (const auto budget = vlm_budget(root, selected)) {
+    const Section t = section(root, "train");
+    t.require(t.i("seq_len") >= budget->required(), "seq_len",
+              fmt::format("insufficient for the VLM: residual_image_tokens ({}) + vlm.max_text_len ({}) = {}",
+                          budget->residual_image_tokens, budget->max_text_len, budget->required()));
+  }
 }
 
 }  // namespace kforge::config

@@ -9,7 +9,7 @@
 namespace kforge::config {
 namespace {
 
-// Each key type with its plugin-metadata name; the first kDeclarableKeyTypes are those a plugin may declare.
+// Each key type with its plugin-metadata name.
 constexpr std::pair<KeyType, const char*> kKeyTypeNames[] = {{KeyType::Bool, "bool"},
                                                              {KeyType::Int, "int"},
                                                              {KeyType::Float, "float"},
@@ -20,7 +20,21 @@ constexpr std::pair<KeyType, const char*> kKeyTypeNames[] = {{KeyType::Bool, "bo
                                                              {KeyType::Table, "table"},
                                                              {KeyType::TableList, "table_list"},
                                                              {KeyType::Dict, "dict"}};
-constexpr size_t kDeclarableKeyTypes = 7;
+
+// The types a plugin may declare (kforge_config_key.type): a dict's name says its values' type.
+struct DeclarableType {
+  const char* name;
+  KeyType type, item;
+};
+constexpr DeclarableType kDeclarableTypes[] = {{"bool", KeyType::Bool, KeyType::Float},
+                                               {"int", KeyType::Int, KeyType::Float},
+                                               {"float", KeyType::Float, KeyType::Float},
+                                               {"string", KeyType::String, KeyType::Float},
+                                               {"int_list", KeyType::IntList, KeyType::Float},
+                                               {"float_list", KeyType::FloatList, KeyType::Float},
+                                               {"string_list", KeyType::StringList, KeyType::Float},
+                                               {"int_dict", KeyType::Dict, KeyType::Int},
+                                               {"string_list_dict", KeyType::Dict, KeyType::StringList}};
 
 std::vector<SectionSpec> build_schema() {
   std::vector<SectionSpec> schema;
@@ -58,11 +72,11 @@ const char* key_type_name(KeyType type) {
   return "?";
 }
 
-KeyType parse_key_type(const std::string& name) {
+std::pair<KeyType, KeyType> parse_key_type(const std::string& name) {
   std::string allowed;
-  for (size_t k = 0; k < kDeclarableKeyTypes; ++k) {
-    if (name == kKeyTypeNames[k].second) return kKeyTypeNames[k].first;
-    allowed += (k == 0 ? "" : ", ") + std::string(kKeyTypeNames[k].second);
+  for (const DeclarableType& t : kDeclarableTypes) {
+    if (name == t.name) return {t.type, t.item};
+    allowed += (allowed.empty() ? "" : ", ") + std::string(t.name);
   }
   throw sdk::Error("unknown config key type '" + name + "' (allowed: " + allowed + ")");
 }

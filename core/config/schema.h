@@ -51,7 +51,7 @@ struct SectionSpec {
   bool optional = false;  ///< present only when the file or command line sets it
   std::string doc;
   /// Keys not valid in this variant of the section, each with the reason (shown instead of a
-  /// plain "unknown key"), e.g. [vlm] keys that belong to another arch.
+  /// plain "unknown key"), e.g. [vlm] keys of another arch of the selected arch's plugin.
   std::vector<std::pair<std::string, std::string>> hints;
   /// An optional section materialised with its defaults when this other section is present
   /// ([adapter] when [vlm] is set).
@@ -64,18 +64,10 @@ struct SectionSpec {
 /// The built-in schema (KempnerForge's sections plus kforge's additions), in document order.
 const std::vector<SectionSpec>& core_schema();
 
-/// The [vlm] architectures whose keys the core schema holds (KempnerForge's four "arch" values), sorted.
-const std::vector<std::string>& vlm_arches();
-/// The [vlm] section for one arch: the base keys plus that arch's keys, with hints for the keys
-/// of the other arches (another arch, a third party's strategy, gets the base keys and the hints).
-SectionSpec vlm_section(const std::string& arch);
-/// The section a component selected as `name` in `section` reads: the core schema's, except [vlm], whose keys depend
-/// on the arch (vlm_section(name)). Throws sdk::Error for a section the core schema does not have.
-SectionSpec section_of_component(const std::string& section, const std::string& name);
-
 /// Name of a key type as plugin metadata spells it ("int", "float_list", ...).
 const char* key_type_name(KeyType type);
-/// Parses a plugin metadata type name; throws sdk::Error for an unknown one.
-KeyType parse_key_type(const std::string& name);
+/// Parses a plugin metadata type name into the key's type and, for a dict ("int_dict", "string_list_dict"), its
+/// values' type; throws sdk::Error for an unknown one.
+std::pair<KeyType, KeyType> parse_key_type(const std::string& name);
 
 }  // namespace kforge::config

@@ -15,15 +15,15 @@ std::vector<SectionSpec> multimodal_sections() {
                "the VLM's vision encoder (required by [vlm])"});
   SectionSpec adapter{"adapter",
                       {string_key("type", "mlp_2layer", "vision-to-text connector (adapter plugin)"),
-                       int_key("hidden_dim", 0, "mlp_2layer hidden width (0: the model dim)"),
-                       string_key("activation", "gelu", "mlp_2layer activation", {"gelu", "silu", "relu"}),
-                       int_key("pool_window", 2, "pooling window side (avgpool, attentional_pool)"),
-                       int_key("pool_heads", 16, "attention heads of attentional_pool")},
+                       int_key("hidden_dim", 0, "hidden width of a two-layer adapter (0: the model dim)"),
+                       string_key("activation", "gelu", "activation of a two-layer adapter", {"gelu", "silu", "relu"}),
+                       int_key("pool_window", 2, "window side of an adapter that pools the patch grid"),
+                       int_key("pool_heads", 16, "attention heads of an attention-pooling adapter")},
                       true,
                       "the VLM's connector (defaults apply when [vlm] is set without it)"};
   adapter.implied_by = "vlm";
   s.push_back(std::move(adapter));
-  s.push_back(vlm_section("joint_decoder"));
+  s.push_back(vlm_section());
   s.push_back({"video",
                {string_key("data_root", "", "root directory of the video dataset"),
                 string_key("dataset_type", "webvid", "video-text data reader (a video_dataset plugin)"),

@@ -16,8 +16,10 @@ std::vector<SectionSpec> training_sections();
 std::vector<SectionSpec> data_sections();
 /// [distributed], [checkpoint], [metrics], [profiling].
 std::vector<SectionSpec> runtime_sections();
-/// [vision_encoder], [adapter], [vlm] (arch joint_decoder), [video].
+/// [vision_encoder], [adapter], [vlm], [video], [time_embedding].
 std::vector<SectionSpec> multimodal_sections();
+/// [vlm]: the keys of every arch (an arch's own keys are its strategy plugin's).
+SectionSpec vlm_section();
 
 /// Element schema of [[train.freeze]] and [[vlm.freeze]]: FreezeSpec(module, frozen).
 const SectionSpec& freeze_spec_schema();

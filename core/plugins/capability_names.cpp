@@ -18,6 +18,8 @@ std::vector<std::string> capability_names(uint32_t flags) {
       {KFORGE_CAP_TENSOR_PARALLEL, "tensor_parallel"},
       {KFORGE_CAP_PIPELINE, "pipeline"},
       {KFORGE_CAP_FLOAT8, "float8"},
+      {KFORGE_CAP_TEXT_RESIDUAL, "text_residual"},
+      {KFORGE_CAP_POOLS_PATCH_GRID, "pools_patch_grid"},
   };
   std::vector<std::string> out;
   for (uint32_t bit = 1; bit != 0; bit <<= 1) {

@@ -32,7 +32,7 @@ config::Catalog make_catalog(const Registry& registry) {
   for (const sdk::KindInfo& kind : sdk::kKinds) {
     for (const Entry* e : registry.entries(kind.name)) {
       config::ComponentKeys c{e->meta.kind, e->meta.name,      e->plugin->version, e->plugin->path.filename().string(),
-                              {},           e->meta.enabled_by, rules_of(e->meta)};
+                              {},           e->meta.enabled_by, e->meta.capabilities, rules_of(e->meta)};
       const std::string owner = e->meta.kind + " '" + e->meta.name + "'";
       for (const ConfigKeyMeta& k : e->meta.keys) c.keys.push_back(config::declared_key_spec(declared_key(k), owner));
       catalog.push_back(std::move(c));

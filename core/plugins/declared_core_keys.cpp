@@ -29,7 +29,7 @@ const config::SectionSpec& core_section_of(const sdk::KindInfo& kind) {
 
 std::vector<config::KeySpec> declared_core_keys(const ComponentMeta& c) {
   const sdk::KindInfo* kind = &kind_of(c);
-  const config::SectionSpec section = config::section_of_component(kind->section, c.name);
+  const config::SectionSpec& section = core_section_of(*kind);
   std::vector<config::KeySpec> out;
   for (const std::string& name : c.core_keys) {
     const config::KeySpec* key = section.find(name);

@@ -8,8 +8,7 @@
 
 namespace kforge::plugins {
 
-/// The spec of each of `c.core_keys` in the core schema section of c's kind (for [vlm], the section of the arch c
-/// names), in declared order. Throws sdk::Error naming the key, the section and the closest key there when one is
+/// The spec of each of `c.core_keys` in the core schema section of c's kind, in declared order. Throws sdk::Error naming the key, the section and the closest key there when one is
 /// missing.
 std::vector<config::KeySpec> declared_core_keys(const ComponentMeta& c);
 

@@ -3,6 +3,7 @@
 #include <kforge/sdk/plugin.h>
 
 #include "adapter_factory.h"
+#include "adapter_rules.h"
 #include "encoder_factory.h"
 
 namespace {
@@ -69,11 +70,14 @@ constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::adapter, "linear", "1.0.0", "One biased Linear, token count kept"),
     KFORGE_COMPONENT(kforge::sdk::kind::adapter, "avgpool", "1.0.0",
                      "Window average over the square patch grid (ragged edges), then a biased Linear",
-                     kforge::sdk::config_keys(kAvgPoolCoreKeys)),
+                     kforge::sdk::config_keys(kAvgPoolCoreKeys),
+                     kforge::sdk::capabilities(KFORGE_CAP_POOLS_PATCH_GRID)),
     KFORGE_COMPONENT(kforge::sdk::kind::adapter, "attentional_pool", "1.0.0",
                      "Molmo2 connector: per window, attention with the window mean as query (grid divisible by "
                      "the window)",
-                     kforge::sdk::config_keys(kAttentionalPoolCoreKeys)),
+                     kforge::sdk::config_keys(kAttentionalPoolCoreKeys),
+                     kforge::sdk::capabilities(KFORGE_CAP_POOLS_PATCH_GRID),
+                     kforge::sdk::validator<kforge::vision::check_attentional_pool>()),
 };
 
 void register_all(kforge::sdk::Registrar& r) {

@@ -10,19 +10,33 @@
 
 namespace {
 
-using kforge::sdk::reads;
-
-// The [vlm] keys of each arch the strategies read (list-plugins shows them); each arch checks them (arch_rules.h).
+// The [vlm] keys of each arch (each arch checks them: arch_rules.h), and the module alias each adds to [vlm]
+// module_patterns (the parameters it adds to the text model's, for freeze directives).
 constexpr kforge_config_key kCrossAttentionKeys[] = {
-    reads("cross_attention_every_n_layers"), reads("cross_attention_n_heads"), reads("cross_attention_n_kv_heads"),
+    {"cross_attention_every_n_layers", "int", "4", "a cross-attention block after every n-th text block"},
+    {"cross_attention_n_heads", "int", "0", "cross-attention heads (0: model n_heads)"},
+    {"cross_attention_n_kv_heads", "int", "0", "cross-attention key/value heads (0: its n_heads)"},
+    {"module_patterns", "string_list_dict",
+     "{ cross_attention = [\"transformer.cross_attention_layers\", \"transformer.cross_attention_layers.*\"] }",
+     "the cross-attention blocks' alias"},
 };
 constexpr kforge_config_key kMotKeys[] = {
-    reads("mot_modalities"), reads("mot_image_n_heads"), reads("mot_image_n_kv_heads"),
-    reads("mot_warm_start_from_text"), reads("mot_warm_start_path"),
+    {"mot_modalities", "string_list", "[\"image\", \"text\"]", "modalities with their own weights"},
+    {"mot_image_n_heads", "int", "0", "image-stream heads (0: model n_heads)"},
+    {"mot_image_n_kv_heads", "int", "0", "image-stream key/value heads (0: model n_kv_heads)"},
+    {"mot_warm_start_from_text", "bool", "false",
+     "start from a dense text checkpoint: its weights copied into every modality"},
+    {"mot_warm_start_path", "string", "\"\"", "the text checkpoint's step directory (of a text or joint_decoder run)"},
+    {"module_patterns", "string_list_dict", "{ mot = [\"transformer.layers\", \"transformer.layers.*\"] }",
+     "the modality-specific blocks' alias"},
 };
 constexpr kforge_config_key kMomaKeys[] = {
-    reads("moma_modalities"), reads("moma_experts_per_modality"), reads("moma_capacity_factor"),
-    reads("moma_gumbel_noise"),
+    {"moma_modalities", "string_list", "[\"image\", \"text\"]", "modalities with their own expert groups"},
+    {"moma_experts_per_modality", "int_dict", "{ image = 4, text = 4 }", "experts per modality"},
+    {"moma_capacity_factor", "float", "0.0", "expert-choice capacity (0: 1/#experts of the modality)"},
+    {"moma_gumbel_noise", "bool", "true", "Gumbel-sigmoid noise on router scores in training"},
+    {"module_patterns", "string_list_dict", "{ moma = [\"transformer.layers\", \"transformer.layers.*\"] }",
+     "the modality-aware blocks' alias"},
 };
 
 constexpr kforge_component_info kComponents[] = {
@@ -33,7 +47,8 @@ constexpr kforge_component_info kComponents[] = {
                      "Text-only residual stream; cross-attention blocks over the image tokens after every n-th text "
                      "block (each the identity at the start: zero-initialised outputs)",
                      kforge::sdk::config_keys(kCrossAttentionKeys),
-                     kforge::sdk::validator<kforge::vlm::check_cross_attention>()),
+                     kforge::sdk::validator<kforge::vlm::check_cross_attention>(),
+                     kforge::sdk::capabilities(KFORGE_CAP_TEXT_RESIDUAL)),
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "mot", "1.0.0",
                      "Mixture-of-Transformers: per-modality norms, projections and FFNs around one global causal "
                      "attention over [image | text] (identity blocks at initialisation; training only)",

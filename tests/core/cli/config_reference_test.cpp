@@ -43,8 +43,8 @@ TEST(ConfigReference, ListsEachComponentsOwnKeysAndTheKeysItReads) {
                     "| `sgd_momentum` | float | `0.9` |  | honoured | optimizer `sgd` (optimizers) |",
                     "| `lr` | float | `0.0003` |  | honoured | kforge | optimizer `adamw` (optimizers), optimizer `lion` "
                     "(optimizers)",
-                    "| `mot_modalities` | string_list | `[\"image\", \"text\"]` |  | honoured | kforge (arch = "
-                    "`\"mot\"`) | modality_strategy `mot` (kforge-vlm) |"});
+                    "| `mot_modalities` | string_list | `[\"image\", \"text\"]` |  | honoured | modality_strategy `mot` "
+                    "(kforge-vlm) |  | modalities with their own weights |"});
 }
 
 TEST(ConfigReference, DocumentsAThirdPartyArchFromItsDeclarationsAlone) {

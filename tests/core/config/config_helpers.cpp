@@ -12,17 +12,18 @@
 namespace kforge::test {
 namespace {
 
-// The modality strategies of the built-in plugins, with their rules (the plugins stay loaded for the process).
-const config::Catalog& builtin_strategies() {
+// The adapters and modality strategies of the built-in plugins, with their keys, capabilities and rules (the plugins
+// stay loaded for the process).
+const config::Catalog& builtin_vlm_parts() {
   static const std::unique_ptr<plugins::PluginHost> host = load_builtin_plugins();
-  static const config::Catalog strategies = [] {
+  static const config::Catalog parts = [] {
     config::Catalog out;
     for (config::ComponentKeys& c : plugins::make_catalog(host->registry)) {
-      if (c.kind == "modality_strategy") out.push_back(std::move(c));
+      if (c.kind == "adapter" || c.kind == "modality_strategy") out.push_back(std::move(c));
     }
     return out;
   }();
-  return strategies;
+  return parts;
 }
 
 }  // namespace
@@ -41,11 +42,9 @@ config::Catalog base_catalog(const config::Catalog& extra) {
   for (const char* encoder : {"random", "siglip2", "clip"}) {
     catalog.push_back({"vision_encoder", encoder, "1.0.0", "libkforge_vision.so", {}});
   }
-  for (const char* adapter : {"mlp_2layer", "linear", "avgpool", "attentional_pool"}) {
-    catalog.push_back({"adapter", adapter, "1.0.0", "libkforge_vision.so", {}});
-  }
-  // KempnerForge's four [vlm] arches, as libkforge_vlm.so declares them: each checks its own keys (its rules).
-  for (const config::ComponentKeys& c : builtin_strategies()) catalog.push_back(c);
+  // The adapters and KempnerForge's four [vlm] arches as libkforge_vision.so and libkforge_vlm.so declare them: their
+  // keys, the capabilities the token budget reads and their rules.
+  for (const config::ComponentKeys& c : builtin_vlm_parts()) catalog.push_back(c);
   catalog.push_back({"image_text_dataset", "image_text", "1.0.0", "libkforge_image_text_data.so", {}});
   catalog.push_back({"video_dataset", "webvid", "1.0.0", "libkforge_video.so", {}});
   catalog.push_back({"frame_sampler", "uniform", "1.0.0", "libkforge_video.so", {}});

@@ -130,19 +130,18 @@ void add_number_keys(const config::SectionSpec& spec, const std::string& path, c
   }
 }
 
-// The number keys of the whole schema, [vlm] with each of its arches.
+// The number keys of the whole schema, and those of each [vlm] arch of the built-in strategies (their own keys).
 std::vector<NumberKey> schema_number_keys() {
-  static const std::vector<config::SectionSpec> vlm_variants = [] {
-    std::vector<config::SectionSpec> out;
-    for (const std::string& arch : config::vlm_arches()) out.push_back(config::vlm_section(arch));
-    return out;
-  }();
+  static const config::Catalog catalog = base_catalog();
   std::vector<NumberKey> out;
   for (const config::SectionSpec& section : config::core_schema()) {
-    if (section.name != "vlm") add_number_keys(section, section.name, "[" + section.name + "]\n", out);
+    add_number_keys(section, section.name, "[" + section.name + "]\n", out);
   }
-  for (size_t k = 0; k < vlm_variants.size(); ++k) {
-    add_number_keys(vlm_variants[k], "vlm", "[vlm]\narch = \"" + config::vlm_arches()[k] + "\"\n", out);
+  for (const config::ComponentKeys& arch : catalog) {
+    if (arch.kind != "modality_strategy") continue;
+    for (const config::KeySpec& key : arch.keys) {
+      if (is_number(key.type) || is_number_dict(key)) out.push_back({"[vlm]\narch = \"" + arch.name + "\"\n", &key});
+    }
   }
   return out;
 }

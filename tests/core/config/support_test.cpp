@@ -27,10 +27,18 @@ void walk(const SectionSpec& spec, const std::function<void(const SectionSpec&, 
 }
 
 TEST(KeySupport, EveryKeyOfTheSchemaHasADecisionAndEveryUnimplementedOneAReason) {
-  std::vector<SectionSpec> sections = config::core_schema();
-  for (const std::string& arch : config::vlm_arches()) sections.push_back(config::vlm_section(arch));
   size_t keys = 0;
-  for (const SectionSpec& section : sections) {
+  // The built-in components' own keys carry their decision in their declaration.
+  for (const config::ComponentKeys& c : base_catalog()) {
+    for (const config::KeySpec& k : c.keys) {
+      ++keys;
+      EXPECT_NE(k.support, Support::Unset) << c.kind << " '" << c.name << "' key " << k.name;
+      if (k.support == Support::Refused || k.support == Support::NoEffect) {
+        EXPECT_FALSE(k.why.empty()) << c.kind << " '" << c.name << "' key " << k.name << " says no reason";
+      }
+    }
+  }
+  for (const SectionSpec& section : config::core_schema()) {
     walk(section, [&](const SectionSpec& table, const config::KeySpec& k) {
       ++keys;
       const KeySupport s = config::key_support(table.name, k.name);
@@ -51,8 +59,17 @@ TEST(KeySupport, UnknownKeysHaveNoDecisionAndTheMultimodalKeysAreHonoured) {
     EXPECT_EQ(config::key_support("video", key).support, Support::Honoured) << key;
   }
   EXPECT_EQ(config::key_support("vlm", "arch").support, Support::Honoured);
-  EXPECT_EQ(config::key_support("vlm", "mot_modalities").support, Support::Honoured);
-  EXPECT_EQ(config::key_support("vlm", "mot_warm_start_path").support, Support::Honoured);
+  // An arch's own keys are its strategy's, which declares them honoured.
+  size_t mot_keys = 0;
+  for (const config::ComponentKeys& c : base_catalog()) {
+    if (c.kind != "modality_strategy" || c.name != "mot") continue;
+    for (const config::KeySpec& k : c.keys) {
+      if (k.name != "mot_modalities" && k.name != "mot_warm_start_path") continue;
+      ++mot_keys;
+      EXPECT_EQ(k.support, Support::Honoured) << k.name;
+    }
+  }
+  EXPECT_EQ(mot_keys, 2u);
 }
 
 // The message of the ConfigError check_support raises for the config; "" when it passes.

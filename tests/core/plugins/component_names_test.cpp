@@ -29,12 +29,12 @@ const std::map<std::string, std::set<std::string>> kRemaining = {
     {"config/schema_model.cpp", {"softmax_topk", "transformer"}},
     {"config/schema_data.cpp", {"memmap"}},
     {"config/schema_runtime.cpp", {"1f1b", "console"}},
-    {"config/schema_multimodal.cpp", {"joint_decoder", "mlp_2layer", "random", "uniform", "webvid"}},
-    // The [vlm] arches' keys and module aliases (to plugins/vlm's declarations), the token budget's arch without
-    // image tokens in the residual stream and the pooling adapters' arithmetic (to plugins/vision's hooks).
-    {"config/schema_vlm.cpp", {"cross_attention", "image_text", "joint_decoder", "moma", "mot", "transformer"}},
-    {"config/resolver.cpp", {"joint_decoder"}},
-    {"config/rules.cpp", {"attentional_pool", "avgpool", "cross_attention"}},
+    {"config/schema_multimodal.cpp", {"mlp_2layer", "random", "uniform", "webvid"}},
+    // [vlm]'s selector defaults, and the base module alias of the text model (named after the part, which is also
+    // the built-in model's name).
+    {"config/schema_vlm.cpp", {"image_text", "joint_decoder", "transformer"}},
+    // kforge convert --from dcp carries KempnerForge's AdamW moments only (onto the built-in optimizer's state).
+    {"interop/dcp_import.cpp", {"adamw"}},
     // The Hugging Face architecture's router (to one model-config reader shared with plugins/models).
     {"interop/hf_architecture.cpp", {"softmax_topk"}},
 };

@@ -106,5 +106,36 @@ TEST(ThirdPartyArch, ItsKeysUnderAnotherArchNameIt) {
               "to use it)"});
 }
 
+// The second fixture arch: the text alone in its residual stream, and a module alias of its own.
+const std::string kTextArch = "[model]\nmax_seq_len = 600\n[vision_encoder]\nnum_tokens = 196\n[vlm]\n";
+
+TEST(ThirdPartyArch, ATextResidualArchLeavesTheImageTokensOutOfTheSequenceBudget) {
+  // 196 image tokens + 512 text = 708 > 600: the image tokens count for an arch without the capability...
+  expect_has(load_error(kTextArch + "arch = \"fixture_arch\"\nfixture_tower_layers = 1\n"),
+             {"test.toml:2:15: [model] max_seq_len = 600",
+              "insufficient for the VLM: residual_image_tokens (196) + vlm.max_text_len (512) = 708"});
+  // ...and not for one that declares KFORGE_CAP_TEXT_RESIDUAL, once the world size is known too.
+  const config::JobConfig job =
+      job_from_toml(kTextArch + "arch = \"fixture_text_arch\"\n[train]\nseq_len = 600\n", host().registry);
+  EXPECT_NO_THROW(config::check_world(job, 1));
+  EXPECT_EQ(job.tree.find("vlm")->find("fixture_text_every")->i, 2);
+}
+
+TEST(ThirdPartyArch, ItsModuleAliasJoinsTheBaseAliases) {
+  const config::JobConfig job = job_from_toml(kTextArch + "arch = \"fixture_text_arch\"\n", host().registry);
+  EXPECT_EQ(job.tree.find("vlm")->find("module_patterns")->to_toml(),
+            "{ adapter = [\"adapter\", \"adapter.*\"], fixture_text = [\"transformer.fixture_blocks\"], transformer = "
+            "[\"transformer\", \"transformer.*\"], vision_encoder = [\"vision_encoder\", \"vision_encoder.*\"] }");
+  // Another arch's config has no such alias.
+  const config::JobConfig other = job_from_toml(kArch, host().registry);
+  EXPECT_EQ(other.tree.find("vlm")->find("module_patterns")->find("fixture_text"), nullptr);
+}
+
+TEST(ThirdPartyArch, AKeyOfAnotherArchOfItsPluginNamesThatArch) {
+  expect_has(load_error(kTextArch + "arch = \"fixture_text_arch\"\nfixture_pool = \"max\"\n"),
+             {"test.toml:7:16: key 'fixture_pool' is not valid in [vlm]: it belongs to [vlm] arch = \"fixture_arch\", "
+              "and this config has arch = \"fixture_text_arch\". Set arch = \"fixture_arch\" or remove the key."});
+}
+
 }  // namespace
 }  // namespace kforge::test

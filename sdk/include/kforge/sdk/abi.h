@@ -9,7 +9,7 @@
 
 /* Bump on any change to these structs, to the component interfaces or to their meaning, and record
  * the headers' new fingerprint (tests/sdk's abi fingerprint test says how). */
-#define KFORGE_PLUGIN_ABI_VERSION 21u
+#define KFORGE_PLUGIN_ABI_VERSION 22u
 /* The name of the one symbol every plugin exports. */
 #define KFORGE_PLUGIN_ENTRY_SYMBOL "kforge_plugin_entry"
 
@@ -38,11 +38,15 @@ typedef struct kforge_build_info {
 #define KFORGE_KEY_NO_EFFECT 2u
 
 /* One configuration key a component reads in its kind's section. A key with a NULL type is one that the section
- * already has (kforge's, e.g. [optimizer] lr): the component declares that it reads it, and only `name` counts. */
+ * already has (kforge's, e.g. [optimizer] lr): the component declares that it reads it, and only `name` counts. A
+ * dict key (int_dict, string_list_dict) that the section already has as a dict of that type (e.g. [vlm]
+ * module_patterns) adds the entries of its default to the section's default while the component is selected. */
 typedef struct kforge_config_key {
   const char* name;          /* key inside the section, e.g. "lion_beta" */
-  const char* type;          /* "bool" | "int" | "float" | "string" | "float_list" | "int_list" | "string_list" */
-  const char* default_value; /* TOML literal of the default, e.g. "0.9", "\"cosine\"", "[0.9, 0.95]" */
+  /* "bool" | "int" | "float" | "string" | "float_list" | "int_list" | "string_list" | "int_dict" (a table of
+   * name = integer) | "string_list_dict" (a table of name = list of strings) */
+  const char* type;
+  const char* default_value; /* TOML literal of the default, e.g. "0.9", "\"cosine\"", "[0.9, 0.95]", "{ a = 1 }" */
   const char* doc;           /* one line */
   /* What values the host accepts (NULL or "": any of the type): a string key's values separated by '|', e.g.
    * "cosine|linear"; an int or float key's closed range "MIN..MAX", either end may be left out, e.g. "0..", "0..1". */
@@ -81,11 +85,18 @@ typedef struct kforge_config_key {
 /* A model that computes its linear layers in float8 when BuildContext::float8 is set ([train] mixed_precision = "fp8"
  * needs it): torchao's Float8Linear, TENSORWISE recipe, on the layers KempnerForge converts. */
 #define KFORGE_CAP_FLOAT8 (1u << 8)
+/* A modality strategy whose residual stream holds the text only (the image reaches it another way, e.g. through
+ * cross-attention): the host's sequence budget ([model] max_seq_len, [train] seq_len) counts no image tokens. */
+#define KFORGE_CAP_TEXT_RESIDUAL (1u << 9)
+/* An adapter that pools the vision encoder's square grid of patch tokens ([vision_encoder] num_tokens = side x side)
+ * in [adapter] pool_window x pool_window windows, ragged edge windows kept: ceil(side / pool_window)^2 tokens out,
+ * which the host's sequence budget counts (and it refuses a num_tokens that is no perfect square). */
+#define KFORGE_CAP_POOLS_PATCH_GRID (1u << 10)
 /* Every flag this ABI defines; the host refuses a component declaring others. */
 #define KFORGE_CAP_ALL                                                                                                \
   (KFORGE_CAP_NEEDS_WHOLE_MATRICES | KFORGE_CAP_HAS_EVAL_WEIGHTS | KFORGE_CAP_LLAMA_LAYOUT |                          \
    KFORGE_CAP_DOCUMENT_MASK | KFORGE_CAP_EMBEDDING_PREFIX | KFORGE_CAP_EXPERT_PARALLEL | KFORGE_CAP_TENSOR_PARALLEL | \
-   KFORGE_CAP_PIPELINE | KFORGE_CAP_FLOAT8)
+   KFORGE_CAP_PIPELINE | KFORGE_CAP_FLOAT8 | KFORGE_CAP_TEXT_RESIDUAL | KFORGE_CAP_POOLS_PATCH_GRID)
 
 /* Static description of one component (listed without running plugin code). */
 typedef struct kforge_component_info {
