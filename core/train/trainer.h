@@ -70,31 +70,33 @@ class Trainer final : public parallel::StepHost {
 
   // For step bodies and hooks.
   const config::JobConfig& job() const override { return job_; }
-  sdk::Model& model() override { return *model_; }
-  sdk::Loss& loss() override { return *loss_; }
-  sdk::Optimizer& optimizer() { return *optimizer_; }
+  sdk::Model& model() override { return *model_.module; }
+  sdk::Loss& loss() override { return *optim_.loss; }
+  sdk::Optimizer& optimizer() { return *optim_.optimizer; }
   /// What the optimizer updates: the model's parameters, or this rank's shards of them (FSDP).
-  const std::vector<sdk::NamedParameter>& parameters() const { return parallel_->parameters(); }
+  const std::vector<sdk::NamedParameter>& parameters() const { return model_.parallel->parameters(); }
   /// The model's forward (with FSDP: its root parameters gathered); step bodies call this.
-  at::Tensor forward(const at::Tensor& tokens) override { return parallel_->forward(tokens); }
+  at::Tensor forward(const at::Tensor& tokens) override { return model_.parallel->forward(tokens); }
   /// The images of the next forward's rows (`batch`'s pixel_values, with its clips' frame_mask and frame_times) for a
   /// vision-language model; undefined pixels are a text batch's. Throws sdk::Error for images given to a text-only
   /// model.
   void set_images(const data::Batch& batch) override;
-  int64_t step() const { return step_; }
+  int64_t step() const { return progress_.step; }
   /// The process groups and device mesh (groups of one in a single process).
-  const dist::Runtime& runtime() const override { return *runtime_; }
+  const dist::Runtime& runtime() const override { return *groups_.runtime; }
   /// Tensor parallelism: the group over whose ranks the model's logits are split by vocabulary; else null.
-  const dist::Group* vocab_group() const override { return tensor_group_ ? &runtime_->mesh().group("tp") : nullptr; }
+  const dist::Group* vocab_group() const override {
+    return groups_.tensors ? &groups_.runtime->mesh().group("tp") : nullptr;
+  }
   /// Where the model, optimizer state and batches live ([train] device).
-  const c10::Device& device() const { return device_; }
+  const c10::Device& device() const { return groups_.device; }
 
   /// Averages the parameters' gradients over the data-parallel ranks (a no-op on one rank). A
   /// step body calls it once, after the last micro-batch's backward and before clipping, so
   /// accumulation never syncs early (maybe_no_sync semantics). Plain data parallelism starts each
   /// block's all-reduce during the last backward (see ReplicatedModel) and finishes here; FSDP
   /// finishes the reduce-scatters and averages the shards over dp_replicate.
-  void sync_gradients() override { parallel_->sync_gradients(); }
+  void sync_gradients() override { model_.parallel->sync_gradients(); }
   /// Global-norm clipping of parameters()' gradients to `max_norm` (over all shards with FSDP);
   /// returns the norm before clipping. Under fp16 it first divides the gradients by the loss scale and agrees over
   /// all ranks whether any is not finite: then the step is skipped (the loop shrinks the scale) and it returns NaN
@@ -113,12 +115,12 @@ class Trainer final : public parallel::StepHost {
   checkpoint::Snapshot snapshot() const;
   /// Checksum of parameters() (this rank's shards under FSDP): equal on every replica.
   std::string replica_checksum() const;
-  /// Saves step_ (checkpoint.async_mode "disabled": here and now; otherwise staged and handed to
+  /// Saves the current step (checkpoint.async_mode "disabled": here and now; otherwise staged and handed to
   /// the writer thread, reported by report_saves() once committed).
   void save_checkpoint();
   /// Logs and tells the hooks about committed saves (the writer's, when asynchronous).
   void report_saves(const std::vector<std::pair<int64_t, std::filesystem::path>>& saves);
-  /// The step's micro-batches on device_ (the feed's, moved; none on a shutdown signal while they were read); sets
+  /// The step's micro-batches on the device (the feed's, moved; none on a shutdown signal while they were read); sets
   /// `trained` to their labels other than -100, counted on the host before the move.
   std::vector<data::Batch> next_micro_batches(int64_t& trained);
   /// Opens the training feed and the evaluation source ([eval] enabled), of images when `pixels` is set.
@@ -129,7 +131,7 @@ class Trainer final : public parallel::StepHost {
   /// Loss averaged over the data-parallel ranks (non-finite on every rank when it is on any) and this rank's
   /// `trained_tokens` summed over them, in one all-reduce.
   parallel::AgreedStep agree(StepResult local, int64_t trained_tokens) const;
-  bool leader() const { return runtime_->rank() == 0; }
+  bool leader() const { return groups_.runtime->rank() == 0; }
   /// Whether `flag` is true on any rank of the job (collective).
   bool any_rank(bool flag) const;
   /// Under fp16: whether this step's gradients overflowed (on any rank), as clip_gradients() found; throws sdk::Error
@@ -139,44 +141,73 @@ class Trainer final : public parallel::StepHost {
   /// no outcome: an error ended it. Never throws.
   void record_run_end(std::optional<Outcome> outcome) noexcept;
 
+  /// Where the run trains: the device and the process groups, built first and destroyed last (the groups outlive the
+  /// model).
+  struct ProcessGroups {
+    c10::Device device = c10::Device(c10::DeviceType::CPU);  ///< [train] device, decided with the process groups
+    std::unique_ptr<dist::Runtime> runtime;
+    std::unique_ptr<dist::ExpertGroup> experts;   ///< [distributed] ep > 1
+    std::unique_ptr<dist::TensorGroup> tensors;   ///< [distributed] tp > 1
+    std::unique_ptr<dist::ContextGroup> context;  ///< [distributed] cp > 1
+  };
+  /// The model as this rank trains it.
+  struct TrainedModel {
+    std::shared_ptr<sdk::Model> module;                ///< the model, or this rank's pipeline stage of it
+    std::shared_ptr<sdk::VisionLanguageModel> vlm;     ///< module, in a vision-language run ([vlm])
+    std::vector<sdk::NamedParameter> params;           ///< its trainable parameters
+    std::unique_ptr<parallel::ParallelModel> parallel;  ///< how module is spread over the ranks
+    std::unique_ptr<ActivationCheckpointing> checkpointing;  ///< [train] activation_checkpointing != "none"
+  };
+  /// What the steps minimise and how the parameters move.
+  struct Optimization {
+    std::unique_ptr<sdk::Optimizer> optimizer;
+    FreezePlan freeze;  ///< [train]/[vlm] freeze and freeze_schedule
+    std::unique_ptr<sdk::Scheduler> scheduler;
+    std::unique_ptr<sdk::Loss> loss;
+  };
+  /// The run's data.
+  struct Data {
+    std::unique_ptr<sdk::Dataset> train, eval;      ///< what the feeds read (a vision-language run: none)
+    std::unique_ptr<feed::BatchFeed> feed;          ///< the training batches
+    std::unique_ptr<feed::BatchSource> eval_source;  ///< [eval] enabled: the evaluation batches, else null
+  };
+  /// Checkpoints written and the one resumed from.
+  struct Saves {
+    std::unique_ptr<checkpoint::CheckpointManager> checkpoints;
+    std::unique_ptr<checkpoint::AsyncWriter> writer;  ///< checkpoint.async_mode != "disabled"; drained first
+    int64_t last_step = -1;                           ///< the step last saved
+    int64_t resumed_from = -1;
+    std::map<std::string, std::string> resumed_metric_runs;  ///< metric backend name -> its run id, on a resume
+  };
+  /// [train] mixed_precision = "fp16": the dynamic loss scale and its overflows.
+  struct LossScaling {
+    std::optional<LossScaler> scaler;
+    std::optional<bool> overflow;       ///< this step's agreed overflow, once clip_gradients() unscaled
+    int64_t consecutive_overflows = 0;  ///< steps in a row whose gradients overflowed
+  };
+  /// How far the run got, and the steps it did not train.
+  struct Progress {
+    int64_t step = 0;
+    int64_t tokens_seen = 0;
+    int64_t consecutive_nans = 0;
+    int64_t total_nans = 0;
+    int64_t consecutive_skips = 0;  ///< steps in a row whose global batch trained no token (labels all -100)
+    int64_t total_skips = 0;        ///< those and fp16 overflows, resumes included (train_state.skipped_steps)
+  };
+
   const config::JobConfig& job_;
   const plugins::Registry& registry_;
   TrainingOptions options_;
-  c10::Device device_ = c10::Device(c10::DeviceType::CPU);  ///< [train] device, decided with the process groups
-  std::unique_ptr<dist::Runtime> runtime_;  // first built, last destroyed
-  std::unique_ptr<dist::ExpertGroup> expert_group_;  ///< [distributed] ep > 1; outlives the model
-  std::unique_ptr<dist::TensorGroup> tensor_group_;  ///< [distributed] tp > 1; outlives the model
-  std::unique_ptr<dist::ContextGroup> context_group_;  ///< [distributed] cp > 1; outlives the model
+  ProcessGroups groups_;
   plugins::Components components_;
-  std::shared_ptr<sdk::Model> model_;
-  std::shared_ptr<sdk::VisionLanguageModel> vlm_;  ///< model_, in a vision-language run ([vlm])
-  std::vector<sdk::NamedParameter> params_;  ///< the model's trainable parameters
-  std::unique_ptr<parallel::ParallelModel> parallel_;  ///< how model_ is spread over the ranks
-  std::unique_ptr<ActivationCheckpointing> checkpointing_;  ///< [train] activation_checkpointing != "none"
-  std::unique_ptr<sdk::Optimizer> optimizer_;
-  FreezePlan freeze_;  ///< [train]/[vlm] freeze and freeze_schedule
-  std::unique_ptr<sdk::Scheduler> scheduler_;
-  std::unique_ptr<sdk::Loss> loss_;
-  std::unique_ptr<sdk::Dataset> train_data_, eval_data_;  ///< what the feeds read (a vision-language run: none)
-  std::unique_ptr<feed::BatchFeed> feed_;          ///< the training batches
-  std::unique_ptr<feed::BatchSource> eval_source_;  ///< [eval] enabled: the evaluation batches, else null
+  TrainedModel model_;
+  Optimization optim_;
+  Data data_;
   std::vector<std::shared_ptr<sdk::Hook>> hooks_;
   std::unique_ptr<metrics::MetricsTracker> tracker_;
-  std::unique_ptr<checkpoint::CheckpointManager> checkpoints_;
-  std::unique_ptr<checkpoint::AsyncWriter> writer_;  ///< checkpoint.async_mode != "disabled"; drained first
-  std::optional<LossScaler> scaler_;  ///< [train] mixed_precision = "fp16": the dynamic loss scale
-  std::optional<bool> overflow_;      ///< this step's agreed overflow, once clip_gradients() unscaled (fp16)
-
-  int64_t step_ = 0;
-  int64_t tokens_seen_ = 0;
-  int64_t consecutive_nans_ = 0;
-  int64_t total_nans_ = 0;
-  int64_t consecutive_skips_ = 0;  ///< steps in a row whose global batch trained no token (labels all -100)
-  int64_t total_skips_ = 0;  ///< those and fp16 overflows, resumes included (train_state.skipped_steps)
-  int64_t consecutive_overflows_ = 0;  ///< fp16 steps in a row whose gradients overflowed
-  int64_t last_saved_step_ = -1;
-  int64_t resumed_from_ = -1;
-  std::map<std::string, std::string> resumed_metric_runs_;  ///< metric backend name -> its run id, on a resume
+  Saves saves_;
+  LossScaling fp16_;
+  Progress progress_;
 };
 
 /// The library entry point (KempnerForge's run_training(config, step_fn, hooks)).
