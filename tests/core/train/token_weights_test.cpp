@@ -1,4 +1,4 @@
-// Token weights (core/train/token_weights.h): the counts of every rank's batches, weights of exactly 1 for equal
+// Token weights (core/parallel/token_weights.h): the counts of every rank's batches, weights of exactly 1 for equal
 // counts, and the weighted mean of per-batch token means equal to the token mean of all the batches.
 #include "parallel/token_weights.h"
 
