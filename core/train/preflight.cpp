@@ -167,7 +167,8 @@ void check_tensor_parallel(const config::JobConfig& job, const plugins::Componen
   if ((components.optimizer_capabilities() & KFORGE_CAP_NEEDS_WHOLE_MATRICES) != 0) {
     throw sdk::ConfigError(fmt::format(
         "{}: optimizer '{}' updates whole weight matrices, and under tensor parallelism each rank holds slices of "
-        "them; set tp = 1 or use an optimizer that updates elementwise (adamw, lion, ...)",
+        "them; set tp = 1 or use an optimizer without the needs_whole_matrices capability (kforge list-plugins "
+        "shows capabilities)",
         where, job.view("optimizer").get_string("name")));
   }
 }
