@@ -42,7 +42,8 @@ constexpr kforge_config_key kMomaKeys[] = {
 constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "joint_decoder", "1.0.0",
                      "Image tokens as a prefix of the text in one causal stack (the text model needs the "
-                     "embedding_prefix capability)"),
+                     "embedding_prefix capability); tp and ep split the text model as in a text run",
+                     kforge::sdk::capabilities(KFORGE_CAP_TENSOR_PARALLEL | KFORGE_CAP_EXPERT_PARALLEL)),
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "cross_attention", "1.0.0",
                      "Text-only residual stream; cross-attention blocks over the image tokens after every n-th text "
                      "block (each the identity at the start: zero-initialised outputs)",
