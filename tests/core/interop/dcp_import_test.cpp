@@ -146,6 +146,16 @@ TEST(DcpImport, ConfigOfAnotherShapeIsRefusedNamingTheTensor) {
   EXPECT_NE(text.find("'model.token_embedding.embedding.weight' has shape [64, 32]"), std::string::npos) << text;
 }
 
+TEST(DcpImport, ConfigIsRequiredAndOnlyForDcp) {
+  int rc = 0;
+  std::string text = kforge_cli("convert --from dcp a b", &rc);
+  EXPECT_EQ(rc, 2) << text;
+  EXPECT_NE(text.find("--from dcp needs --config TOML"), std::string::npos) << text;
+  text = kforge_cli("convert --to hf a b --config c.toml", &rc);
+  EXPECT_EQ(rc, 2) << text;
+  EXPECT_NE(text.find("--config applies to --from dcp only"), std::string::npos) << text;
+}
+
 TEST(PickleReader, RefusesAGlobalOutsideTheFormatNamingIt) {
   // Protocol 2: GLOBAL os.system, a string argument, REDUCE, STOP (what a malicious pickle does).
   using namespace std::string_literals;
