@@ -13,6 +13,7 @@
 #include "cli/exit_codes.h"
 #include "data/tokenizer.h"
 #include "dist/device.h"
+#include "eval_tasks/model_decoding.h"
 #include "eval_tasks/run_tasks.h"
 #include "generate/checkpoint_session.h"
 #include "kforge/sdk/error.h"
@@ -26,21 +27,6 @@ void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out.flush()) throw sdk::Error(fmt::format("cannot write {}", path));
-}
-
-/// The model's cached decoding as the scorer's decoder; empty for a model without it (the sdk default refuses
-/// start_decoding), whose generations then run the whole sequence through forward() each token.
-std::function<std::function<at::Tensor(const at::Tensor&)>(int64_t)> cached_decoder(sdk::Model& model,
-                                                                                     at::Device device) {
-  try {
-    model.start_decoding(1, 1);
-  } catch (const sdk::Error&) {
-    return nullptr;
-  }
-  return [&model, device](int64_t max_len) {
-    std::shared_ptr<sdk::Model::DecodeState> state = model.start_decoding(1, max_len);
-    return [&model, device, state](const at::Tensor& tokens) { return model.decode(tokens.to(device), *state); };
-  };
 }
 
 }  // namespace
@@ -61,13 +47,16 @@ void add_eval_tasks_options(cxxopts::Options& options) {
                                                           cxxopts::value<std::string>())(
       "log-samples", "write every request (tokens, log-likelihood, greedy flag or generation) here, one JSON a line",
       cxxopts::value<std::string>())(
-      "tokenizer", "tokenizer (default: data.tokenizer_path of the checkpoint's config)", cxxopts::value<std::string>());
+      "tokenizer", "tokenizer (default: data.tokenizer_path of the checkpoint's config)", cxxopts::value<std::string>())(
+      "no-shared-prefix",
+      "run every choice whole with its context, not the context once for all a question's choices (a benchmark and "
+      "debugging switch: the log-likelihoods agree within fp32 rounding)");
 }
 
 std::string stray_task_option(const cxxopts::ParseResult& args) {
   if (args.count("tasks")) return "";
   for (const char* name : {"task-dir", "limit", "num-fewshot", "seed", "batch-size", "bootstrap-iters", "output",
-                           "log-samples", "tokenizer"}) {
+                           "log-samples", "tokenizer", "no-shared-prefix"}) {
     if (args.count(name)) return std::string("--") + name;
   }
   return "";
@@ -122,8 +111,10 @@ int run_eval_tasks(const cxxopts::Options& options, const cxxopts::ParseResult& 
   sdk::Model& model = *ckpt.model;
   const at::Device device = dist::parameter_device(model);
   const int64_t max_length = model.max_seq_len() > 0 ? model.max_seq_len() : ckpt.job.train.seq_len;
-  const eval_tasks::ScoringModel scoring{[&](const at::Tensor& tokens) { return model.forward(tokens.to(device)); },
-                                         max_length, batch_size, &ranks->world(), cached_decoder(model, device)};
+  const eval_tasks::ScoringModel scoring{
+      [&](const at::Tensor& tokens) { return model.forward(tokens.to(device)); }, max_length, batch_size,
+      &ranks->world(), eval_tasks::cached_decoder(model, device),
+      args.count("no-shared-prefix") ? nullptr : eval_tasks::shared_prefix(model, device)};
   std::vector<nlohmann::json> samples;
   nlohmann::json results;
   try {
@@ -141,6 +132,7 @@ int run_eval_tasks(const cxxopts::Options& options, const cxxopts::ParseResult& 
                        {"step", ckpt.snapshot.step},
                        {"batch_size", batch_size},
                        {"max_length", max_length},
+                       {"shared_prefix", static_cast<bool>(scoring.shared_prefix)},
                        {"limit", run.limit == 0 ? nlohmann::json(nullptr) : nlohmann::json(run.limit)},
                        {"bootstrap_iters", run.bootstrap_iters},
                        {"fewshot_seed", run.seed},

@@ -1,11 +1,13 @@
-// Scorer: padded batches of whole sequences through the forward, log-softmax in fp32 at the scored positions; greedy
-// generation one cached decode step a token where the model decodes.
+// Scorer: padded batches of whole sequences through the forward, or a context decoded once and its continuations
+// after copies of it; log-softmax in fp32 at the scored positions; greedy generation one cached decode step a token
+// where the model decodes.
 #include "eval_tasks/scorer.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -17,7 +19,12 @@ namespace kforge::eval_tasks {
 Scorer::Scorer(ScoringModel model, const data::Tokenizer& tokenizer) : model_(std::move(model)), tokenizer_(tokenizer) {
   if (model_.max_length < 2) throw sdk::Error(fmt::format("scorer: max_length {} is below 2", model_.max_length));
   if (model_.batch_size < 1) throw sdk::Error(fmt::format("scorer: batch size {} is below 1", model_.batch_size));
+  if (model_.lockstep && (model_.decoder || model_.shared_prefix)) {
+    throw sdk::Error("scorer: ranks in lockstep score through forward() alone (no cached decoding, no shared prefix)");
+  }
 }
+
+void Scorer::idle_forward() const { model_.forward(at::zeros({1, 1}, at::kLong)); }
 
 std::vector<int64_t> Scorer::encode(const std::string& text) const {
   const std::vector<int> ids = tokenizer_.encode(text);
@@ -46,6 +53,27 @@ std::vector<TokenPair> Scorer::windows(const std::string& text) const {
   return rolling_windows(encode(text), prefix_token(), model_.max_length);
 }
 
+namespace {
+
+/// The result of continuation `cont` from the logits [c, V] of the positions that predict its tokens.
+LoglikelihoodResult score_positions(const at::Tensor& logits, const std::vector<int64_t>& cont) {
+  const at::Tensor logprobs = logits.to(at::kFloat).log_softmax(-1).cpu();
+  const at::Tensor target = at::tensor(cont, at::kLong);
+  const at::Tensor picked = logprobs.gather(1, target.unsqueeze(1)).squeeze(1).to(at::kDouble);
+  return {picked.sum().item<double>(), logprobs.argmax(-1).equal(target)};
+}
+
+/// Rows of equal width (the first row's, the longest), right-padded with zeros: int64 [rows, width] on the CPU.
+at::Tensor padded_rows(const std::vector<std::vector<int64_t>>& rows, int64_t width) {
+  at::Tensor tokens = at::zeros({static_cast<int64_t>(rows.size()), width}, at::kLong);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::copy(rows[r].begin(), rows[r].end(), tokens[static_cast<int64_t>(r)].data_ptr<int64_t>());
+  }
+  return tokens;
+}
+
+}  // namespace
+
 std::vector<LoglikelihoodResult> Scorer::loglikelihood(const std::vector<TokenPair>& pairs,
                                                        const std::function<void(size_t)>& progress) const {
   std::vector<std::vector<int64_t>> inputs(pairs.size());
@@ -69,36 +97,109 @@ std::vector<LoglikelihoodResult> Scorer::loglikelihood(const std::vector<TokenPa
     if (inputs[a] != inputs[b]) return inputs[a] < inputs[b];
     return pairs[a].continuation.back() < pairs[b].continuation.back();
   });
+  const std::vector<ScoringUnit> units = plan(pairs, inputs, order);
+  std::vector<size_t> done(units.size());  // requests in units [0, u]
+  for (size_t u = 0, sum = 0; u < units.size(); ++u) done[u] = sum += units[u].pairs.size();
   std::vector<LoglikelihoodResult> out(pairs.size());
   at::NoGradGuard no_grad;
-  const auto batch = static_cast<size_t>(model_.batch_size);
-  for (size_t start = rank() * batch; start < order.size(); start += ranks() * batch) {
-    const size_t end = std::min(order.size(), start + batch);
-    const auto rows = static_cast<int64_t>(end - start);
-    const auto width = static_cast<int64_t>(inputs[order[start]].size());  // the longest: sorted descending
-    at::Tensor tokens = at::zeros({rows, width}, at::kLong);
-    for (int64_t r = 0; r < rows; ++r) {
-      const auto& in = inputs[order[start + r]];
-      std::copy(in.begin(), in.end(), tokens[r].data_ptr<int64_t>());
+  const size_t rounds = (units.size() + ranks() - 1) / ranks();
+  for (size_t u = rank(); u < (lockstep() ? rounds * ranks() : units.size()); u += ranks()) {
+    if (u >= units.size()) {
+      idle_forward();
+      continue;
     }
-    const at::Tensor logits = model_.forward(tokens);
-    for (int64_t r = 0; r < rows; ++r) {
-      const size_t i = order[start + r];
-      const auto& cont = pairs[i].continuation;
-      const auto c = static_cast<int64_t>(cont.size());
-      const auto len = static_cast<int64_t>(inputs[i].size());
-      const at::Tensor logprobs = logits[r].narrow(0, len - c, c).to(at::kFloat).log_softmax(-1).cpu();
-      const at::Tensor target = at::tensor(cont, at::kLong);
-      const at::Tensor picked = logprobs.gather(1, target.unsqueeze(1)).squeeze(1).to(at::kDouble);
-      out[i] = {picked.sum().item<double>(), logprobs.argmax(-1).equal(target)};
+    if (units[u].shared) {
+      score_shared(units[u], pairs, out);
+    } else {
+      score_whole(units[u], pairs, inputs, out);
     }
-    if (progress) progress(end);
+    if (progress) progress(done[u]);
   }
-  if (ranks() > 1) gather(out, order);
+  if (ranks() > 1) gather(out, units);
   return out;
 }
 
-void Scorer::gather(std::vector<LoglikelihoodResult>& results, const std::vector<size_t>& order) const {
+std::vector<ScoringUnit> Scorer::plan(const std::vector<TokenPair>& pairs,
+                                      const std::vector<std::vector<int64_t>>& inputs,
+                                      const std::vector<size_t>& order) const {
+  std::vector<ScoringUnit> units;
+  std::vector<size_t> whole;  // the pairs run whole, in order
+  if (model_.shared_prefix) {
+    // A context's pairs, where none was cut (its input is the whole context and continuation but the last token).
+    std::map<std::vector<int64_t>, std::vector<size_t>> by_context;
+    std::vector<const std::vector<int64_t>*> contexts;  // in order of first appearance
+    for (const size_t i : order) {
+      const TokenPair& p = pairs[i];
+      if (p.context.size() < 2 || inputs[i].size() + 1 != p.context.size() + p.continuation.size()) continue;
+      auto [it, fresh] = by_context.try_emplace(p.context);
+      if (fresh) contexts.push_back(&it->first);
+      it->second.push_back(i);
+    }
+    std::vector<bool> shared(pairs.size(), false);
+    for (const auto* context : contexts) {
+      const std::vector<size_t>& members = by_context.at(*context);
+      if (members.size() < 2) continue;
+      units.push_back({members, true});
+      for (const size_t i : members) shared[i] = true;
+    }
+    for (const size_t i : order) {
+      if (!shared[i]) whole.push_back(i);
+    }
+  } else {
+    whole = order;
+  }
+  const auto batch = static_cast<size_t>(model_.batch_size);
+  for (size_t start = 0; start < whole.size(); start += batch) {
+    const auto first = whole.begin() + static_cast<std::ptrdiff_t>(start);
+    units.push_back({{first, first + static_cast<std::ptrdiff_t>(std::min(batch, whole.size() - start))}, false});
+  }
+  return units;
+}
+
+void Scorer::score_shared(const ScoringUnit& unit, const std::vector<TokenPair>& pairs,
+                          std::vector<LoglikelihoodResult>& out) const {
+  // The prefix is the context but its last token; each row is that token and the continuation but its last, so
+  // row position k predicts continuation token k.
+  const std::vector<int64_t>& context = pairs[unit.pairs.front()].context;
+  size_t room = 0;
+  for (const size_t i : unit.pairs) room = std::max(room, pairs[i].continuation.size());
+  const auto step = model_.shared_prefix(
+      at::tensor(std::vector<int64_t>(context.begin(), context.end() - 1), at::kLong).unsqueeze(0),
+      static_cast<int64_t>(room));
+  const auto batch = static_cast<size_t>(model_.batch_size);
+  for (size_t start = 0; start < unit.pairs.size(); start += batch) {
+    const size_t end = std::min(unit.pairs.size(), start + batch);
+    std::vector<std::vector<int64_t>> rows;
+    size_t width = 0;
+    for (size_t k = start; k < end; ++k) {
+      const std::vector<int64_t>& cont = pairs[unit.pairs[k]].continuation;
+      rows.push_back({context.back()});
+      rows.back().insert(rows.back().end(), cont.begin(), cont.end() - 1);
+      width = std::max(width, rows.back().size());
+    }
+    const at::Tensor logits = step(padded_rows(rows, static_cast<int64_t>(width)));
+    for (size_t k = start; k < end; ++k) {
+      const std::vector<int64_t>& cont = pairs[unit.pairs[k]].continuation;
+      out[unit.pairs[k]] =
+          score_positions(logits[static_cast<int64_t>(k - start)].narrow(0, 0, static_cast<int64_t>(cont.size())), cont);
+    }
+  }
+}
+
+void Scorer::score_whole(const ScoringUnit& unit, const std::vector<TokenPair>& pairs,
+                         const std::vector<std::vector<int64_t>>& inputs, std::vector<LoglikelihoodResult>& out) const {
+  std::vector<std::vector<int64_t>> rows;
+  for (const size_t i : unit.pairs) rows.push_back(inputs[i]);
+  const at::Tensor logits = model_.forward(padded_rows(rows, static_cast<int64_t>(rows.front().size())));
+  for (size_t r = 0; r < unit.pairs.size(); ++r) {
+    const size_t i = unit.pairs[r];
+    const auto c = static_cast<int64_t>(pairs[i].continuation.size());
+    const auto len = static_cast<int64_t>(inputs[i].size());
+    out[i] = score_positions(logits[static_cast<int64_t>(r)].narrow(0, len - c, c), pairs[i].continuation);
+  }
+}
+
+void Scorer::gather(std::vector<LoglikelihoodResult>& results, const std::vector<ScoringUnit>& units) const {
   at::Tensor mine = at::zeros({static_cast<int64_t>(results.size()), 2}, at::kDouble);
   auto put = mine.accessor<double, 2>();
   for (size_t i = 0; i < results.size(); ++i) {
@@ -106,11 +207,11 @@ void Scorer::gather(std::vector<LoglikelihoodResult>& results, const std::vector
     put[static_cast<int64_t>(i)][1] = results[i].greedy ? 1.0 : 0.0;
   }
   std::vector<at::Tensor> all = model_.ranks->all_gather(mine);
-  const auto batch = static_cast<size_t>(model_.batch_size);
-  for (size_t k = 0; k < order.size(); ++k) {
-    const auto got = all[(k / batch) % ranks()].accessor<double, 2>();
-    const auto i = static_cast<int64_t>(order[k]);
-    results[order[k]] = {got[i][0], got[i][1] != 0.0};
+  for (size_t u = 0; u < units.size(); ++u) {
+    const auto got = all[u % ranks()].accessor<double, 2>();
+    for (const size_t i : units[u].pairs) {
+      results[i] = {got[static_cast<int64_t>(i)][0], got[static_cast<int64_t>(i)][1] != 0.0};
+    }
   }
 }
 
@@ -133,8 +234,7 @@ void Scorer::finish(Generation& g, const std::vector<std::string>& until) const 
   }
 }
 
-std::function<at::Tensor(const std::vector<int64_t>&)> Scorer::generation_steps(const std::vector<int64_t>& context,
-                                                                                int64_t max_gen_toks) const {
+Scorer::Step Scorer::generation_steps(const std::vector<int64_t>& context, int64_t max_gen_toks) const {
   if (model_.decoder) {
     auto step = model_.decoder(static_cast<int64_t>(context.size()) + max_gen_toks);
     return [step](const std::vector<int64_t>& fresh) { return step(at::tensor(fresh, at::kLong).unsqueeze(0))[0][-1]; };
@@ -145,27 +245,54 @@ std::function<at::Tensor(const std::vector<int64_t>&)> Scorer::generation_steps(
   };
 }
 
+bool Scorer::next_token(Generation& g, const Step& step, std::vector<int64_t>& fresh,
+                        const std::vector<std::string>& until, int64_t max_gen_toks) const {
+  const at::Tensor last = step(fresh);
+  const int64_t next = last.narrow(0, 0, std::min<int64_t>(tokenizer_.vocab_size(), last.size(0))).argmax().item<int64_t>();
+  if (next == tokenizer_.eos_id()) return false;
+  g.tokens.push_back(next);
+  fresh = {next};
+  const std::string text = tokenizer_.decode(g.tokens);
+  return static_cast<int64_t>(g.tokens.size()) < max_gen_toks &&
+         std::none_of(until.begin(), until.end(),
+                      [&](const std::string& stop) { return !stop.empty() && text.find(stop) != std::string::npos; });
+}
+
 Generation Scorer::generate_until(const std::string& context, const std::vector<std::string>& until,
                                   int64_t max_gen_toks) const {
   Generation g;
   g.context = generation_context(context, max_gen_toks);
-  const int64_t vocab = tokenizer_.vocab_size();
   at::NoGradGuard no_grad;
-  const auto step = generation_steps(g.context, max_gen_toks);
+  const Step step = generation_steps(g.context, max_gen_toks);
   std::vector<int64_t> fresh = g.context;
-  for (int64_t n = 0; n < max_gen_toks; ++n) {
-    const at::Tensor last = step(fresh);
-    const int64_t next = last.narrow(0, 0, std::min(vocab, last.size(0))).argmax().item<int64_t>();
-    if (next == tokenizer_.eos_id()) break;
-    g.tokens.push_back(next);
-    fresh = {next};
-    const std::string text = tokenizer_.decode(g.tokens);
-    if (std::any_of(until.begin(), until.end(),
-                    [&](const std::string& stop) { return !stop.empty() && text.find(stop) != std::string::npos; })) {
-      break;
+  for (bool going = max_gen_toks > 0; going;) going = next_token(g, step, fresh, until, max_gen_toks);
+  finish(g, until);
+  return g;
+}
+
+Generation Scorer::generate_in_step(const std::string* context, const std::vector<std::string>& until,
+                                    int64_t max_gen_toks) const {
+  Generation g;
+  Step step;
+  std::vector<int64_t> fresh;
+  if (context) {
+    g.context = generation_context(*context, max_gen_toks);
+    step = generation_steps(g.context, max_gen_toks);
+    fresh = g.context;
+  }
+  at::NoGradGuard no_grad;
+  bool going = context && max_gen_toks > 0;
+  for (;;) {
+    at::Tensor any = at::full({1}, going ? 1.0 : 0.0, at::kDouble);
+    model_.ranks->all_reduce(any, dist::Reduce::Max);
+    if (any.item<double>() == 0.0) break;
+    if (going) {
+      going = next_token(g, step, fresh, until, max_gen_toks);
+    } else {
+      idle_forward();
     }
   }
-  finish(g, until);
+  if (context) finish(g, until);
   return g;
 }
 
@@ -174,8 +301,14 @@ std::vector<Generation> Scorer::generate_each(const std::vector<std::string>& co
                                               const std::function<void(size_t)>& progress) const {
   std::vector<Generation> out(contexts.size());
   std::string mine;  // this rank's generated ids: one line per request, in request order
-  for (size_t r = rank(); r < contexts.size(); r += ranks()) {
-    out[r] = generate_until(contexts[r], until, max_gen_toks);
+  const size_t rounds = (contexts.size() + ranks() - 1) / ranks();
+  for (size_t r = rank(); r < (lockstep() ? rounds * ranks() : contexts.size()); r += ranks()) {
+    if (r >= contexts.size()) {
+      generate_in_step(nullptr, until, max_gen_toks);
+      continue;
+    }
+    out[r] = lockstep() ? generate_in_step(&contexts[r], until, max_gen_toks)
+                             : generate_until(contexts[r], until, max_gen_toks);
     for (const int64_t id : out[r].tokens) mine += std::to_string(id) + " ";
     mine += "\n";
     if (progress) progress(r + 1);

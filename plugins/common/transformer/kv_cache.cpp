@@ -1,4 +1,4 @@
-// KVCache: lazy allocation and in-place appends.
+// KVCache: lazy allocation, in-place appends and forks.
 #include "kv_cache.h"
 
 #include <ATen/ATen.h>
@@ -18,6 +18,16 @@ std::pair<at::Tensor, at::Tensor> KVCache::update(size_t layer, const at::Tensor
   l.k.narrow(2, fill_, t).copy_(k);
   l.v.narrow(2, fill_, t).copy_(v);
   return {l.k.narrow(2, 0, fill_ + t), l.v.narrow(2, 0, fill_ + t)};
+}
+
+std::unique_ptr<KVCache> KVCache::fork(int64_t copies) const {
+  auto forked = std::make_unique<KVCache>(static_cast<int64_t>(layers_.size()), batch_ * copies, capacity_);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (!layers_[i].k.defined()) continue;
+    forked->layers_[i] = {layers_[i].k.repeat_interleave(copies, 0), layers_[i].v.repeat_interleave(copies, 0)};
+  }
+  forked->fill_ = fill_;
+  return forked;
 }
 
 }  // namespace kforge::builtin::models

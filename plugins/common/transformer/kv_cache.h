@@ -4,6 +4,7 @@
 #include <kforge/sdk/model.h>
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,8 @@ class KVCache final : public sdk::Model::DecodeState {
   /// Stores k/v (B, KV, T, hd) of `layer` at [fill, fill + T); returns that layer's K/V for [0, fill + T).
   std::pair<at::Tensor, at::Tensor> update(size_t layer, const at::Tensor& k, const at::Tensor& v);
   void advance(int64_t n) { fill_ += n; }
+  /// A cache of batch * copies rows: row b * copies + j a copy of row b's positions, with this one's fill and capacity.
+  std::unique_ptr<KVCache> fork(int64_t copies) const;
 
   int64_t fill() const { return fill_; }
   int64_t batch() const { return batch_; }

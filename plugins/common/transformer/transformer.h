@@ -56,6 +56,8 @@ class Transformer : public sdk::Model {
   std::unique_ptr<DecodeState> start_decoding(int64_t batch, int64_t max_len) override;
   /// Appends `tokens` at the cache's fill (RoPE positions offset by it) -> logits (B, T, vocab).
   at::Tensor decode(const at::Tensor& tokens, DecodeState& state) override;
+  /// KVCache::fork of the cache `state` is (copies >= 1).
+  std::unique_ptr<DecodeState> fork_decoding(const DecodeState& state, int64_t copies) override;
   /// decode() of prefix (checked as by forward_prefixed) and tokens, the prefix's positions cached with theirs.
   at::Tensor decode_prefixed(const at::Tensor& prefix, const at::Tensor& tokens, DecodeState& state) override;
   /// MoE: "moe/aux_loss" = moe_aux_loss_weight * sum of the layers' aux losses and, when

@@ -1,4 +1,5 @@
-// Transformer cached decoding: start_decoding allocates a KVCache, decode runs a chunk against it.
+// Transformer cached decoding: start_decoding allocates a KVCache, decode runs a chunk against it, fork_decoding
+// copies its rows.
 #include <ATen/ATen.h>
 #include <kforge/sdk/error.h>
 
@@ -34,6 +35,13 @@ KVCache& Transformer::checked_cache(DecodeState& state, const at::Tensor& tokens
                      " positions (the max_len given to start_decoding)");
   }
   return *cache;
+}
+
+std::unique_ptr<sdk::Model::DecodeState> Transformer::fork_decoding(const DecodeState& state, int64_t copies) {
+  const auto* cache = dynamic_cast<const KVCache*>(&state);
+  if (!cache) throw sdk::Error("transformer: fork_decoding was given a state not made by its start_decoding");
+  if (copies < 1) throw sdk::Error("transformer: fork_decoding needs copies >= 1, got " + std::to_string(copies));
+  return cache->fork(copies);
 }
 
 at::Tensor Transformer::decode(const at::Tensor& tokens, DecodeState& state) {

@@ -1,11 +1,13 @@
 // `kforge eval --tasks` against tests/oracles/downstream_eval.py (lm-eval-harness 0.4's requests and metrics over the
 // model exported with `kforge convert --to hf`): requests, log-likelihoods, greedy flags, windows, generations,
-// metrics and groups; determinism; two ranks under `kforge launch` give one rank's bytes; the refusals.
+// metrics and groups; determinism; two ranks under `kforge launch` give one rank's bytes; shared-prefix scoring against
+// running every request whole; the refusals.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -32,17 +34,18 @@ struct EvalRun {
   std::string samples_bytes;
 };
 
-/// `kforge eval --tasks`, in one process, or on `nproc` ranks under `kforge launch`.
-EvalRun run_kforge(const fs::path& task_dir, const std::string& tasks, const std::string& label, int nproc = 1) {
+/// `kforge eval --tasks` (and `extra` options), in one process, or on `nproc` ranks under `kforge launch`.
+EvalRun run_kforge(const fs::path& task_dir, const std::string& tasks, const std::string& label, int nproc = 1,
+                   const std::string& extra = "") {
   const fs::path out = temp_dir(label);
   const std::string launcher =
       nproc == 1 ? "" : fmt::format("launch --nproc-per-node {} --log-dir {} -- ", nproc, (out / "logs").string());
   int rc = 0;
   const std::string output = kforge_cli(
       fmt::format("{}eval --checkpoint {} --tasks {} --task-dir {} --batch-size 3 --bootstrap-iters {} --output {} "
-                  "--log-samples {}",
+                  "--log-samples {} {}",
                   launcher, trained_dense().string(), tasks, task_dir.string(), kBootstrapIters,
-                  (out / "results.json").string(), (out / "samples.jsonl").string()),
+                  (out / "results.json").string(), (out / "samples.jsonl").string(), extra),
       &rc);
   EXPECT_EQ(rc, 0) << output;
   EvalRun run;
@@ -96,6 +99,36 @@ TEST_F(DownstreamEval, TwoRanksUnderLaunchWriteOneRanksResultsAndSamplesByteForB
   const EvalRun two = run_kforge(*task_dir_, *tasks_, "downstream_two_ranks", 2);
   EXPECT_EQ(first_->results_bytes, two.results_bytes);
   EXPECT_EQ(first_->samples_bytes, two.samples_bytes);
+}
+
+TEST_F(DownstreamEval, SharedPrefixScoringGivesEachRequestsLoglikelihoodOfRunningItWhole) {
+  ASSERT_FALSE(first_->results.is_null());
+  EXPECT_EQ(first_->results["config"]["shared_prefix"], true);
+  const EvalRun whole = run_kforge(*task_dir_, *tasks_, "downstream_whole", 1, "--no-shared-prefix");
+  ASSERT_FALSE(whole.results.is_null());
+  EXPECT_EQ(whole.results["config"]["shared_prefix"], false);
+  ASSERT_EQ(whole.samples.size(), first_->samples.size());
+  std::map<std::string, size_t> choices;  // multiple-choice requests per task, document and context: shared ones
+  double worst = 0;
+  for (size_t i = 0; i < whole.samples.size(); ++i) {
+    const json &ours = first_->samples[i], &theirs = whole.samples[i];
+    ASSERT_EQ(ours["context_tokens"], theirs["context_tokens"]) << i;
+    if (!ours.contains("loglikelihood")) {
+      EXPECT_EQ(ours, theirs) << i;  // generations: no log-likelihoods to share
+      continue;
+    }
+    ++choices[ours["task"].dump() + ours["doc_id"].dump() + ours["context_tokens"].dump()];
+    const double err = std::abs(ours["loglikelihood"].get<double>() - theirs["loglikelihood"].get<double>()) /
+                       std::abs(theirs["loglikelihood"].get<double>());
+    worst = std::max(worst, err);
+    EXPECT_LE(err, kLoglikelihoodTolerance) << ours.dump() << " whole " << theirs.dump();
+    EXPECT_EQ(ours["is_greedy"], theirs["is_greedy"]) << ours.dump();
+  }
+  size_t shared = 0;
+  for (const auto& [key, n] : choices) shared += n >= 2 ? n : 0;
+  EXPECT_GE(shared, 4u) << "the authored tasks should have contexts with several choices";
+  std::cout << fmt::format("[ measure ] {} requests sharing a context, largest relative difference {:.3g}\n", shared,
+                           worst);
 }
 
 TEST_F(DownstreamEval, OracleAgreesOnRequestsLoglikelihoodsGenerationsAndMetrics) {

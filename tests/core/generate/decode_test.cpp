@@ -1,8 +1,10 @@
-// Cached decoding: logits from prefill + decode steps equal one uncached forward over the sequence.
+// Cached decoding: logits from prefill + decode steps, and from forked states, equal one uncached forward over the
+// sequence.
 #include <gtest/gtest.h>
 
 #include "core/generate/generate_test_util.h"
 #include "kforge/sdk/error.h"
+#include "support/forked_decoding.h"
 
 namespace kforge::test::gen {
 namespace {
@@ -29,6 +31,22 @@ void expect_cached_equals_full(int n_kv_heads) {
 TEST(CachedDecode, MatchesFullForwardWithGqa) { expect_cached_equals_full(2); }
 TEST(CachedDecode, MatchesFullForwardWithMha) { expect_cached_equals_full(4); }
 TEST(CachedDecode, MatchesFullForwardWithMqa) { expect_cached_equals_full(1); }
+
+TEST(CachedDecode, ForkedCopiesContinueAsTheFullForwardAndLeaveTheOriginalState) {
+  for (const int n_kv_heads : {1, 2, 4}) {
+    auto model = tiny_model(n_kv_heads);
+    model->eval();
+    EXPECT_LT(forked_decoding_error(*model, 64), 1e-5) << n_kv_heads << " kv heads";  // the bound of the tests above
+  }
+}
+
+TEST(CachedDecode, ForkRefusesAForeignStateAndNoCopies) {
+  auto model = tiny_model(2);
+  auto state = model->start_decoding(1, 4);
+  EXPECT_THROW(model->fork_decoding(*state, 0), sdk::Error);
+  struct Foreign final : sdk::Model::DecodeState {};
+  EXPECT_THROW(model->fork_decoding(Foreign(), 2), sdk::Error);
+}
 
 TEST(CachedDecode, RefusesMoreThanMaxSeqLenAndOverfillingTheCache) {
   auto model = tiny_model(2);

@@ -1,12 +1,13 @@
 // MoE transformers built through the host: layer placement and parameter names, parameter counts and
 // expert widths, active-parameter FLOPs by hand, weight init, the auxiliary losses and metrics, the
-// router step schedule, and cached decoding.
+// router step schedule, and cached decoding (forked states too).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 
 #include "model_builder.h"
+#include "support/forked_decoding.h"
 #include "transformer/model_config.h"
 
 namespace kforge::test::models {
@@ -206,6 +207,12 @@ TEST(MoEModel, SetStepReachesTheRouters) {
   model->set_step(0, 100);
   model->forward(tokens);
   EXPECT_FALSE(at::equal(bias(), at::zeros({4})));
+}
+
+TEST(MoEModel, ForkedDecodingMatchesTheFullForward) {
+  auto model = build_model(kBase + "num_experts = 4\nmoe_shared_experts = 1\n");
+  model->eval();
+  EXPECT_LT(forked_decoding_error(*model, 64), 1e-4);  // the test below's allclose bound, for logits below 0.9
 }
 
 TEST(MoEModel, CachedDecodingMatchesTheFullForward) {

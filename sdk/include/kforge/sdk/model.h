@@ -129,6 +129,15 @@ class Model : public torch::nn::Module {
     (void)state;
     throw Error("model " + name() + " does not support cached decoding");
   }
+  /// A new state of batch * copies rows: row b * copies + j holds what row b of `state` holds (the positions decoded
+  /// so far, and room for as many more), so decode() continues each copy on its own; `state` is unchanged. The host
+  /// scores several continuations of one context this way (kforge eval's shared-prefix scoring). A model that cannot
+  /// refuses; the host then runs each continuation with its context through forward().
+  virtual std::unique_ptr<DecodeState> fork_decoding(const DecodeState& state, int64_t copies) {
+    (void)state;
+    (void)copies;
+    throw Error("model " + name() + " does not fork decoding states");
+  }
   /// decode() with embeddings before the tokens (models declaring KFORGE_CAP_EMBEDDING_PREFIX): prefix [batch, P,
   /// dim], then tokens [batch, T], appended at the state's position -> logits [batch, T, vocab] of the token positions
   /// (the same as forward_prefixed() over the whole sequence so far, for those T positions).
