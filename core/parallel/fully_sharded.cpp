@@ -10,6 +10,7 @@
 #include "checkpoint/state_key.h"
 #include "kforge/sdk/error.h"
 #include "parallel/data_parallel.h"
+#include "parallel/float8_codes.h"
 #include "parallel/gradient_norm.h"
 
 namespace kforge::parallel {
@@ -41,6 +42,10 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
     }
   }
   units_.push_back(Unit{"root"});
+  std::set<std::string> float8;  // torchao's Float8Linear modules' weights (sdk::BuildContext::float8)
+  for (const auto& item : model.named_modules("", /*include_self=*/false)) {
+    if (item.value()->name() == "Float8Linear") float8.insert(item.key() + ".weight");
+  }
   std::map<std::string, at::Tensor> by_name;
   for (const auto& item : model.named_parameters(/*recurse=*/true)) {
     by_name.emplace(item.key(), item.value());
@@ -82,6 +87,11 @@ FullyShardedModel::FullyShardedModel(sdk::Model& model, const dist::Group& shard
       }
       p.chunk_offset = unit.chunk_numel;
       p.gathered_offset = gathered;
+      p.float8 = float8.count(p.name) != 0;
+      if (p.float8) {
+        p.codes_offset = unit.codes_numel;
+        unit.codes_numel += size * p.chunk_rows * p.row_numel;
+      }
       unit.chunk_numel += p.chunk_rows * p.row_numel;
       gathered += size * p.chunk_rows * p.row_numel;
     }
@@ -128,17 +138,42 @@ void FullyShardedModel::start_gather(size_t index) {
   if (unit.is_gathered || unit.params.empty() || unit.in_flight) return;
   at::NoGradGuard no_grad;
   allocate_storage(unit.gathered);
-  // Every rank's rows land straight in the parameters' place in the unit's buffer.
+  if (unit.codes_numel > 0) {
+    // The float8 weights' owners agree on each one's amax, the max of their shards' (bf16) amaxes.
+    std::vector<at::Tensor> amaxes;
+    for (const Param& p : unit.params) {
+      if (p.float8) amaxes.push_back(bf16_amax(p.shard));
+    }
+    at::Tensor amax = at::stack(amaxes);
+    shard_.all_reduce(amax, dist::Reduce::Max);
+    gathered_bytes_ += static_cast<int64_t>(amax.nbytes());
+    unit.scales = e4m3_scale(amax);
+    unit.codes = at::empty({unit.codes_numel}, unit.gathered.options().dtype(at::kByte));
+  }
+  // Every rank's rows land straight in the parameters' place in the unit's buffer (a float8 weight's codes in theirs).
   std::vector<at::Tensor> mine;
-  std::vector<std::vector<at::Tensor>> into(static_cast<size_t>(shard_.size()));
+  std::vector<std::vector<at::Tensor>> into(static_cast<size_t>(shard_.size())), codes_into = into;
+  int64_t scale = 0;
   for (const Param& p : unit.params) {
-    mine.push_back(p.shard.reshape({-1}));
+    if (p.float8) {
+      unit.sent_codes.push_back(encode_e4m3(p.shard, unit.scales[scale++]));
+    } else {
+      mine.push_back(p.shard.reshape({-1}));
+    }
     for (int r = 0; r < shard_.size(); ++r) {
-      const int64_t first = p.gathered_offset + r * p.chunk_rows * p.row_numel;
-      into[static_cast<size_t>(r)].push_back(unit.gathered.narrow(0, first, p.rows_of(r) * p.row_numel));
+      const int64_t rows = r * p.chunk_rows * p.row_numel, numel = p.rows_of(r) * p.row_numel;
+      if (p.float8) {
+        codes_into[static_cast<size_t>(r)].push_back(unit.codes.narrow(0, p.codes_offset + rows, numel));
+      } else {
+        into[static_cast<size_t>(r)].push_back(unit.gathered.narrow(0, p.gathered_offset + rows, numel));
+      }
     }
   }
+  for (const auto* sent : {&mine, &unit.sent_codes}) {
+    for (const at::Tensor& t : *sent) gathered_bytes_ += static_cast<int64_t>(t.nbytes());
+  }
   unit.pending = shard_.all_gather_pieces_async(mine, into);
+  if (unit.codes_numel > 0) unit.pending_codes = shard_.all_gather_pieces_async(unit.sent_codes, codes_into);
   unit.in_flight = true;
 }
 
@@ -147,14 +182,32 @@ void FullyShardedModel::gather(size_t index) {
   if (unit.is_gathered || unit.params.empty()) return;
   start_gather(index);
   unit.pending.wait();
+  unit.pending_codes.wait();
   unit.in_flight = false;
+  decode_codes(unit);
   for (Param& p : unit.params) p.version = p.param._version();
   unit.is_gathered = true;
+}
+
+void FullyShardedModel::decode_codes(Unit& unit) {
+  if (unit.codes_numel == 0) return;
+  at::NoGradGuard no_grad;
+  int64_t scale = 0;
+  for (const Param& p : unit.params) {
+    if (!p.float8) continue;
+    const at::Tensor codes = unit.codes.narrow(0, p.codes_offset, p.param.numel());
+    unit.gathered.narrow(0, p.gathered_offset, p.param.numel()).copy_(decode_e4m3(codes, unit.scales[scale++]));
+  }
+  unit.codes = at::Tensor();
+  unit.sent_codes.clear();
 }
 
 void FullyShardedModel::release(Unit& unit) {
   if (unit.in_flight) {  // a prefetch nothing used: every rank finishes it, in the order it was started
     unit.pending.wait();
+    unit.pending_codes.wait();
+    unit.codes = at::Tensor();
+    unit.sent_codes.clear();
     unit.in_flight = false;
     free_storage(unit.gathered);
     return;

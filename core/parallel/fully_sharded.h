@@ -6,6 +6,11 @@
 // unit is needed, so it overlaps the computation; at most one is in flight. A block's gradients are reduce-scattered
 // to the shards as soon as its backward is done, without waiting: that reduce-scatter finishes while the next block's
 // backward computes (at most one in flight, so at most one unit's gradients are held whole).
+// Under [train] mixed_precision = "fp8" the weights of the model's "Float8Linear" modules (sdk::BuildContext::float8)
+// are gathered in float8, as KempnerForge's enable_fsdp_float8_all_gather: the shard owners all-reduce the max of their
+// shards' amaxes, so agree on the weight's tensorwise scale, send their rows as e4m3 codes (one byte an element) and
+// every rank holds code / scale, whose float8 cast is the whole weight's (float8_codes.h). Nothing is kept between
+// gathers: the scales are recomputed from the shards.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -81,6 +86,9 @@ class FullyShardedModel final : public BlockBackwardHooks {
   const std::vector<int64_t>& whole_shape(size_t param) const { return by_shard_[param]->shape; }
   /// The index in shards() of the parameter an optimizer state key "<param>.<suffix>" belongs to.
   std::optional<size_t> shard_of_state(const std::string& key) const;
+  /// The bytes this rank has put into parameter gathers since construction: its rows in the parameters' dtype, a
+  /// float8 weight's as one byte an element plus its 4-byte amax (all-reduced). gather_rows() is not counted.
+  int64_t gathered_bytes() const { return gathered_bytes_; }
 
   /// Gathers the block's parameters back for its backward.
   void before_block_backward(size_t block) override;
@@ -98,6 +106,8 @@ class FullyShardedModel final : public BlockBackwardHooks {
     int64_t gathered_offset = 0;          ///< in the unit's gathered buffer (size x chunk_rows rows)
     int64_t chunk_offset = 0;             ///< in one rank's chunk of the unit
     int64_t version = 0;                  ///< the parameter's version counter when gathered
+    bool float8 = false;                  ///< a Float8Linear's weight: gathered as e4m3 codes
+    int64_t codes_offset = 0;             ///< in the unit's gathered codes (size x chunk_rows rows), when float8
     /// How many rows rank `r` holds (the last ranks may hold fewer, or none).
     int64_t rows_of(int r) const { return std::min(rows - std::min(rows, r * chunk_rows), chunk_rows); }
   };
@@ -112,12 +122,19 @@ class FullyShardedModel final : public BlockBackwardHooks {
     int64_t chunk_numel = 0;
     bool is_gathered = false;
     bool needs_reduce = false;  ///< ran forward with gradients; its gradients are not reduced yet
+    int64_t codes_numel = 0;    ///< of `codes`: the float8 weights' size x chunk_rows rows, parameter-major
+    at::Tensor codes;           ///< uint8: the float8 weights' gathered codes while their gather is in flight
+    std::vector<at::Tensor> sent_codes;  ///< this rank's codes of them, until sent
+    at::Tensor scales;                   ///< float32 [float8 weights]: the scales their owners agreed on
+    dist::PendingCollective pending_codes;  ///< the codes' gather
   };
 
   /// Starts the all-gather of the unit's rows (nothing when it is gathered, empty or already in flight).
   void start_gather(size_t unit);
   /// Makes the unit's parameters whole: finishes its gather in flight, or gathers it now.
   void gather(size_t unit);
+  /// Writes the float8 weights' gathered codes into their parameters as code / scale and drops the codes.
+  void decode_codes(Unit& unit);
   /// Frees the unit's gathered buffer (first finishing, and dropping, a gather in flight); rows the model changed in
   /// place while it was gathered (e.g. a router's bias update in its forward) are first copied back into this rank's
   /// shards.
@@ -141,6 +158,7 @@ class FullyShardedModel final : public BlockBackwardHooks {
   std::vector<sdk::NamedParameter> whole_;
   std::vector<const Param*> by_shard_;         ///< the Param of each entry of shards_
   std::map<std::string, size_t> shard_index_;  ///< parameter name -> index in shards_
+  int64_t gathered_bytes_ = 0;                 ///< gathered_bytes()
 };
 
 }  // namespace kforge::parallel

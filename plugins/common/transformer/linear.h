@@ -54,9 +54,12 @@ bool use_bf16_linear(const at::Tensor& x, const at::Tensor& weight, LinearBacken
 /// where `backend` is OneDnn and that applies; bf16_linear where use_bf16_linear; else at::linear.
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, LinearBackend backend);
 
+/// Named "Float8Linear" (torch::nn::Module::name()) with the Float8 backend, as torchao's module: the host's FSDP then
+/// gathers its weight in float8 (sdk::BuildContext::float8), the weight being used by float8_linear only.
 class Linear : public torch::nn::Module {
  public:
-  Linear(int64_t in_features, int64_t out_features, LinearBackend backend) : backend_(backend) {
+  Linear(int64_t in_features, int64_t out_features, LinearBackend backend)
+      : torch::nn::Module(backend == LinearBackend::Float8 ? "Float8Linear" : "Linear"), backend_(backend) {
     weight_ = register_parameter("weight", at::empty({out_features, in_features}));
   }
   at::Tensor forward(const at::Tensor& x) const { return project(x, weight_, backend_); }

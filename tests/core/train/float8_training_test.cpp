@@ -25,7 +25,7 @@ TEST(Float8Training, ScaledPresetTrainsOnOneRankAndOnTwoFsdpRanks) {
 // Float8's scales are per tensor, so a run matches another only where each forward sees the same micro-batch: with
 // batch_size = 1, two ranks with 2 micro-batches each take samples (0, 2) and (1, 3) of the shuffled order, one rank
 // with 4 takes 0 to 3, each sample alone. Step 1 then computes every micro-batch's loss and gradients bit for bit
-// alike from the same weights (the FSDP forward gathers each weight whole, so its amax is the whole weight's): the
+// alike from the same weights (FSDP's float8 gather agrees on each weight's whole amax, float8_codes.h): the
 // runs differ only in the order the four are summed in (fp32), kParityTolerance. That order moves the weights after
 // step 1 by fp32 rounding, and a weight element that lies that close to a bf16 or float8 rounding boundary rounds
 // to the neighbouring value in one run: far fewer operands differ than in a bf16 run against one rank, where any

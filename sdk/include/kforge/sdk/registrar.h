@@ -57,7 +57,11 @@ struct BuildContext {
   /// slice of the logits; a loss that declares it reads such logits.
   const TensorParallel* tensor_parallel = nullptr;
   /// [train] mixed_precision = "fp8": a model that declares KFORGE_CAP_FLOAT8 computes its linear layers in float8
-  /// (the rest of the step runs under bf16 autocast, as for "bf16"). False otherwise.
+  /// (the rest of the step runs under bf16 autocast, as for "bf16"). False otherwise. Under FSDP the host gathers the
+  /// parameter "weight" of every sub-module named "Float8Linear" (torch::nn::Module::name(), torchao's module) as
+  /// e4m3 codes under a tensorwise scale, and the model holds code / scale while it is gathered: such a module must
+  /// use that weight only as the weight operand of torchao's tensorwise cast (the weight rounded to bf16, scaled by
+  /// 448 / its amax, rounded to e4m3), which gives back exactly the codes and scale of the whole weight.
   bool float8 = false;
 };
 
