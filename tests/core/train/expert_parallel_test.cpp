@@ -90,7 +90,7 @@ std::vector<std::string> moe_args(const std::string& router, bool packed, int64_
 
 // 20 steps at ep = 2 against one rank, with either router, packed or per-expert experts. In fp32 and under bf16
 // autocast, where the MoE layer sums its experts' bf16 outputs (it threw on a float32 sum before, on one rank too) and
-// the exchanges carry bf16 rows (its parity: support/precision_parity.h).
+// the exchanges carry bf16 rows; and in fp16 (their parity: support/precision_parity.h).
 class ExpertParallelAt : public ::testing::TestWithParam<Precision> {};
 INSTANTIATE_TEST_SUITE_P(Precisions, ExpertParallelAt, ::testing::ValuesIn(parity_precisions()), precision_name);
 

@@ -227,8 +227,8 @@ const std::vector<std::string> kPipelined = {"--model.n_layers=4", "--train.grad
 
 // 20 steps at pp = 2 against one rank with the same micro-batches, with each schedule (interleaved 1F1B over two
 // chunks per rank, so four virtual stages of one block), and 1F1B with its blocks recomputed in the backward; the
-// evaluations every 5 steps run through the stages too (compared within the precision's steps). In fp32 and under
-// bf16 autocast (its parity: support/precision_parity.h).
+// evaluations every 5 steps run through the stages too (compared within the precision's steps). In fp32, under bf16
+// autocast and in fp16 (their parity: support/precision_parity.h).
 class PipelineParallelAt : public ::testing::TestWithParam<Precision> {};
 INSTANTIATE_TEST_SUITE_P(Precisions, PipelineParallelAt, ::testing::ValuesIn(parity_precisions()), precision_name);
 

@@ -192,7 +192,7 @@ TEST(TensorParallel, ParametersBothRanksHoldWholeStayBitIdentical) {
 
 // Four ranks: tp = 2 inside dp_shard = 2 (FSDP over the ranks holding the same slices), against one rank with the
 // global batch and against dp_shard = 2 alone, which matches one rank too; and with activation checkpointing, against
-// one rank. In fp32 and under bf16 autocast (its parity: support/precision_parity.h).
+// one rank. In fp32, under bf16 autocast and in fp16 (their parity: support/precision_parity.h).
 class TensorParallelAt : public ::testing::TestWithParam<Precision> {};
 INSTANTIATE_TEST_SUITE_P(Precisions, TensorParallelAt, ::testing::ValuesIn(parity_precisions()), precision_name);
 
