@@ -4,12 +4,14 @@ format specification (Message.fbs / Schema.fbs flatbuffers packed by hand with s
 of kforge's reader.
 
 Usage: write_arrow_dataset.py OUTDIR TEXT_TYPE [REPEAT [FRAMING]]
-TEXT_TYPE is utf8 or large_utf8; each file holds its record batches REPEAT times (default 1). FRAMING "legacy" writes
+TEXT_TYPE is utf8 or large_utf8 (the image struct's children then binary and utf8, or large_binary and large_utf8);
+each file holds its record batches REPEAT times (default 1). FRAMING "legacy" writes
 the pre-0.15 message framing (an int32 length without the 0xFFFFFFFF continuation marker); default: the current one.
 OUTDIR gets data-00000-of-00002.arrow and data-00001-of-00002.arrow (columns: id int64, image struct<bytes: binary,
-path: utf8> with nulls, text TEXT_TYPE with nulls, empty strings, non-ASCII text and several record batches, one of
-them empty), state.json and dataset_info.json. Prints one JSON object:
-{"texts": the non-null texts in row order, "nulls": null texts, "rows": rows}.
+path: utf8> with null structs, null bytes and null paths, text TEXT_TYPE with nulls, empty strings, non-ASCII text and
+several record batches, one of them empty), state.json and dataset_info.json. Prints one JSON object:
+{"texts": the non-null texts in row order, "nulls": null texts, "rows": rows,
+ "images": per row, null or {"bytes": hex or null, "path": text or null}}.
 """
 import json
 import os
@@ -109,7 +111,7 @@ class Builder:
 
 
 # ---- Arrow messages (Schema.fbs Type tags, Message.fbs header tags, MetadataVersion V5 = 4) ------------------------
-INT, BINARY, UTF8, STRUCT, LARGE_UTF8 = 2, 4, 5, 13, 20
+INT, BINARY, UTF8, STRUCT, LARGE_BINARY, LARGE_UTF8 = 2, 4, 5, 13, 19, 20
 SCHEMA, RECORD_BATCH = 1, 3
 
 
@@ -156,12 +158,18 @@ def nulls(values):
 
 def record_batch(ids, images, texts, offset_format):
     n = len(ids)
-    image_bytes = [None if im is None else im[0] for im in images]
-    image_paths = [None if im is None else im[1].encode() for im in images]
+    # Under a null struct its children hold values all the same (Arrow leaves them undefined): a reader must go by the
+    # struct's validity.
+    image_bytes = [b"\xff" if im is None else im[0] for im in images]
+    image_paths = [b"hidden" if im is None else None if im[1] is None else im[1].encode() for im in images]
     encoded = [None if t is None else t.encode() for t in texts]
     nodes = [(n, 0), (n, nulls(images)), (n, nulls(image_bytes)), (n, nulls(image_paths)), (n, nulls(encoded))]
-    buffers = ([b"", struct.pack("<%dq" % n, *ids), validity(images)] + variable(image_bytes, "i") +
-               variable(image_paths, "i") + variable(encoded, offset_format))
+    buffers = ([b"", struct.pack("<%dq" % n, *ids), validity(images)] + variable(image_bytes, offset_format) +
+               variable(image_paths, offset_format) + variable(encoded, offset_format))
+    return batch_message(n, nodes, buffers)
+
+
+def batch_message(n, nodes, buffers):  # a record batch of n rows: its field nodes and buffers, each 8-aligned
     body, places = b"", []
     for buf in buffers:
         places.append((len(body), len(buf)))
@@ -170,20 +178,30 @@ def record_batch(ids, images, texts, offset_format):
     return encapsulate(message(RECORD_BATCH, header, len(body)), body)
 
 
+def image_of(i):  # null; or bytes (possibly empty) and a path, either possibly null
+    if i % 3 == 1:
+        return None
+    return (None if i % 7 == 5 else bytes([i % 256]) * (i % 5), None if i % 4 == 3 else "img%d.png" % i)
+
+
 def write_file(path, text_type, batches):
-    image = field("image", STRUCT, Table(), [field("bytes", BINARY, Table()), field("path", UTF8, Table())])
+    large = text_type != "utf8"
+    image = field("image", STRUCT, Table(), [field("bytes", LARGE_BINARY if large else BINARY, Table()),
+                                             field("path", LARGE_UTF8 if large else UTF8, Table())])
     schema = Table((0, "i16", 0), (1, "off", Tables([
         field("id", INT, Table((0, "i32", 64), (1, "bool", 1))), image,
         field("text", UTF8 if text_type == "utf8" else LARGE_UTF8, Table())])))
     out = encapsulate(message(SCHEMA, schema, 0))
-    row = 0
+    row, written = 0, []
     for texts in batches:
         ids = list(range(row, row + len(texts)))
-        images = [None if i % 3 == 1 else (bytes([i % 256]) * (i % 5), "img%d.png" % i) for i in ids]
+        images = [image_of(i) for i in ids]
         out += record_batch(ids, images, texts, "i" if text_type == "utf8" else "q")
         row += len(texts)
+        written += images
     with open(path, "wb") as f:
         f.write(out + (struct.pack("<i", 0) if LEGACY else struct.pack("<Ii", 0xFFFFFFFF, 0)))  # end of stream
+    return written
 
 
 FILES = {
@@ -200,10 +218,10 @@ def main():
     out, text_type = sys.argv[1], sys.argv[2]
     repeat = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     os.makedirs(out, exist_ok=True)
-    texts, rows = [], 0
+    texts, rows, images = [], 0, []
     for name, batches in FILES.items():
         batches = batches * repeat
-        write_file(os.path.join(out, name), text_type, batches)
+        images += write_file(os.path.join(out, name), text_type, batches)
         for batch in batches:
             rows += len(batch)
             texts += batch
@@ -218,7 +236,10 @@ def main():
     with open(os.path.join(out, "dataset_info.json"), "w") as f:
         json.dump(info, f, indent=2)
     print(json.dumps({"texts": [t for t in texts if t is not None], "nulls": sum(t is None for t in texts),
-                      "rows": rows}))
+                      "rows": rows,
+                      "images": [None if im is None else {"bytes": None if im[0] is None else im[0].hex(),
+                                                          "path": im[1]} for im in images]}))
 
 
-main()
+if __name__ == "__main__":  # write_arrow_coco.py imports the writer
+    main()
