@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <vector>
 
 #include "config/job_config.h"
@@ -17,27 +18,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CacheDir {
-  fs::path path;
-  std::string origin;  ///< how it was found, for messages: "$HF_HUB_CACHE", "$HF_HOME/hub", "the default, ..."
-};
-
 const char* env(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
-CacheDir find_cache_dir() {
-  for (const char* name : {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"}) {
-    if (const char* v = env(name)) return {v, fmt::format("${}", name)};
-  }
-  if (const char* v = env("HF_HOME")) return {fs::path(v) / "hub", "$HF_HOME/hub"};
+// $HF_HOME/<sub>, else $XDG_CACHE_HOME/huggingface/<sub>, else ~/.cache/huggingface/<sub>; `own` names the variable
+// that was looked at first, for the message of the default.
+HfCacheDir under_hf_home(const std::string& sub, const std::string& own) {
+  if (const char* v = env("HF_HOME")) return {fs::path(v) / sub, "$HF_HOME/" + sub};
   if (const char* v = env("XDG_CACHE_HOME")) {
-    return {fs::path(v) / "huggingface" / "hub", "$XDG_CACHE_HOME/huggingface/hub"};
+    return {fs::path(v) / "huggingface" / sub, "$XDG_CACHE_HOME/huggingface/" + sub};
   }
   const char* home = env("HOME");
-  return {fs::path(home != nullptr ? home : "") / ".cache" / "huggingface" / "hub",
-          "the default, as none of $HF_HUB_CACHE, $HF_HOME, $XDG_CACHE_HOME is set"};
+  return {fs::path(home != nullptr ? home : "") / ".cache" / "huggingface" / sub,
+          fmt::format("the default, as none of {}, $HF_HOME, $XDG_CACHE_HOME is set", own)};
 }
 
 bool is_commit_hash(const std::string& s) {
@@ -55,6 +50,13 @@ bool is_id_part(const std::string& s) {
 struct HubId {
   std::string repo, revision;
 };
+
+// huggingface_hub's folder of a repo in the hub cache: models--ORG--NAME, datasets--ORG--NAME.
+std::string repo_folder(const std::string& kind, const std::string& repo) {
+  std::string folder = kind + "s--" + repo;
+  for (size_t k = folder.find('/'); k != std::string::npos; k = folder.find('/', k)) folder.replace(k, 1, "--");
+  return folder;
+}
 
 HubId split_revision(const std::string& value) {
   const size_t at = value.find('@');
@@ -74,7 +76,19 @@ std::string file_names(const fs::path& dir) {
 
 }  // namespace
 
-fs::path hub_cache_dir() { return find_cache_dir().path; }
+HfCacheDir hub_cache() {
+  for (const char* name : {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"}) {
+    if (const char* v = env(name)) return {v, fmt::format("${}", name)};
+  }
+  return under_hf_home("hub", "$HF_HUB_CACHE");
+}
+
+HfCacheDir datasets_cache() {
+  if (const char* v = env("HF_DATASETS_CACHE")) return {v, "$HF_DATASETS_CACHE"};
+  return under_hf_home("datasets", "$HF_DATASETS_CACHE");
+}
+
+fs::path hub_cache_dir() { return hub_cache().path; }
 
 bool is_hub_id(const std::string& value) {
   const HubId id = split_revision(value);
@@ -88,38 +102,46 @@ bool is_hub_id(const std::string& value) {
   return is_id_part(id.repo.substr(0, slash)) && is_id_part(id.repo.substr(slash + 1));
 }
 
-fs::path hub_snapshot(const std::string& value, const std::string& what) {
+std::optional<fs::path> find_hub_snapshot(const std::string& kind, const std::string& value, std::string& looked_for) {
   const HubId id = split_revision(value);
-  const CacheDir cache = find_cache_dir();
-  std::string folder = "models--" + id.repo;
-  for (size_t k = folder.find('/'); k != std::string::npos; k = folder.find('/', k)) folder.replace(k, 1, "--");
-  const fs::path repo = cache.path / folder;
-  const auto missing = [&](const std::string& looked_for) {
-    return sdk::ConfigError(fmt::format(
-        "{} = \"{}\" is not a local path, and the Hugging Face cache ({}, from {}) has no {} of hub model '{}': "
-        "looked for {}. Fill it on a machine with hub access with `huggingface-cli download {}{}`, then copy {} "
-        "into this cache (or point $HF_HUB_CACHE at a copy of that machine's cache); kforge never downloads",
-        what, value, cache.path.string(), cache.origin,
-        id.revision == "main" ? "download" : "revision '" + id.revision + "'", id.repo, looked_for, id.repo,
-        id.revision == "main" ? "" : " --revision " + id.revision, repo.string()));
-  };
+  const fs::path repo = hub_cache().path / repo_folder(kind, id.repo);
   std::error_code ec;
-  if (!fs::is_directory(repo, ec)) throw missing(repo.string());
+  if (!fs::is_directory(repo, ec)) {
+    looked_for = repo.string();
+    return std::nullopt;
+  }
   std::string hash = id.revision;
   const fs::path ref = repo / "refs" / id.revision;
   if (!is_commit_hash(id.revision)) {
     std::ifstream in(ref);
     if (!(in >> hash)) {
-      throw missing(fmt::format("{} (the snapshots there: {})", ref.string(), file_names(repo / "snapshots")));
+      looked_for = fmt::format("{} (the snapshots there: {})", ref.string(), file_names(repo / "snapshots"));
+      return std::nullopt;
     }
   }
   const fs::path snapshot = repo / "snapshots" / hash;
   if (!fs::is_directory(snapshot, ec)) {
-    throw missing(fmt::format("{}{} (the snapshots there: {})", snapshot.string(),
-                              hash == id.revision ? "" : fmt::format(", which {} names", ref.string()),
-                              file_names(repo / "snapshots")));
+    looked_for = fmt::format("{}{} (the snapshots there: {})", snapshot.string(),
+                             hash == id.revision ? "" : fmt::format(", which {} names", ref.string()),
+                             file_names(repo / "snapshots"));
+    return std::nullopt;
   }
   return snapshot;
+}
+
+fs::path hub_snapshot(const std::string& value, const std::string& what) {
+  std::string looked_for;
+  if (std::optional<fs::path> snapshot = find_hub_snapshot("model", value, looked_for)) return *snapshot;
+  const HubId id = split_revision(value);
+  const HfCacheDir cache = hub_cache();
+  throw sdk::ConfigError(fmt::format(
+      "{} = \"{}\" is not a local path, and the Hugging Face cache ({}, from {}) has no {} of hub model '{}': "
+      "looked for {}. Fill it on a machine with hub access with `huggingface-cli download {}{}`, then copy {} "
+      "into this cache (or point $HF_HUB_CACHE at a copy of that machine's cache); kforge never downloads",
+      what, value, cache.path.string(), cache.origin,
+      id.revision == "main" ? "download" : "revision '" + id.revision + "'", id.repo, looked_for, id.repo,
+      id.revision == "main" ? "" : " --revision " + id.revision,
+      (cache.path / repo_folder("model", id.repo)).string()));
 }
 
 fs::path local_or_hub_path(const std::string& value, const std::string& what) {

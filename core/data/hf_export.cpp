@@ -113,9 +113,10 @@ std::vector<fs::path> hf_export_files(const fs::path& path, const std::string& c
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     throw sdk::ConfigError(fmt::format(
-        "'{}' is not a local file or directory, and kforge has no Hugging Face Hub access: it reads a dataset on "
-        "local disk as JSON Lines (a file, or a directory of SPLIT.jsonl or SPLIT-*.jsonl files) or as a "
-        "save_to_disk directory of Arrow files. It does not read the hub cache's datasets--* folders or Parquet; {}",
+        "'{}' is not a local file or directory (nor a hub id, which kforge looks for in the local Hugging Face "
+        "caches), and kforge has no Hugging Face Hub access: it reads a dataset on local disk as JSON Lines (a file, "
+        "or a directory of SPLIT.jsonl or SPLIT-*.jsonl files) or as a save_to_disk directory of Arrow files, not "
+        "Parquet; {}",
         path.string(), how_to_export(path, config, split)));
   }
   const auto refuse_columnar = [&](const fs::path& file, const ExportName& n) {

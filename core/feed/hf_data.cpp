@@ -10,7 +10,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "config/hub_cache.h"
 #include "data/arrow_stream.h"
+#include "data/datasets_cache.h"
 #include "data/file_hash.h"
 #include "data/hf_export.h"
 #include "data/prepare.h"
@@ -44,11 +46,7 @@ std::vector<fs::path> export_files(const config::JobConfig& job, const config::H
                     "SentencePiece .model, a tokenizer.json or a .tiktoken file",
                     hf.where));
   }
-  try {
-    return data::hf_export_files(hf.name, hf.config, hf.split);
-  } catch (const sdk::ConfigError& e) {
-    throw sdk::ConfigError(fmt::format("{}: {}", hf.where, e.what()));
-  }
+  return hf_split_files(hf);
 }
 
 // Writes the text column of each Arrow file of `files` as JSON Lines beside the cache `dir` (the temporary files go
@@ -131,6 +129,39 @@ void write_hf_cache(const config::JobConfig& job, const config::HfExport& hf, co
 }
 
 }  // namespace
+
+std::vector<fs::path> hf_split_files(const config::HfExport& hf) {
+  try {
+    std::error_code ec;
+    if (fs::exists(hf.name, ec) || !config::is_hub_id(hf.name)) {
+      return data::hf_export_files(hf.name, hf.config, hf.split);
+    }
+    const config::HfCacheDir datasets = config::datasets_cache();
+    std::string in_datasets = "nothing (a @revision is looked for in the hub cache only)", in_hub;
+    const bool any_revision = hf.name.find('@') == std::string::npos;
+    if (auto files = any_revision ? data::datasets_cache_files(datasets.path, hf.name, hf.config, hf.split, in_datasets)
+                                  : std::nullopt) {
+      log::get().info("{}: the `datasets` cache's {}", hf.where, files->front().parent_path().string());
+      return *files;
+    }
+    if (auto snapshot = config::find_hub_snapshot("dataset", hf.name, in_hub)) {
+      log::get().info("{}: the hub cache's {}", hf.where, snapshot->string());
+      return data::hf_export_files(*snapshot, hf.config, hf.split);
+    }
+    const config::HfCacheDir hub = config::hub_cache();
+    const std::string config = hf.config.empty() ? "" : ", '" + hf.config + "'";
+    throw sdk::ConfigError(fmt::format(
+        "'{}' is not a local path, and the local Hugging Face caches do not hold split '{}' of it: looked for {} (the "
+        "`datasets` cache, from {}) and {} (the hub cache, from {}). kforge never downloads: on a machine with hub "
+        "access run python3 -c \"from datasets import load_dataset; load_dataset('{}'{}, split='{}')\" and copy "
+        "{} here (or point $HF_DATASETS_CACHE at a copy), or `huggingface-cli download --repo-type dataset {}` and "
+        "copy the hub cache's folder; or save_to_disk('DIR') and name DIR",
+        hf.name, hf.split, in_datasets, datasets.origin, in_hub, hub.origin, hf.name, config, hf.split,
+        datasets.path.string(), hf.name));
+  } catch (const sdk::ConfigError& e) {
+    throw sdk::ConfigError(fmt::format("{}: {}", hf.where, e.what()));
+  }
+}
 
 std::vector<fs::path> hf_export_inputs(const config::JobConfig& job, const config::HfExport& hf) {
   std::vector<fs::path> files = export_files(job, hf);

@@ -23,6 +23,13 @@ struct ShardDir {
   std::string dir, pattern;
 };
 
+/// The files of `hf`'s split, found offline: in the local export or save_to_disk directory hf.name names
+/// (data::hf_export_files); else, for a hub id (ORG/NAME[@REVISION], config::is_hub_id), in the `datasets` cache
+/// (config::datasets_cache(), data::datasets_cache_files), else in the hub cache's datasets--ORG--NAME snapshot
+/// (read as a local export; Parquet there is refused). Logs which cache it took. Throws sdk::ConfigError beginning
+/// with hf.where, naming every path looked at and how to fill them, when none holds the split.
+std::vector<std::filesystem::path> hf_split_files(const config::HfExport& hf);
+
 /// The JSON Lines files of `hf`'s split (data::hf_export_files) that [data] hf_streaming reads. Throws sdk::ConfigError
 /// naming the key, file, line and value without [data] tokenizer_path and for an export that cannot be read (a hub id,
 /// Parquet, Arrow, no file of the split).

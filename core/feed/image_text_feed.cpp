@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "data/tokenizer.h"
+#include "feed/hf_data.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "resilience/shutdown.h"
@@ -32,6 +33,26 @@ const std::string& image_text_path(const config::JobConfig& job, ImageTextFeed::
   return path;
 }
 
+sdk::HfImageText hf_image_text(const config::JobConfig& job) {
+  const config::HfExport& hf = *job.data.hf;
+  const config::SectionView data = job.view("data");
+  sdk::HfImageText out;
+  for (const std::filesystem::path& file : hf_split_files(hf)) {
+    if (file.extension() != ".arrow") {
+      throw sdk::ConfigError(fmt::format(
+          "{}: '{}' is not an Arrow file: a vision-language run reads a Hugging Face image-text dataset from Arrow "
+          "files (a save_to_disk directory, or the `datasets` cache), whose Image column holds the images",
+          hf.where, file.string()));
+    }
+    out.files.push_back(file.string());
+  }
+  out.image_field = data.get_string("hf_dataset_image_field");
+  out.text_field = hf.text_field;
+  out.prompt_field = data.get_string("hf_dataset_prompt_field");
+  out.where = hf.where;
+  return out;
+}
+
 namespace {
 
 // The spec of the split's samples: images from the split's dataset_path, or in a video run ([video]) clips, which the
@@ -40,7 +61,9 @@ namespace {
 sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const plugins::Components& components,
                                    const sdk::PixelFormat& pixels, ImageTextFeed::Split split) {
   const bool video = job.tree.find("video") != nullptr;
-  const std::string path = video && split == ImageTextFeed::Split::Train ? "" : image_text_path(job, split);
+  const bool train = split == ImageTextFeed::Split::Train;
+  const bool hf = train && job.data.hf.has_value();  // [data] hf_dataset_name, in place of dataset_path
+  const std::string path = (video && train) || hf ? "" : image_text_path(job, split);
   if (job.data.tokenizer_path.empty()) {
     throw sdk::ConfigError(
         "[data] tokenizer_path is not set: a vision-language run tokenises its captions and prompts as it reads "
@@ -55,6 +78,7 @@ sdk::ImageTextSpec image_text_spec(const config::JobConfig& job, const plugins::
   // file_pattern's default ("*.npy") selects token shards: unless set, the plugin picks its own.
   const config::Value* pattern = job.tree.find(section_of(split))->find("file_pattern");
   spec.file_pattern = pattern != nullptr && !pattern->source.origin.empty() ? pattern->s : "";
+  if (hf) spec.hf = hf_image_text(job);
   spec.image_size = pixels.image_size;
   spec.pixels = pixels;
   spec.max_text_len = job.view("vlm").get_int("max_text_len");

@@ -27,10 +27,11 @@ class ImageTextFeed final : public BatchFeed, public BatchSource {
   /// ([eval] dataset_path and file_pattern, in order).
   enum class Split { Train, Eval };
 
-  /// Opens the [vlm] dataset plugin over the split's dataset_path with the images `pixels` describes (in a video run,
-  /// the [video] dataset_type plugin, its clips of [video] max_frames frames taken at the [video] sampling_policy's
-  /// times), the text of [data] tokenizer_path padded to [vlm] max_text_len, [data] num_workers threads and
-  /// prefetch_factor x num_workers batches read ahead from the first next_batch() on. Throws sdk::ConfigError naming
+  /// Opens the [vlm] dataset plugin over the split's dataset_path (in training, or [data] hf_dataset_name:
+  /// hf_image_text()) with the images `pixels` describes (in a video run, the [video] dataset_type plugin, its clips
+  /// of [video] max_frames frames taken at the [video] sampling_policy's times), the text of [data] tokenizer_path
+  /// padded to [vlm] max_text_len, [data] num_workers threads and prefetch_factor x num_workers batches read ahead
+  /// from the first next_batch() on. Throws sdk::ConfigError naming
   /// the key without a dataset_path or a tokenizer_path. `dp` must outlive the feed. As a training feed: the model
   /// makes `visual_tokens` tokens of each image or real frame (step_metrics()), and `stop_on_signal` lets a shutdown
   /// signal end micro_batches() (a single process only: ranks could otherwise part, one in the step's collectives
@@ -92,6 +93,12 @@ class ImageTextFeed final : public BatchFeed, public BatchSource {
   int64_t cached_epoch_ = -1;  ///< of cached_, used by the stream's threads one call at a time
   std::vector<int64_t> cached_;
 };
+
+/// [data] hf_dataset_name of a vision-language run, read as KempnerForge's HuggingFaceVLMDataset reads it: the
+/// split's Arrow files (hf_split_files: a save_to_disk directory, the `datasets` cache or the hub cache) and the
+/// columns [data] hf_dataset_image_field, hf_dataset_text_field and hf_dataset_prompt_field. Throws sdk::ConfigError naming
+/// the key when the split cannot be found or is not Arrow (JSON Lines and Parquet hold no images kforge reads).
+sdk::HfImageText hf_image_text(const config::JobConfig& job);
 
 /// The split's dataset_path ([data] or [eval]); sdk::ConfigError naming the key when it is not set.
 const std::string& image_text_path(const config::JobConfig& job, ImageTextFeed::Split split);

@@ -31,9 +31,9 @@ void check_vision_language_data(const config::JobConfig& job) {
   };
   refuse_if(!job.data.datasets.empty(), "datasets",
             "kforge mixes text datasets only; give one image-text dataset_path");
-  refuse_if(job.data.hf.has_value(), "hf_dataset_name",
-            "kforge reads image-text data from WebDataset .tar shards or a JSON Lines manifest in [data] dataset_path "
-            "(`kforge prepare-data --image-text` writes shards from a manifest)");
+  refuse_if(job.data.hf.has_value() && job.view("data").get_bool("hf_streaming"), "hf_streaming",
+            "a Hugging Face image-text dataset is read map-style, as KempnerForge's HuggingFaceVLMDataset reads it; "
+            "remove the key");
   refuse_if(job.view("data").get_bool("pack_sequences"), "pack_sequences",
             "each row is one image and its text, padded; nothing to pack");
   const config::Value* type = data.find("dataset_type");
@@ -41,6 +41,11 @@ void check_vision_language_data(const config::JobConfig& job) {
             "the image-text dataset plugin is [vlm] dataset; remove the key");
   const config::Value* video = job.tree.find("video");
   auto given = [](const config::Value* v) { return v != nullptr && !v->source.origin.empty(); };
+  for (const char* key : {"hf_dataset_image_field", "hf_dataset_prompt_field"}) {
+    refuse_if(!job.data.hf && given(data.find(key)), key,
+              "names a column of the [data] hf_dataset_name dataset, which is not set (WebDataset shards and a "
+              "manifest have fixed fields); remove the key");
+  }
   if (job.eval.enabled && job.eval.hf.has_value()) {
     throw sdk::ConfigError(
         fmt::format("{}: [eval] hf_dataset_name in a vision-language run ([vlm]): kforge evaluates on the {} in [eval] "
@@ -49,7 +54,7 @@ void check_vision_language_data(const config::JobConfig& job) {
                     video != nullptr ? "clips" : "image-text data of WebDataset .tar shards or a JSON Lines manifest"));
   }
   if (video != nullptr) {
-    for (const char* key : {"dataset_path", "file_pattern"}) {
+    for (const char* key : {"dataset_path", "file_pattern", "hf_dataset_name"}) {
       refuse_if(given(data.find(key)), key,
                 "a video run reads its clips from [video] data_root through the [video] dataset_type plugin; "
                 "remove the key");
@@ -72,16 +77,22 @@ void check_vision_language_data(const config::JobConfig& job) {
     return;  // the [video] dataset_type plugin finds the training clips from its own keys, the eval clips at
              // [eval] dataset_path
   }
-  feed::image_text_path(job, feed::ImageTextFeed::Split::Train);
+  if (job.data.hf) {
+    feed::hf_image_text(job);  // its files are found now; their columns are read as the feed opens
+  } else {
+    feed::image_text_path(job, feed::ImageTextFeed::Split::Train);
+  }
 }
 
 // [data] keys only a vision-language run reads, set in a text run's config: one warning each.
 void warn_image_keys(const config::JobConfig& job, std::vector<std::string>& warnings) {
   const config::Value& data = *job.tree.find("data");
-  const bool streamed = data.find("hf_streaming")->b;  // a stream tokenises on num_workers threads
-  for (const char* key : {"num_workers", "prefetch_factor", "hf_image_size"}) {
+  const bool streamed = data.find("hf_streaming")->b;
+  for (const char* key :
+       {"num_workers", "prefetch_factor", "hf_image_size", "hf_dataset_image_field", "hf_dataset_prompt_field"}) {
     const config::Value* v = data.find(key);
-    if (v == nullptr || v->source.origin.empty() || (streamed && std::string(key) != "hf_image_size")) continue;
+    // A stream tokenises on num_workers threads, read ahead by prefetch_factor.
+    if (v == nullptr || v->source.origin.empty() || (streamed && std::string(key).rfind("hf_", 0) != 0)) continue;
     warnings.push_back(
         fmt::format("{}: [data] {} = {}: has no effect in a text run (it is read by the image-text data "
                     "of a [vlm] run; the memory-mapped shards are read in the training process)",

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "image_text_io/arrow_image_text.h"
 #include "image_text_io/decode_pool.h"
 #include "image_text_io/image_decode.h"
 #include "image_text_io/image_transform.h"
@@ -140,8 +141,12 @@ ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec, int64_t max_image_b
   num_workers_ = spec.num_workers;
   queue_depth_ = spec.queue_depth;
   section_ = spec.section;
-  path_ = spec.path;
+  origin_ = fmt::format("[{}] dataset_path = \"{}\"", spec.section, spec.path);
 
+  if (spec.hf) {
+    open_hf(*spec.hf, max_image_bytes);
+    return;
+  }
   if (spec.path.empty()) {
     description_ = "no samples: images read one at a time";
     return;
@@ -174,6 +179,27 @@ ImageTextData::ImageTextData(const sdk::ImageTextSpec& spec, int64_t max_image_b
   }
 }
 
+void ImageTextData::open_hf(const sdk::HfImageText& hf, int64_t max_image_bytes) {
+  origin_ = hf.where;
+  const ArrowImageTextColumns columns{hf.image_field, hf.text_field, hf.prompt_field};
+  try {
+    source_ = std::make_shared<ArrowImageTextSource>(std::vector<fs::path>(hf.files.begin(), hf.files.end()), columns,
+                                                     max_image_bytes);
+  } catch (const sdk::ConfigError&) {
+    throw;
+  } catch (const sdk::Error& e) {
+    throw sdk::ConfigError(fmt::format(
+        "{}: {} (read as [data] hf_dataset_image_field = \"{}\", an Image column: a struct of bytes and path as "
+        "`datasets` writes it; hf_dataset_text_field = \"{}\", the caption; hf_dataset_prompt_field = \"{}\")",
+        hf.where, e.what(), hf.image_field, hf.text_field, hf.prompt_field));
+  }
+  const std::string files = plural(static_cast<int64_t>(hf.files.size()), "Arrow file", "Arrow files");
+  description_ = fmt::format("Hugging Face dataset: {}{}, {}", files,
+                             hf.files.empty() ? "" : " in " + fs::path(hf.files.front()).parent_path().string(),
+                             plural(source_->size(), "sample", "samples"));
+  if (source_->size() == 0) throw sdk::ConfigError(fmt::format("{}: holds no sample ({})", hf.where, description_));
+}
+
 std::unique_ptr<sdk::ImageTextStream> ImageTextData::stream(std::function<int64_t(int64_t)> index_at, int64_t start,
                                                             int64_t end) const {
   if (!source_)
@@ -182,7 +208,7 @@ std::unique_ptr<sdk::ImageTextStream> ImageTextData::stream(std::function<int64_
   options.num_workers = num_workers_;
   options.queue_depth = queue_depth_;
   options.warn = warn_;
-  options.dataset = fmt::format("[{}] dataset_path = \"{}\" ({})", section_, path_, description_);
+  options.dataset = fmt::format("{} ({})", origin_, description_);
   return std::make_unique<PoolStream>(source_, preprocess_, std::move(index_at), start, end, std::move(options));
 }
 

@@ -1,5 +1,6 @@
-// ImageTextData: the image_text_dataset component, an sdk::ImageTextDataset over WebDataset tar shards or a JSONL
-// manifest whose samples are decoded, resized, normalised and tokenised on a DecodePool in the sampler's order.
+// ImageTextData: the image_text_dataset component, an sdk::ImageTextDataset over WebDataset tar shards, a JSONL
+// manifest or a Hugging Face dataset's Arrow files, whose samples are decoded, resized, normalised and tokenised on a
+// DecodePool in the sampler's order.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +19,10 @@ namespace kforge::image_text {
 
 class ImageTextData : public sdk::ImageTextDataset {
  public:
-  /// Opens spec.path (none when empty: no samples, for pixel_values() alone): a regular *.jsonl file is a JSONL
-  /// manifest; a directory holds WebDataset shards, the regular files whose names match spec.file_pattern (fnmatch;
-  /// empty: "*.tar"), in name order. Throws
-  /// sdk::ConfigError naming [spec.section] dataset_path ([data] or [eval]) for a path that is neither, a directory
+  /// Opens spec.hf when given (a Hugging Face image-text dataset's Arrow files, ArrowImageTextSource; its refusals
+  /// are ConfigErrors naming the hf_dataset_* keys), else spec.path (none when empty: no samples, for pixel_values()
+  /// alone): a regular *.jsonl file is a JSONL manifest; a directory holds WebDataset shards, the regular files whose
+  /// names match spec.file_pattern (fnmatch; empty: "*.tar"), in name order. Throws sdk::ConfigError naming [spec.section] dataset_path ([data] or [eval]) for a path that is neither, a directory
   /// without a matching shard, a manifest or shard the source refuses (a bad line, not a tar archive) and a dataset
   /// without samples; and for a non-positive image size, max_text_len or max_image_bytes. Images (and WebDataset
   /// members) are read up to `max_image_bytes` bytes ([vlm] max_image_bytes), from regular files only.
@@ -38,8 +39,11 @@ class ImageTextData : public sdk::ImageTextDataset {
   PreprocessOptions preprocess_;
   int num_workers_ = 0;
   int queue_depth_ = 0;
+  /// The Arrow files and columns of a Hugging Face image-text dataset (spec.hf).
+  void open_hf(const sdk::HfImageText& hf, int64_t max_image_bytes);
+
   std::string section_;  ///< spec.section
-  std::string path_;     ///< spec.path
+  std::string origin_;   ///< "[data] dataset_path = \"...\"", or the hf_dataset_name it came from, for messages
   int64_t max_image_bytes_;
   Warn warn_;
   std::string description_;

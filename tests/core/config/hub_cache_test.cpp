@@ -15,6 +15,7 @@
 #include "config/hub_cache.h"
 #include "config_helpers.h"
 #include "support/expect_text.h"
+#include "support/hf_cache_fixture.h"
 #include "support/read_file.h"
 #include "support/test_host.h"
 #include "support/tiny_tokenizer.h"
@@ -27,54 +28,6 @@ namespace fs = std::filesystem;
 
 const std::string kHash = "0123456789abcdef0123456789abcdef01234567";
 const std::string kOtherHash = "89abcdef0123456789abcdef0123456789abcdef";
-
-// Writes `files` (name -> content) as huggingface_hub stores a download of `repo` at commit `hash` in `cache`: each
-// content once in blobs/ (named by a hash of it), snapshots/HASH/NAME a relative symlink to it, refs/REF holding HASH
-// (no newline, as huggingface_hub writes it); returns the snapshot directory.
-fs::path fake_download(const fs::path& cache, const std::string& repo, const std::string& hash,
-                       const std::map<std::string, std::string>& files, const std::string& ref = "main") {
-  std::string folder = "models--" + repo;
-  if (const size_t slash = folder.find('/'); slash != std::string::npos) folder.replace(slash, 1, "--");
-  const fs::path root = cache / folder, snapshot = root / "snapshots" / hash;
-  for (const auto& [name, content] : files) {
-    const std::string blob = std::to_string(std::hash<std::string>{}(content));
-    fs::create_directories(root / "blobs");
-    std::ofstream(root / "blobs" / blob, std::ios::binary) << content;
-    const fs::path link = snapshot / name;
-    fs::create_directories(link.parent_path());
-    fs::create_symlink(fs::relative(root / "blobs" / blob, link.parent_path()), link);
-  }
-  fs::create_directories((root / "refs" / ref).parent_path());
-  std::ofstream(root / "refs" / ref) << hash;
-  return snapshot;
-}
-
-using EnvVars = std::map<std::string, std::optional<std::string>>;
-
-// Sets (or with nullopt unsets) the environment variables for the test's lifetime, restoring them after.
-class ScopedEnv {
- public:
-  explicit ScopedEnv(const EnvVars& vars) {
-    for (const auto& [name, value] : vars) {
-      const char* old = std::getenv(name.c_str());
-      saved_[name] = old != nullptr ? std::optional<std::string>(old) : std::nullopt;
-      set(name, value);
-    }
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) set(name, value);
-  }
-
- private:
-  static void set(const std::string& name, const std::optional<std::string>& value) {
-    if (value) {
-      ::setenv(name.c_str(), value->c_str(), 1);
-    } else {
-      ::unsetenv(name.c_str());
-    }
-  }
-  EnvVars saved_;
-};
 
 // The hub cache of a test: HF_HUB_CACHE set to a fresh directory.
 struct FakeCache {

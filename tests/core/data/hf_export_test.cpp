@@ -68,12 +68,13 @@ TEST_F(HfExportFiles, AFileIsTakenAsItIs) {
   EXPECT_EQ(data::hf_export_files(file, "", "train"), (std::vector<fs::path>{file}));
 }
 
-TEST_F(HfExportFiles, AHubIdIsRefusedSayingThereIsNoHubAccessAndHowToExport) {
+// (A hub id is looked for in the local caches first: feed::hf_split_files, tests/core/feed/hf_split_files_test.cpp.)
+TEST_F(HfExportFiles, AMissingPathIsRefusedSayingThereIsNoHubAccessAndHowToExport) {
   expect_has(refusal("allenai/c4", "en", "train"),
              {"'allenai/c4' is not a local file or directory", "no Hugging Face Hub access",
               "as JSON Lines (a file, or a directory of SPLIT.jsonl or SPLIT-*.jsonl files) or as a save_to_disk "
-              "directory of Arrow files",
-              "not read the hub cache's datasets--* folders or Parquet",
+              "directory of Arrow files, not Parquet",
+              "nor a hub id, which kforge looks for in the local Hugging Face caches",
               "load_dataset('allenai/c4', 'en', split='train').save_to_disk('DIR')",
               "(or .to_json('DIR/train.jsonl'))"});
 }

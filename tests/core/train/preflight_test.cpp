@@ -70,8 +70,8 @@ const Case kCases[] = {
     {"pack_sequences_without_eos", "", "--data.pack_sequences=true",
      "[data] pack_sequences = true needs the EOS id that separates documents"},
     {"hf_hub_id", "", "--data.dataset_path='' --data.hf_dataset_name=allenai/c4 --data.tokenizer_path=tok.model",
-     "[data] hf_dataset_name = \"allenai/c4\": 'allenai/c4' is not a local file or directory, and kforge has no "
-     "Hugging Face Hub access"},
+     "[data] hf_dataset_name = \"allenai/c4\": 'allenai/c4' is not a local path, and the local Hugging Face caches "
+     "do not hold split 'train' of it: looked for "},
     {"tensor_parallel_vision_language", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",
      "--distributed.tp=2", "[distributed] tp = 2 in a vision-language run ([vlm]): kforge splits text models only"},
     {"tensor_parallel_whole_matrix_optimizer", "", "--distributed.tp=2 --optimizer.name=muon",

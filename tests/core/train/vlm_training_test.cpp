@@ -1,6 +1,7 @@
 // A vision-language run through the trainer: the joint decoder (and the cross-attention strategy) over the random
 // encoder and an MLP adapter, on JPEGs made here with a JSON Lines manifest. It learns (the loss falls; greedy
-// generation from each image gives that image's caption), resumes bit-exactly, matches one rank on two FSDP ranks,
+// generation from each image gives that image's caption), reads the same samples from WebDataset shards and from a
+// Hugging Face dataset in the `datasets` cache, resumes bit-exactly, matches one rank on two FSDP ranks,
 // skips a corrupt image with a warning, refuses what its data cannot combine with, and its checkpoint is refused with
 // a message by the commands that load text models only.
 #include <fmt/format.h>
@@ -19,7 +20,9 @@
 #include "image_fixtures.h"
 #include "kforge/sdk/error.h"
 #include "support/expect_text.h"
+#include "support/hf_cache_fixture.h"
 #include "support/launch_job.h"
+#include "support/oracle.h"
 #include "support/test_host.h"
 #include "support/tiny_job_toml.h"
 #include "support/tiny_tokenizer.h"
@@ -101,6 +104,36 @@ TEST(VlmTraining, ReadsWebDatasetShardsWithoutAFilePatternAsTheManifestsSamples)
   auto a = std::make_shared<RecordingHook>(), b = std::make_shared<RecordingHook>();
   manifest.run(vlm_args({"--train.max_steps=3"}), {a});
   shards.run(vlm_args({"--train.max_steps=3", "--data.dataset_path=" + dir.string()}), {b});
+  EXPECT_EQ(a->losses, b->losses);  // the same samples in the same order: the same training
+}
+
+// KempnerForge's image data path: [data] hf_dataset_name names a team's COCO-style export where load_dataset left it,
+// in the `datasets` cache (Arrow files of an Image column, a caption and a question column, written by an independent
+// writer, tests/oracles/write_arrow_coco.py, from the manifest's images and texts), read through
+// hf_dataset_text_field and hf_dataset_prompt_field as KempnerForge reads them.
+TEST(VlmTraining, AHuggingFaceDatasetInTheDatasetsCacheTrainsAsTheManifestOfTheSameSamples) {
+  ASSERT_TRUE(oracle_available());
+  TrainFixture manifest, hub;
+  make_vlm(manifest, 8, Captions::PerImage);
+  make_vlm(hub, 8, Captions::PerImage);
+  std::string out;
+  ASSERT_EQ(run_oracle("write_arrow_coco.py", {(hub.root / "converted").string(),
+                                               (hub.root / "images" / "manifest.jsonl").string()},
+                       &out),
+            0)
+      << out;
+  const std::filesystem::path cache = hub.root / "hf_datasets";
+  const std::filesystem::path fingerprint = cache / "team___coco-captions" / "default" / "0.0.0" / "0123abcd";
+  std::filesystem::create_directories(fingerprint);
+  std::filesystem::copy_file(hub.root / "converted" / "export" / "data-00000-of-00001.arrow",
+                             fingerprint / "coco-captions-train.arrow");
+  const ScopedEnv env(EnvVars{{"HF_DATASETS_CACHE", cache.string()}});
+  auto a = std::make_shared<RecordingHook>(), b = std::make_shared<RecordingHook>();
+  manifest.run(vlm_args({"--train.max_steps=3"}), {a});
+  hub.run(vlm_args({"--train.max_steps=3", "--data.dataset_path=''", "--data.hf_dataset_name=team/coco-captions",
+                    "--data.hf_dataset_text_field=caption", "--data.hf_dataset_prompt_field=question"}),
+          {b});
+  ASSERT_EQ(b->losses.size(), 3u);
   EXPECT_EQ(a->losses, b->losses);  // the same samples in the same order: the same training
 }
 
@@ -463,6 +496,15 @@ TEST(VlmTraining, RefusesDataItCannotCombineWith) {
              {"[data] pack_sequences", "vision-language"});
   expect_has(config_error_of([&] { fx.run(vlm_args({"--data.dataset_type=memmap"}), {}); }),
              {"[data] dataset_type", "[vlm] dataset"});
+  // The columns of a Hugging Face dataset, without one: the manifest's fields are fixed.
+  expect_has(config_error_of([&] { fx.run(vlm_args({"--data.hf_dataset_prompt_field=question"}), {}); }),
+             {"[data] hf_dataset_prompt_field",
+              "names a column of the [data] hf_dataset_name dataset, which is not set"});
+  // A JSON Lines export holds no images.
+  std::ofstream(fx.root / "train.jsonl") << "{\"text\": \"a caption\"}\n";
+  const std::string jsonl = "--data.hf_dataset_name=" + (fx.root / "train.jsonl").string();
+  expect_has(config_error_of([&] { fx.run(vlm_args({"--data.dataset_path=''", jsonl}), {}); }),
+             {"[data] hf_dataset_name = ", "train.jsonl' is not an Arrow file"});
 }
 
 }  // namespace

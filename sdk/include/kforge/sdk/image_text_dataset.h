@@ -20,6 +20,15 @@ namespace kforge::sdk {
 /// Text to token ids, without special tokens. Called from several threads at once.
 using Tokenize = std::function<std::vector<int64_t>(std::string_view)>;
 
+/// A Hugging Face image-text dataset ([data] hf_dataset_name) as KempnerForge reads it, its files found by the host.
+struct HfImageText {
+  std::vector<std::string> files;  ///< the split's Arrow IPC stream files, in order
+  std::string image_field;         ///< [data] hf_dataset_image_field: an Image column (a struct of bytes and path)
+  std::string text_field;          ///< [data] hf_dataset_text_field: the caption
+  std::string prompt_field;        ///< [data] hf_dataset_prompt_field: "" for none
+  std::string where;               ///< for messages: "<file>:<line>: [data] hf_dataset_name = \"<name>\""
+};
+
 /// What the host asks of the samples. The callables are called from the dataset's threads and stay valid for
 /// the dataset's lifetime.
 struct ImageTextSpec {
@@ -29,6 +38,9 @@ struct ImageTextSpec {
   std::string path;
   std::string section = "data";  ///< the config section of dataset_path and file_pattern, as errors name them ("eval")
   std::string file_pattern;  ///< [data] file_pattern, when the config sets it; "": the dataset's own default
+  /// Training on [data] hf_dataset_name (path is then ""): the dataset's files and columns. An image dataset reads
+  /// them; a VideoDataset is never given one.
+  std::optional<HfImageText> hf;
   int64_t image_size = 0;    ///< every image is resized to image_size x image_size
   PixelFormat pixels;        ///< the encoder's per-channel normalisation (mean, std)
   int64_t max_text_len = 0;  ///< [vlm] max_text_len: input_ids and labels always have this length
