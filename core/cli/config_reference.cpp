@@ -52,9 +52,16 @@ std::string number(double x) { return fmt::format("{}", x); }
 std::string allowed_of(const config::KeySpec& k) {
   std::vector<std::string> parts;
   for (const std::string& c : k.choices) parts.push_back(code(c));
-  if (k.min && k.max) parts.push_back(fmt::format("{} to {}", number(*k.min), number(*k.max)));
-  else if (k.min) parts.push_back(">= " + number(*k.min));
-  else if (k.max) parts.push_back("<= " + number(*k.max));
+  if (k.min && k.max && !k.min_excluded && !k.max_excluded) {
+    parts.push_back(fmt::format("{} to {}", number(*k.min), number(*k.max)));
+  } else if (k.min && k.max) {
+    parts.push_back(fmt::format("{}{}, {}{}", k.min_excluded ? '(' : '[', number(*k.min), number(*k.max),
+                                k.max_excluded ? ')' : ']'));
+  } else if (k.min) {
+    parts.push_back((k.min_excluded ? "> " : ">= ") + number(*k.min));
+  } else if (k.max) {
+    parts.push_back((k.max_excluded ? "< " : "<= ") + number(*k.max));
+  }
   if (k.max_magnitude != config::kMaxConfigNumber) parts.push_back(fmt::format("magnitude <= {}", number(k.max_magnitude)));
   return fmt::format("{}", fmt::join(parts, ", "));
 }

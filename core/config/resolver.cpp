@@ -58,11 +58,14 @@ Value in_range(Value v, const KeySpec& spec, const std::string& where) {
     const auto bound = static_cast<int64_t>(spec.max_magnitude);
     fail(v, where, fmt::format("out of range: must be between -{} and {}", bound, bound));
   }
-  if ((spec.min && x < *spec.min) || (spec.max && x > *spec.max)) {
+  const bool below = spec.min && (spec.min_excluded ? x <= *spec.min : x < *spec.min);
+  const bool above = spec.max && (spec.max_excluded ? x >= *spec.max : x > *spec.max);
+  if (below || above) {
     fail(v, where,
-         spec.min && spec.max ? fmt::format("must be in [{}, {}]", *spec.min, *spec.max)
-         : spec.min           ? fmt::format("must be >= {}", *spec.min)
-                              : fmt::format("must be <= {}", *spec.max));
+         spec.min && spec.max ? fmt::format("must be in {}{}, {}{}", spec.min_excluded ? '(' : '[', *spec.min,
+                                            *spec.max, spec.max_excluded ? ')' : ']')
+         : spec.min           ? fmt::format("must be {} {}", spec.min_excluded ? ">" : ">=", *spec.min)
+                              : fmt::format("must be {} {}", spec.max_excluded ? "<" : "<=", *spec.max));
   }
   return v;
 }
@@ -453,8 +456,13 @@ void apply_allowed(KeySpec& spec, const DeclaredKey& key, const std::string& own
                                  "and only an int or float key a range (\"MIN..MAX\", either end may be left out)",
                                  owner, key.name, key.allowed));
   }
-  spec.min = range_end(ends[0], key, owner);
-  spec.max = range_end(ends[1], key, owner);
+  std::string low = ends[0], high = ends[1];
+  spec.min_excluded = !low.empty() && low.back() == '<';
+  spec.max_excluded = !high.empty() && high.front() == '<';
+  if (spec.min_excluded) low.pop_back();
+  if (spec.max_excluded) high.erase(0, 1);
+  spec.min = range_end(low, key, owner);
+  spec.max = range_end(high, key, owner);
 }
 
 }  // namespace
@@ -529,24 +537,43 @@ std::vector<const ComponentKeys*> selected_components(const Value& raw, const Ca
   return selected;
 }
 
+namespace {
+
+// The section of `schema` that holds the keys of `kind`'s components.
+SectionSpec& section_of_kind(std::vector<SectionSpec>& schema, const sdk::KindInfo& kind) {
+  return *std::find_if(schema.begin(), schema.end(), [&](const SectionSpec& s) { return s.name == kind.section; });
+}
+
+// `keys` of `c` into its kind's section `section`: a dict key the section has gains their entries, any other key it
+// has is a clash.
+void add_component_keys(SectionSpec& section, const ComponentKeys& c, const std::vector<KeySpec>& keys) {
+  for (const KeySpec& key : keys) {
+    if (KeySpec* clash = find_key(section, key.name)) {
+      if (!adds_entries(*clash, key)) {
+        throw sdk::ConfigError(fmt::format("{} '{}' ({}) declares key '{}' in [{}], which {} already defines", c.kind,
+                                           c.name, c.file, key.name, section.name,
+                                           clash->owner.empty() ? "kforge" : clash->owner));
+      }
+      add_entries(clash->default_value, key.default_value);
+      continue;
+    }
+    section.keys.push_back(key);
+  }
+}
+
+}  // namespace
+
 std::vector<SectionSpec> effective_schema(const Value& raw, const Catalog& catalog) {
   std::vector<SectionSpec> schema = core_schema();
+  // The keys of the loaded components that are keys of their kind's section, selected or not (abi.h).
+  for (const ComponentKeys& c : catalog) {
+    add_component_keys(section_of_kind(schema, *sdk::find_kind(c.kind)), c, c.section_keys);
+  }
   for (const ComponentKeys* found : selected_components(raw, catalog)) {
     const sdk::KindInfo& slot = *sdk::find_kind(found->kind);
-    auto section = std::find_if(schema.begin(), schema.end(), [&](const SectionSpec& s) { return s.name == slot.section; });
-    for (const KeySpec& key : found->keys) {
-      if (KeySpec* clash = find_key(*section, key.name)) {
-        if (!adds_entries(*clash, key)) {
-          throw sdk::ConfigError(fmt::format("{} '{}' ({}) declares key '{}' in [{}], which {} already defines",
-                                             found->kind, found->name, found->file, key.name, slot.section,
-                                             clash->owner.empty() ? "kforge" : clash->owner));
-        }
-        add_entries(clash->default_value, key.default_value);
-        continue;
-      }
-      section->keys.push_back(key);
-    }
-    if (!slot.multiple) add_sibling_hints(*section, slot, *found, catalog);
+    SectionSpec& section = section_of_kind(schema, slot);
+    add_component_keys(section, *found, found->keys);
+    if (!slot.multiple) add_sibling_hints(section, slot, *found, catalog);
   }
   return schema;
 }

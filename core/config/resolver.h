@@ -22,6 +22,8 @@ struct ComponentKeys {
   /// Its rules on a resolved config: config_json(tree, world_size) in, "" or a broken rule's JSON
   /// ({"section", "key", "message"}) out; empty: none.
   std::function<std::string(const std::string&)> rules;
+  /// Its keys that are keys of its kind's section whenever it is loaded, selected or not (KFORGE_KEY_FLAG_IN_SECTION).
+  std::vector<KeySpec> section_keys;
 };
 
 /// A key as a component declares it: a TOML literal default, the allowed values ("a|b" of a string key, "MIN..MAX"

@@ -134,8 +134,6 @@ void check_scheduler(const Section& s) {
   s.non_negative("warmup_steps");
   s.require(s.f("min_lr_ratio") >= 0 && s.f("min_lr_ratio") <= 1, "min_lr_ratio", "must be in [0, 1]");
   if (!s.null("decay_steps")) s.non_negative("decay_steps");
-  if (!s.null("stable_steps")) s.non_negative("stable_steps");
-  s.positive("rex_alpha");
 }
 
 void check_data(const Section& d) {

@@ -34,8 +34,9 @@ struct KeySpec {
   /// listed in the section's selector list (e.g. [metrics] enable_tensorboard).
   bool selects_component = false;
   /// Int and Float keys a plugin declares with a range (kforge_config_key allowed "MIN..MAX"): its ends, each
-  /// absent when open.
+  /// absent when open, and whether each excludes its value ("0<..": > 0).
   std::optional<double> min, max;
+  bool min_excluded = false, max_excluded = false;
   /// A key a plugin declares: what this kforge does with it, and why for Refused / NoEffect (kforge's own keys
   /// have theirs in key_support()).
   Support support = Support::Honoured;

@@ -72,19 +72,13 @@ std::vector<SectionSpec> training_sections() {
        {string_key("name", "adamw", "optimizer plugin"), float_key("lr", 3e-4, "peak learning rate"),
         float_key("weight_decay", 0.1, "decoupled weight decay"),
         float_list_key("betas", {0.9, 0.95}, "(beta1, beta2)"), float_key("eps", 1e-8, "denominator epsilon"),
-        bool_key("fused", true, "fused kernel where available"), float_key("muon_momentum", 0.95, "Muon momentum"),
-        int_key("muon_ns_steps", 5, "Newton-Schulz iterations"),
-        optional_key(KeyType::Float, "muon_adam_lr", "learning rate of Muon's internal AdamW (unset: lr)"),
-        int_key("schedule_free_warmup_steps", 0, "Schedule-Free warmup steps")},
+        bool_key("fused", true, "fused kernel where available")},
        false,
        "name picks the optimizer plugin"});
   s.push_back({"scheduler",
                {string_key("name", "cosine", "scheduler plugin"), int_key("warmup_steps", 2000, "linear warmup steps"),
                 optional_key(KeyType::Int, "decay_steps", "decay length (unset: max_steps - warmup [- stable])"),
-                float_key("min_lr_ratio", 0.1, "final learning rate as a fraction of the peak"),
-                optional_key(KeyType::Int, "stable_steps", "WSD stable phase length (unset: 0)"),
-                string_key("wsd_decay_type", "cosine", "WSD decay shape", {"cosine", "linear", "sqrt"}),
-                float_key("rex_alpha", 1.0, "REX exponent")},
+                float_key("min_lr_ratio", 0.1, "final learning rate as a fraction of the peak")},
                false,
                "name picks the scheduler plugin"});
   return s;

@@ -34,7 +34,10 @@ config::Catalog make_catalog(const Registry& registry) {
       config::ComponentKeys c{e->meta.kind, e->meta.name,      e->plugin->version, e->plugin->path.filename().string(),
                               {},           e->meta.enabled_by, e->meta.capabilities, rules_of(e->meta)};
       const std::string owner = e->meta.kind + " '" + e->meta.name + "'";
-      for (const ConfigKeyMeta& k : e->meta.keys) c.keys.push_back(config::declared_key_spec(declared_key(k), owner));
+      for (const ConfigKeyMeta& k : e->meta.keys) {
+        const bool in_section = (k.flags & KFORGE_KEY_FLAG_IN_SECTION) != 0;
+        (in_section ? c.section_keys : c.keys).push_back(config::declared_key_spec(declared_key(k), owner));
+      }
       catalog.push_back(std::move(c));
     }
   }

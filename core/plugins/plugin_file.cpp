@@ -175,7 +175,7 @@ PluginFile open_plugin(const std::filesystem::path& path) {
         continue;
       }
       meta.keys.push_back({str(key.name), str(key.type), str(key.default_value), str(key.doc), str(key.allowed),
-                           key.status, str(key.reason)});
+                           key.status, str(key.reason), key.flags});
     }
     meta.enabled_by = str(c.enabled_by);
     for (uint32_t k = 0; k < c.n_hook_points; ++k) meta.hook_points.push_back(str(c.hook_points[k]));

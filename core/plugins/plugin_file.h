@@ -19,6 +19,7 @@ struct ConfigKeyMeta {
   std::string name, type, default_value, doc, allowed;
   uint32_t status = KFORGE_KEY_HONOURED;  ///< KFORGE_KEY_*
   std::string reason;
+  uint32_t flags = 0;  ///< KFORGE_KEY_FLAG_*
 };
 
 struct ComponentMeta {

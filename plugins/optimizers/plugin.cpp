@@ -10,6 +10,7 @@
 namespace {
 
 using kforge::sdk::reads;
+using kforge::sdk::section_key;
 
 #define KFORGE_DECAY_EMBEDDINGS_KEY \
   {"decay_embeddings", "bool", "false", "also decay embedding weights (KempnerForge decays them)"}
@@ -30,22 +31,38 @@ constexpr kforge_config_key kSgdKeys[] = {
     {"sgd_momentum", "float", "0.9", "momentum factor (>= 0; dampening 0)"},
     {"sgd_nesterov", "bool", "false", "Nesterov momentum (needs sgd_momentum > 0)"},
 };
+// Schedule-Free's and Muon's own keys are [optimizer] keys with any optimizer selected (section_key), as
+// in KempnerForge's flat OptimizerConfig.
 constexpr kforge_config_key kScheduleFreeKeys[] = {
-    reads("lr"), reads("weight_decay"), reads("betas"), reads("eps"),
-    reads("schedule_free_warmup_steps"), KFORGE_DECAY_EMBEDDINGS_KEY,
+    reads("lr"), reads("weight_decay"), reads("betas"), reads("eps"), KFORGE_DECAY_EMBEDDINGS_KEY,
+    section_key({"schedule_free_warmup_steps", "int", "0", "Schedule-Free warmup steps"}),
 };
 constexpr kforge_config_key kMuonKeys[] = {
-    reads("lr"), reads("weight_decay"), reads("betas"), reads("eps"),
-    reads("muon_momentum"), reads("muon_ns_steps"), reads("muon_adam_lr"), KFORGE_DECAY_EMBEDDINGS_KEY,
+    reads("lr"),
+    reads("weight_decay"),
+    reads("betas"),
+    reads("eps"),
+    KFORGE_DECAY_EMBEDDINGS_KEY,
+    section_key({"muon_momentum", "float", "0.95", "Muon momentum"}),
+    section_key({"muon_ns_steps", "int", "5", "Newton-Schulz iterations"}),
+    section_key({"muon_adam_lr", "float", "", "learning rate of Muon's internal AdamW (unset: lr)"}),
 };
-// The [scheduler] keys of the core schema each scheduler reads.
+// The [scheduler] keys of the core schema each scheduler reads, then WSD's and REX's own, which are [scheduler] keys
+// with any scheduler selected (section_key), as in KempnerForge's flat SchedulerConfig.
 constexpr kforge_config_key kDecayCoreKeys[] = {reads("warmup_steps"), reads("decay_steps"), reads("min_lr_ratio")};
-constexpr kforge_config_key kWsdCoreKeys[] = {
-    reads("warmup_steps"), reads("decay_steps"), reads("min_lr_ratio"), reads("stable_steps"), reads("wsd_decay_type"),
+constexpr kforge_config_key kWsdKeys[] = {
+    reads("warmup_steps"),
+    reads("decay_steps"),
+    reads("min_lr_ratio"),
+    section_key({"stable_steps", "int", "", "WSD stable phase length (unset: 0)", "0.."}),
+    section_key({"wsd_decay_type", "string", "\"cosine\"", "WSD decay shape", "cosine|linear|sqrt"}),
 };
 constexpr kforge_config_key kConstantCoreKeys[] = {reads("warmup_steps")};
-constexpr kforge_config_key kRexCoreKeys[] = {
-    reads("warmup_steps"), reads("decay_steps"), reads("min_lr_ratio"), reads("rex_alpha"),
+constexpr kforge_config_key kRexKeys[] = {
+    reads("warmup_steps"),
+    reads("decay_steps"),
+    reads("min_lr_ratio"),
+    section_key({"rex_alpha", "float", "1.0", "REX exponent", "0<.."}),
 };
 
 using kforge::sdk::capabilities;
@@ -70,11 +87,11 @@ constexpr kforge_component_info kComponents[] = {
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "linear", "1.0.0", "linear warmup, linear decay to min_lr_ratio",
                      config_keys(kDecayCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "wsd", "1.0.0",
-                     "warmup, stable, then cosine|linear|sqrt decay (wsd_decay_type)", config_keys(kWsdCoreKeys)),
+                     "warmup, stable, then cosine|linear|sqrt decay (wsd_decay_type)", config_keys(kWsdKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "constant", "1.0.0", "linear warmup, then constant",
                      config_keys(kConstantCoreKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "rex", "1.0.0", "linear warmup, REX decay (1-p)^rex_alpha floored",
-                     config_keys(kRexCoreKeys)),
+                     config_keys(kRexKeys)),
     KFORGE_COMPONENT(kforge::sdk::kind::scheduler, "none", "1.0.0", "factor 1 at every step, no warmup"),
 };
 

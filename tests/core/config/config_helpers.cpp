@@ -12,14 +12,15 @@
 namespace kforge::test {
 namespace {
 
-// The adapters and modality strategies of the built-in plugins, with their keys, capabilities and rules (the plugins
-// stay loaded for the process).
-const config::Catalog& builtin_vlm_parts() {
+// The adapters and modality strategies of the built-in plugins, with their keys, capabilities and rules, and the
+// components whose keys are keys of their section whenever they are loaded (Muon's, WSD's, ...: section_keys); the
+// plugins stay loaded for the process.
+const config::Catalog& builtin_declaring_parts() {
   static const std::unique_ptr<plugins::PluginHost> host = load_builtin_plugins();
   static const config::Catalog parts = [] {
     config::Catalog out;
     for (config::ComponentKeys& c : plugins::make_catalog(host->registry)) {
-      if (c.kind == "adapter" || c.kind == "modality_strategy") out.push_back(std::move(c));
+      if (c.kind == "adapter" || c.kind == "modality_strategy" || !c.section_keys.empty()) out.push_back(std::move(c));
     }
     return out;
   }();
@@ -43,8 +44,9 @@ config::Catalog base_catalog(const config::Catalog& extra) {
     catalog.push_back({"vision_encoder", encoder, "1.0.0", "libkforge_vision.so", {}});
   }
   // The adapters and KempnerForge's four [vlm] arches as libkforge_vision.so and libkforge_vlm.so declare them: their
-  // keys, the capabilities the token budget reads and their rules.
-  for (const config::ComponentKeys& c : builtin_vlm_parts()) catalog.push_back(c);
+  // keys, the capabilities the token budget reads and their rules; the optimizers and schedulers with [optimizer] and
+  // [scheduler] keys (libkforge_optimizers.so's muon, schedule_free_adamw, wsd, rex).
+  for (const config::ComponentKeys& c : builtin_declaring_parts()) catalog.push_back(c);
   catalog.push_back({"image_text_dataset", "image_text", "1.0.0", "libkforge_image_text_data.so", {}});
   catalog.push_back({"video_dataset", "webvid", "1.0.0", "libkforge_video.so", {}});
   catalog.push_back({"frame_sampler", "uniform", "1.0.0", "libkforge_video.so", {}});

@@ -14,7 +14,8 @@ namespace kforge::test {
 
 /// The components a default config selects (transformer, adamw, cosine, cross_entropy, memmap,
 /// console, jsonl, softmax_topk) and the vision encoders, declaring no keys, the built-in adapters and [vlm] arches
-/// as libkforge_vision.so and libkforge_vlm.so declare them (keys, capabilities, rules), plus `extra`.
+/// as libkforge_vision.so and libkforge_vlm.so declare them (keys, capabilities, rules), the built-in optimizers and
+/// schedulers with keys of their section whatever is selected (libkforge_optimizers.so's), plus `extra`.
 config::Catalog base_catalog(const config::Catalog& extra = {});
 
 /// Writes `toml` to a fresh cfg.toml and loads it with the overrides (load_job_config); an empty

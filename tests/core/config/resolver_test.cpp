@@ -184,6 +184,33 @@ TEST(PluginKeys, ClashWithACoreKeyIsRefused) {
              {"optimizer 'bad' (libbad.so) declares key 'lr' in [optimizer], which kforge already defines"});
 }
 
+// A component's section keys (section_key, KFORGE_KEY_FLAG_IN_SECTION) are its section's whatever is selected,
+// checked by their declared range (each end excluded by a '<'); its other keys stay its own.
+config::Catalog section_key_catalog() {
+  config::ComponentKeys polyak{"optimizer", "polyak", "1.0.0", "libpolyak.so",
+                               {config::plugin_key_spec("polyak_only", "int", "1", "", "optimizer 'polyak'")}};
+  config::DeclaredKey beta{"polyak_beta", "float", "0.5", "averaging weight"};
+  beta.allowed = "0<..<1";
+  polyak.section_keys.push_back(config::declared_key_spec(beta, "optimizer 'polyak'"));
+  return base_catalog({polyak});
+}
+
+TEST(PluginKeys, SectionKeysWhateverIsSelected) {
+  const auto job = load("[optimizer]\nname = \"adamw\"\npolyak_beta = 0.25\n", {}, section_key_catalog());
+  EXPECT_DOUBLE_EQ(at(job, "optimizer", "polyak_beta").f, 0.25);
+  EXPECT_DOUBLE_EQ(at(load("", {}, section_key_catalog()), "optimizer", "polyak_beta").f, 0.5);
+  expect_has(load_error("", {"--optimizer.polyak_beta=1"}, section_key_catalog()),
+             {"command line: [optimizer] polyak_beta = 1.0: must be in (0, 1)"});
+  expect_has(load_error("", {"--optimizer.polyak_beta=0"}, section_key_catalog()),
+             {"command line: [optimizer] polyak_beta = 0.0: must be in (0, 1)"});
+  expect_has(load_error("[optimizer]\npolyak_only = 2\n", {}, section_key_catalog()),
+             {"unknown key 'polyak_only' in [optimizer]", "set [optimizer] name = \"polyak\" to use it"});
+  // Selected, it reads them as any of its keys.
+  const auto selected = load("[optimizer]\nname = \"polyak\"\npolyak_only = 2\n", {}, section_key_catalog());
+  EXPECT_EQ(at(selected, "optimizer", "polyak_only").i, 2);
+  EXPECT_DOUBLE_EQ(at(selected, "optimizer", "polyak_beta").f, 0.5);
+}
+
 // ---- type errors name their source ----------------------------------------------------------
 
 TEST(TypeErrors, FileValuesNameFileLineAndColumn) {

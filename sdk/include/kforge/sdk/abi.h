@@ -49,11 +49,19 @@ typedef struct kforge_config_key {
   const char* default_value; /* TOML literal of the default, e.g. "0.9", "\"cosine\"", "[0.9, 0.95]", "{ a = 1 }" */
   const char* doc;           /* one line */
   /* What values the host accepts (NULL or "": any of the type): a string key's values separated by '|', e.g.
-   * "cosine|linear"; an int or float key's closed range "MIN..MAX", either end may be left out, e.g. "0..", "0..1". */
+   * "cosine|linear"; an int or float key's range "MIN..MAX", either end may be left out, e.g. "0..", "0..1", each
+   * end included unless a '<' next to the dots excludes it: "0<.." (> 0), "..<1" (< 1), "0<..<1". */
   const char* allowed;
   uint32_t status;    /* KFORGE_KEY_* */
   const char* reason; /* what this component lacks, in a few words (REFUSED and NO_EFFECT keys) */
+  uint32_t flags;     /* KFORGE_KEY_FLAG_* */
 } kforge_config_key;
+
+/* Flags of kforge_config_key.flags. A key of its kind's section whenever the component's plugin is loaded, whichever
+ * component the config selects (KempnerForge's flat sections, e.g. [optimizer] muon_momentum): any config may set it
+ * and the host checks its type and allowed values; the component reads it when selected. Without it, a component's
+ * own key is one of its section while the component is selected. */
+#define KFORGE_KEY_FLAG_IN_SECTION 1u
 
 /* Capability flags of kforge_component_info.capabilities: what the host must know to drive the component. */
 /* An optimizer whose update needs whole weight matrices (e.g. Muon's orthogonalisation), not FSDP row shards. */

@@ -47,6 +47,13 @@ constexpr kforge_config_key reads(const char* name) {
   return {name, nullptr, nullptr, nullptr, nullptr, KFORGE_KEY_HONOURED, nullptr};
 }
 
+/// A component's own key that is a key of its kind's section whenever its plugin is loaded, whichever component the
+/// config selects (KFORGE_KEY_FLAG_IN_SECTION), e.g. section_key({"rex_alpha", "float", "1.0", "REX exponent", "0<.."}).
+constexpr kforge_config_key section_key(kforge_config_key key) {
+  key.flags |= KFORGE_KEY_FLAG_IN_SECTION;
+  return key;
+}
+
 /// Trait: the component's rules on the resolved config (kforge_component_info.validate), e.g.
 /// validator<check_lion>() for `void check_lion(const kforge::sdk::ResolvedConfig&)`, which throws
 /// kforge::sdk::RuleError (RuleSection::require) on a broken rule.
