@@ -61,7 +61,8 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
       {"data",
        {"dataset_path", "file_pattern", "tokenizer_path", "dataset_type", "datasets", "mix_temperature", "phases",
         "anneal_start_step", "anneal_weights", "pack_sequences", "hf_dataset_name", "hf_dataset_config",
-        "hf_dataset_split", "hf_dataset_text_field", "hf_image_size", "hf_streaming", "hf_streaming_shuffle_buffer",
+        "hf_dataset_split", "hf_dataset_text_field", "hf_dataset_image_field", "hf_dataset_prompt_field",
+        "hf_image_size", "hf_streaming", "hf_streaming_shuffle_buffer",
         "num_workers", "prefetch_factor"}},
       {"data.datasets", {"path", "weight", "name", "hf_name", "hf_config"}},
       {"data.phases", {"start_step", "dataset_weights", "lr_scale"}},
@@ -89,7 +90,6 @@ const std::map<std::string, std::vector<std::string>>& honoured() {
   return keys;
 }
 
-KeySupport refused(std::string why) { return {Support::Refused, std::move(why), Value::null()}; }
 KeySupport no_effect(std::string why, Value inert = Value::null()) {
   return {Support::NoEffect, std::move(why), std::move(inert)};
 }
@@ -102,9 +102,6 @@ const Table& not_implemented() {
       for (auto& k : keys) t[{section, k}] = s;
     };
     add("train", {"compile_model"}, no_effect("kforge has no graph compiler", Value::boolean(false)));
-    add("data", {"hf_dataset_image_field", "hf_dataset_prompt_field"},
-        refused("Hugging Face image-text datasets (a vision-language run reads WebDataset shards or a JSON Lines "
-                "manifest, whose fields are fixed)"));
     add("data", {"pin_memory"}, no_effect("this is a CPU build", Value::boolean(false)));
     add("distributed", {"backend"}, no_effect("kforge uses Gloo for CPU tensors and NCCL for CUDA tensors"));
     const std::string wandb =
