@@ -175,4 +175,9 @@ uint32_t Components::model_capabilities() const {
   return entry(model, selected(model)).meta.capabilities;
 }
 
+uint32_t Components::modality_strategy_capabilities() const {
+  const sdk::KindInfo& strategy = kind_info(sdk::kind::modality_strategy);
+  return entry(strategy, selected(strategy)).meta.capabilities;
+}
+
 }  // namespace kforge::plugins

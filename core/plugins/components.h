@@ -72,6 +72,9 @@ class Components final : public sdk::ComponentSource {
   uint32_t model_capabilities() const;
   /// The KFORGE_CAP_* flags the configured loss declares, without building it.
   uint32_t loss_capabilities() const;
+  /// The KFORGE_CAP_* flags the configured [vlm] arch declares (e.g. KFORGE_CAP_TENSOR_PARALLEL: it passes the split
+  /// on to the text model), without building it.
+  uint32_t modality_strategy_capabilities() const;
 
  private:
   /// The registry entry of component `name` of `kind`.

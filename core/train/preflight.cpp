@@ -134,17 +134,24 @@ void warn_inert_pipeline_keys(const config::JobConfig& job, std::vector<std::str
   }
 }
 
-// [distributed] ep > 1 needs a model that shards its experts, and a text run.
+// In a vision-language run, [distributed] `key` = `size` > 1 also needs a [vlm] arch that declares `capability`
+// (`flag`): one that passes the split on to the text model whose blocks it runs.
+void check_strategy_parallel(const config::JobConfig& job, const plugins::Components& components, const char* key,
+                             int64_t size, uint32_t flag, const char* capability) {
+  if (job.tree.find("vlm") == nullptr || (components.modality_strategy_capabilities() & flag) != 0) return;
+  throw sdk::ConfigError(fmt::format(
+      "{}: [distributed] {} = {} in a vision-language run: [vlm] arch = \"{}\" does not declare the {} capability "
+      "(its blocks are not the text model's, which kforge splits); set {} = 1 or use an arch that does (kforge "
+      "list-plugins shows capabilities)",
+      distributed_origin(job, key), key, size, job.view("vlm").get_string("arch"), capability, key));
+}
+
+// [distributed] ep > 1 needs a model that shards its experts (and, with [vlm], an arch that lets it).
 void check_expert_parallel(const config::JobConfig& job, const plugins::Components& components) {
   const int64_t ep = job.distributed.ep;
   if (ep <= 1) return;
   const std::string where = distributed_origin(job, "ep");
-  if (job.tree.find("vlm") != nullptr) {
-    throw sdk::ConfigError(fmt::format(
-        "{}: [distributed] ep = {} in a vision-language run ([vlm]): kforge shards the experts of text models only; "
-        "set ep = 1",
-        where, ep));
-  }
+  check_strategy_parallel(job, components, "ep", ep, KFORGE_CAP_EXPERT_PARALLEL, "expert_parallel");
   if ((components.model_capabilities() & KFORGE_CAP_EXPERT_PARALLEL) == 0) {
     throw sdk::ConfigError(fmt::format(
         "{}: [distributed] ep = {}: model '{}' does not declare the expert_parallel capability (it cannot shard its "
@@ -153,16 +160,13 @@ void check_expert_parallel(const config::JobConfig& job, const plugins::Componen
   }
 }
 
-// [distributed] tp > 1 needs a model and a loss that split over the tensor-parallel group, a text run and an optimizer
-// that updates slices.
+// [distributed] tp > 1 needs a model and a loss that split over the tensor-parallel group (and, with [vlm], an arch
+// that lets the model split) and an optimizer that updates slices.
 void check_tensor_parallel(const config::JobConfig& job, const plugins::Components& components) {
   const int64_t tp = job.distributed.tp;
   if (tp <= 1) return;
   const std::string where = fmt::format("{}: [distributed] tp = {}", distributed_origin(job, "tp"), tp);
-  if (job.tree.find("vlm") != nullptr) {
-    throw sdk::ConfigError(
-        fmt::format("{} in a vision-language run ([vlm]): kforge splits text models only so far; set tp = 1", where));
-  }
+  check_strategy_parallel(job, components, "tp", tp, KFORGE_CAP_TENSOR_PARALLEL, "tensor_parallel");
   if ((components.model_capabilities() & KFORGE_CAP_TENSOR_PARALLEL) == 0) {
     throw sdk::ConfigError(fmt::format(
         "{}: model '{}' does not declare the tensor_parallel capability (it cannot split its layers); set tp = 1 or "

@@ -1,4 +1,4 @@
-// TextComposition: the parts, the routed seams, the images and the text model's blocks under "transformer.".
+// TextComposition: the parts, the routed seams, the images and the text model's blocks and shards under "transformer.".
 #include "text_composition.h"
 
 #include <ATen/ATen.h>
@@ -99,6 +99,18 @@ std::vector<sdk::ModelBlock> TextComposition::blocks() const {
     b.name = "transformer." + b.name;
     for (std::string& p : b.params) p = "transformer." + p;
   }
+  return out;
+}
+
+std::vector<sdk::TensorShard> TextComposition::tensor_shards() const {
+  std::vector<sdk::TensorShard> out = text_->tensor_shards();
+  for (sdk::TensorShard& shard : out) shard.name = "transformer." + shard.name;
+  return out;
+}
+
+std::vector<sdk::ExpertShard> TextComposition::expert_shards() const {
+  std::vector<sdk::ExpertShard> out = text_->expert_shards();
+  for (sdk::ExpertShard& shard : out) shard.name = "transformer." + shard.name;
   return out;
 }
 

@@ -27,6 +27,10 @@ class TextComposition : public sdk::VisionLanguageModel {
                   const at::Tensor& frame_times = {}) override;
   /// The text model's blocks, named and holding parameters under "transformer.".
   std::vector<sdk::ModelBlock> blocks() const override;
+  /// The text model's split parameters (tensor parallelism) and expert shares (expert parallelism), under
+  /// "transformer."; the encoder's, the adapter's and the strategy's own parameters are whole on every rank.
+  std::vector<sdk::TensorShard> tensor_shards() const override;
+  std::vector<sdk::ExpertShard> expert_shards() const override;
   std::vector<std::pair<std::string, at::Tensor>> auxiliary_losses() override { return text_->auxiliary_losses(); }
   void set_step(int64_t step, int64_t max_steps) override { text_->set_step(step, max_steps); }
   std::vector<std::pair<std::string, double>> step_metrics() override { return text_->step_metrics(); }

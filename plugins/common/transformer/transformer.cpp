@@ -17,6 +17,29 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Sequence parallelism's cut of positions [first, first + count) of `whole` [batch, positions, dim], which every rank
+// holds: this rank's equal part of them.
+at::Tensor own_part(const at::Tensor& whole, int64_t first, int64_t count, const sdk::TensorParallel& sp) {
+  const int64_t n = count / sp.size();
+  return whole.narrow(1, first + sp.rank() * n, n);
+}
+
+// [prefix | x] along the sequence. Under sequence parallelism (sp set) x is this rank's part of the token positions
+// and the result its part of all the positions: the whole gathered and cut again (the gather's backward sums every
+// rank's part of the gradient), the prefix entering the group so that every rank's prefix gets the whole gradient.
+at::Tensor prefixed(const at::Tensor& prefix, const at::Tensor& x, const sdk::TensorParallel* sp) {
+  if (sp == nullptr) return at::cat({prefix, x}, 1);
+  const at::Tensor whole = at::cat({sp->enter(prefix), sp->gather(x, 1)}, 1);
+  return own_part(whole, 0, whole.size(1), *sp);
+}
+
+// The token positions of x, the output over [prefix | tokens] of `n_prefix` + `n_tokens` positions; under sequence
+// parallelism this rank's part of them, from its part of all the positions.
+at::Tensor token_positions(const at::Tensor& x, int64_t n_prefix, int64_t n_tokens, const sdk::TensorParallel* sp) {
+  if (sp == nullptr) return x.narrow(1, n_prefix, n_tokens);
+  return own_part(sp->gather(x, 1), n_prefix, n_tokens, *sp);
+}
+
 }  // namespace
 
 Transformer::Transformer(const ModelConfig& config, const sdk::ComponentSource* components,
@@ -47,7 +70,7 @@ void Transformer::split(const sdk::TensorParallel& tp) {
   // Sequence parallelism where KempnerForge uses it: not with tied embeddings, nor in an MoE model (whose router and
   // experts take every position).
   const TensorSplit split{&tp, moe_layers_.empty() && !config_.tie_embeddings};
-  sequence_parallel_ = split.sequence_parallel ? tp.size() : 0;
+  sequence_parallel_ = split.sequence_parallel ? &tp : nullptr;
   if (split.sequence_parallel) norm_->sum_gradients_over(tp);
   auto add = [&](const std::string& prefix, sdk::TensorShard shard) {
     shard.name = prefix + shard.name;
@@ -152,17 +175,22 @@ at::Tensor Transformer::run(const at::Tensor& prefix, const at::Tensor& tokens, 
   const int64_t start = cache ? cache->fill() : 0;
   const int64_t n_prefix = prefix.defined() ? prefix.size(1) : 0;
   const int64_t seq = n_prefix + tokens.size(1);
-  if (sequence_parallel_ > 0 && (n_prefix > 0 || tokens.size(1) % sequence_parallel_ != 0)) {
-    throw sdk::ConfigError("transformer: sequence parallelism (tp = " + std::to_string(sequence_parallel_) +
-                           ", a dense model with untied embeddings) splits every sequence's " +
-                           std::to_string(tokens.size(1)) +
-                           " positions evenly over the tp ranks, without an embedding prefix: make [train] seq_len "
-                           "divisible by [distributed] tp");
+  if (sequence_parallel_ != nullptr && (tokens.size(1) % sequence_parallel_->size() != 0 ||
+                                        n_prefix % sequence_parallel_->size() != 0)) {
+    const std::string tp = std::to_string(sequence_parallel_->size());
+    throw sdk::ConfigError(
+        "transformer: sequence parallelism (tp = " + tp + ", a dense model with untied embeddings) splits every " +
+        "sequence's " + std::to_string(tokens.size(1)) + " token positions" +
+        (n_prefix > 0 ? " and its " + std::to_string(n_prefix) + " image-token positions" : std::string()) +
+        " evenly over the tp ranks: make " +
+        (n_prefix > 0 ? "both counts ([vlm] max_text_len sets the text's, [vision_encoder] and [adapter] the images')"
+                      : "[train] seq_len") +
+        " divisible by [distributed] tp = " + tp);
   }
   const bool capturing = capture_active();  // the one test of the training path
   at::Tensor x = token_embedding_->forward(tokens);
   if (capturing) capture("embed", x);
-  if (n_prefix > 0) x = at::cat({prefix.to(x.scalar_type()), x}, 1);
+  if (n_prefix > 0) x = prefixed(prefix.to(x.scalar_type()), x, sequence_parallel_);
   const at::Tensor doc_starts = prefix_starts.defined() ? prefix_starts : cache ? at::Tensor() : doc_starts_;
   if (!prefix_starts.defined() && doc_starts.defined() && doc_starts.sizes() != tokens.sizes()) {
     throw sdk::Error("transformer: the document ids set (" + c10::str(doc_starts.sizes()) +
@@ -197,7 +225,7 @@ at::Tensor Transformer::run(const at::Tensor& prefix, const at::Tensor& tokens, 
     });
   }
   if (cache) cache->advance(seq);
-  x = norm_->forward(n_prefix > 0 ? x.narrow(1, n_prefix, seq - n_prefix) : x);
+  x = norm_->forward(n_prefix > 0 ? token_positions(x, n_prefix, seq - n_prefix, sequence_parallel_) : x);
   if (capturing) capture("final_norm", x);
   return output_head_->forward(x);
 }

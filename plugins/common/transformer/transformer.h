@@ -119,7 +119,8 @@ class Transformer : public sdk::Model {
   at::Tensor doc_starts_;  ///< set_documents(): each token's document start, or undefined
   std::unique_ptr<Ring> ring_;  ///< set_context_parallel(), else null
   std::vector<sdk::TensorShard> tensor_shards_;  ///< tensor parallelism's slices
-  int64_t sequence_parallel_ = 0;  ///< tp under sequence parallelism (activations split by position), else 0
+  /// The tensor-parallel group under sequence parallelism (activations split by position), else null.
+  const sdk::TensorParallel* sequence_parallel_ = nullptr;
 };
 
 }  // namespace kforge::builtin::models

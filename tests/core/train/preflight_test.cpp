@@ -72,16 +72,19 @@ const Case kCases[] = {
     {"hf_hub_id", "", "--data.dataset_path='' --data.hf_dataset_name=allenai/c4 --data.tokenizer_path=tok.model",
      "[data] hf_dataset_name = \"allenai/c4\": 'allenai/c4' is not a local path, and the local Hugging Face caches "
      "do not hold split 'train' of it: looked for "},
-    {"tensor_parallel_vision_language", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",
-     "--distributed.tp=2", "[distributed] tp = 2 in a vision-language run ([vlm]): kforge splits text models only"},
+    {"tensor_parallel_vision_language_arch", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"mot\"\n",
+     "--distributed.tp=2",
+     "[distributed] tp = 2 in a vision-language run: [vlm] arch = \"mot\" does not declare the tensor_parallel "
+     "capability"},
     {"tensor_parallel_whole_matrix_optimizer", "", "--distributed.tp=2 --optimizer.name=muon",
      "[distributed] tp = 2: optimizer 'muon' updates whole weight matrices"},
     {"pipeline_too_few_micro_batches", "", "--distributed.pp=2",
      "[train] grad_accum_steps = 1 (the micro-batches of a step) with [distributed] pp = 2: pp_schedule \"1f1b\" needs "
      "at least pp micro-batches"},
-    {"expert_parallel_vision_language", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",
+    {"expert_parallel_vision_language_arch", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"cross_attention\"\n",
      "--distributed.ep=2 --model.num_experts=4",
-     "[distributed] ep = 2 in a vision-language run ([vlm]): kforge shards the experts of text models only"},
+     "[distributed] ep = 2 in a vision-language run: [vlm] arch = \"cross_attention\" does not declare the "
+     "expert_parallel capability"},
     {"cuda_in_a_cpu_build", "", "--train.device=cuda",
      "[train] device = \"cuda\": this kforge is a CPU build (LibTorch without CUDA)"},
     {"fp8_vision_language", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",

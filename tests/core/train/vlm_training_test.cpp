@@ -179,6 +179,38 @@ TEST(VlmTraining, TwoFsdpRanksMatchOneRankInTrainingAndEvaluation) {
   for (const int64_t step : {3, 6, 9, 12}) expect_close(eval_one, eval_two, step, step);
 }
 
+// tp = 2 and ep = 2 against one rank (both ranks of the group see the whole batch): the joint decoder's text model
+// splits as in a text run (dense with untied embeddings: sequence parallelism, the image tokens cut with the text's
+// positions; MoE: attention split, the experts shared out under ep), the encoder and adapter whole on every rank.
+TEST(VlmTraining, TensorAndExpertParallelTwoRanksMatchOneRank) {
+  const std::vector<std::string> moe = {"--model.num_experts=4", "--model.moe_top_k=2"};
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> variants = {
+      {{}, {"--distributed.tp=2"}}, {moe, {"--distributed.tp=2"}}, {moe, {"--distributed.ep=2"}}};
+  for (const auto& [model, parallel] : variants) {
+    SCOPED_TRACE(fmt::format("{} {}", fmt::join(model, " "), fmt::join(parallel, " ")));
+    TrainFixture one, two;
+    make_vlm(one, 16, Captions::PerImageRagged);
+    make_vlm(two, 16, Captions::PerImageRagged);
+    const auto args = vlm_args(with(model, {"--train.max_steps=6", "--train.batch_size=8"}));
+    launch(one, 1, args);
+    std::string output;
+    ASSERT_EQ(launch(two, 2, with(args, parallel), &output), 0) << output;
+    expect_parity(two, one, 1, 6);
+  }
+}
+
+// Sequence parallelism cuts the image tokens and the text positions each into tp equal parts; a count it cannot cut
+// is refused naming both counts and the keys that set them.
+TEST(VlmTraining, SequenceParallelismRefusesPositionsItCannotCutEvenly) {
+  TrainFixture fx;
+  make_vlm(fx, 8, Captions::Same);
+  std::string output;
+  EXPECT_NE(launch(fx, 2, vlm_args({"--train.max_steps=1", "--distributed.tp=2", "--vlm.max_text_len=11"}), &output),
+            0);
+  expect_has(output, {"sequence parallelism (tp = 2", "token positions and its 4 image-token positions",
+                      "[vlm] max_text_len sets the text's", "divisible by [distributed] tp = 2"});
+}
+
 TEST(VlmTraining, EvaluationReadsTheImageTextEvalDataFromItsStartEachTime) {
   TrainFixture fx;
   make_vlm(fx, 8, Captions::PerImage);
