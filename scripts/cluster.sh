@@ -58,7 +58,9 @@ start_slurm() {
     echo "SlurmdUser=root"
     echo "AuthType=auth/munge"
     echo "CredType=cred/munge"
-    echo "AuthInfo=socket=$S/munge/run/munge.socket"
+    # A requeued job may start again cred_expire + 1 s later (default 120), and the scheduler looks every second.
+    echo "AuthInfo=socket=$S/munge/run/munge.socket,cred_expire=10"
+    echo "SchedulerParameters=sched_interval=1"
     echo "StateSaveLocation=$S/state"
     echo "SlurmdSpoolDir=$S/spool/%n"
     echo "SlurmctldPidFile=$S/run/slurmctld.pid"
