@@ -240,8 +240,8 @@ TrainingResult Trainer::train() {
       optim_.optimizer->use_eval_weights();
       sdk::MetricList metrics = data_.eval_source ? evaluate_now() : sdk::MetricList{};
       if (eval_tasks) {  // [eval] tasks: eval/<task>/<metric>
-        const sdk::MetricList scores =
-            evaluate_tasks(job_, *model_.module, [this](const at::Tensor& t) { return forward(t); });
+        const sdk::MetricList scores = evaluate_tasks(
+            job_, *model_.module, [this](const at::Tensor& t) { return forward(t); }, groups_.runtime->dp());
         metrics.insert(metrics.end(), scores.begin(), scores.end());
       }
       optim_.optimizer->use_train_weights();

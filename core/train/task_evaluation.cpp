@@ -33,25 +33,27 @@ void check_eval_tasks(const config::JobConfig& job) {
   if (job.data.tokenizer_path.empty()) refuse("the prompts are text: set [data] tokenizer_path");
   if (job.tree.find("vlm")) refuse("a vision-language run scores no downstream tasks (their documents hold no images)");
   const auto dist = job.view("distributed");
-  if (dist.get_int("tp") > 1 || dist.get_int("pp") > 1) {
-    refuse(fmt::format("scored with whole logits on every rank: not with [distributed] tp = {} or pp = {} (use "
-                       "kforge eval --tasks on a checkpoint)",
-                       dist.get_int("tp"), dist.get_int("pp")));
+  if (dist.get_int("tp") > 1 || dist.get_int("pp") > 1 || dist.get_int("cp") > 1) {
+    refuse(fmt::format("scored with whole sequences and logits on every rank: not with [distributed] tp = {}, pp = {} "
+                       "or cp = {} (use kforge eval --tasks on a checkpoint)",
+                       dist.get_int("tp"), dist.get_int("pp"), dist.get_int("cp")));
   }
   load_tasks(job);  // a task file at fault is refused now, not at the first evaluation
 }
 
 sdk::MetricList evaluate_tasks(const config::JobConfig& job, sdk::Model& model,
-                               const std::function<at::Tensor(const at::Tensor&)>& forward) {
+                               const std::function<at::Tensor(const at::Tensor&)>& forward, const dist::Group& ranks) {
   const std::vector<eval_tasks::TaskSpec> tasks = load_tasks(job);
   if (tasks.empty()) return {};
   const auto view = job.view("eval");
   const data::Tokenizer tokenizer(job.data.tokenizer_path);
   const at::Device device = dist::parameter_device(model);
   const int64_t max_length = model.max_seq_len() > 0 ? model.max_seq_len() : job.train.seq_len;
-  const eval_tasks::Scorer scorer(
-      {[&](const at::Tensor& tokens) { return forward(tokens.to(device)); }, max_length, job.train.batch_size},
-      tokenizer);
+  eval_tasks::ScoringModel scoring{[&](const at::Tensor& tokens) { return forward(tokens.to(device)); }, max_length,
+                                   job.train.batch_size};
+  scoring.ranks = ranks.size() > 1 ? &ranks : nullptr;
+  scoring.lockstep = true;
+  const eval_tasks::Scorer scorer(std::move(scoring), tokenizer);
   eval_tasks::RunOptions run;
   run.limit = static_cast<size_t>(view.get_int("task_limit"));
   run.seed = static_cast<uint64_t>(view.get_int("seed"));
