@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <optional>
 
@@ -11,6 +12,7 @@
 #include "data/data_error.h"
 #include "dist/device.h"
 #include "dist/group.h"
+#include "dist/health_check.h"
 #include "kforge/sdk/error.h"
 #include "log/log.h"
 #include "metrics/memory.h"
@@ -98,6 +100,10 @@ TrainingResult Trainer::train() {
   } catch (const sdk::Error& e) {
     log.warn("no time/startup_sec metric: {}", e.what());
   }
+  const auto train_keys = job_.view("train");
+  dist::HealthCheck health(*groups_.runtime, train_keys.get_int("nccl_health_check_interval"),
+                           std::chrono::milliseconds(std::llround(
+                               1000 * train_keys.get_float("nccl_health_check_timeout_sec"))));
   while (progress_.step < train.max_steps) {
     profiler.before_step(progress_.step);
     dist::take_collective_seconds();  // the collectives before this step (checks, saves, eval) are not its own
@@ -179,6 +185,7 @@ TrainingResult Trainer::train() {
     model_.parallel->zero_grad();
     ++progress_.step;
     resilience::fault_point(checkpoint::kFaultPointStepEnd);
+    health.after_step(progress_.step);
     if (const auto trace = profiler.after_step(progress_.step)) log.info("profiling: wrote {}", trace->string());
     if (optim_.freeze.changes_at(progress_.step)) apply_freeze();
     progress_.tokens_seen += tokens_per_step;
