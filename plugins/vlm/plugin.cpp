@@ -46,10 +46,11 @@ constexpr kforge_component_info kComponents[] = {
                      kforge::sdk::capabilities(KFORGE_CAP_TENSOR_PARALLEL | KFORGE_CAP_EXPERT_PARALLEL)),
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "cross_attention", "1.0.0",
                      "Text-only residual stream; cross-attention blocks over the image tokens after every n-th text "
-                     "block (each the identity at the start: zero-initialised outputs)",
+                     "block (each the identity at the start: zero-initialised outputs); ep shares out the text "
+                     "model's experts as in a text run",
                      kforge::sdk::config_keys(kCrossAttentionKeys),
                      kforge::sdk::validator<kforge::vlm::check_cross_attention>(),
-                     kforge::sdk::capabilities(KFORGE_CAP_TEXT_RESIDUAL)),
+                     kforge::sdk::capabilities(KFORGE_CAP_TEXT_RESIDUAL | KFORGE_CAP_EXPERT_PARALLEL)),
     KFORGE_COMPONENT(kforge::sdk::kind::modality_strategy, "mot", "1.0.0",
                      "Mixture-of-Transformers: per-modality norms, projections and FFNs around one global causal "
                      "attention over [image | text] (identity blocks at initialisation; training only)",

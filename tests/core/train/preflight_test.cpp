@@ -81,10 +81,10 @@ const Case kCases[] = {
     {"pipeline_too_few_micro_batches", "", "--distributed.pp=2",
      "[train] grad_accum_steps = 1 (the micro-batches of a step) with [distributed] pp = 2: pp_schedule \"1f1b\" needs "
      "at least pp micro-batches"},
-    {"expert_parallel_vision_language_arch", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"cross_attention\"\n",
+    {"expert_parallel_vision_language_arch", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"mot\"\n",
      "--distributed.ep=2 --model.num_experts=4",
-     "[distributed] ep = 2 in a vision-language run: [vlm] arch = \"cross_attention\" does not declare the "
-     "expert_parallel capability"},
+     "[distributed] ep = 2 in a vision-language run: [vlm] arch = \"mot\" does not declare the expert_parallel "
+     "capability"},
     {"cuda_in_a_cpu_build", "", "--train.device=cuda",
      "[train] device = \"cuda\": this kforge is a CPU build (LibTorch without CUDA)"},
     {"fp8_vision_language", "[vision_encoder]\ntype = \"random\"\n[vlm]\narch = \"joint_decoder\"\n",

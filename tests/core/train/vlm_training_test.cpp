@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "checkpoint/checkpoint_manager.h"
 #include "core/train/train_fixture.h"
@@ -179,19 +180,31 @@ TEST(VlmTraining, TwoFsdpRanksMatchOneRankInTrainingAndEvaluation) {
   for (const int64_t step : {3, 6, 9, 12}) expect_close(eval_one, eval_two, step, step);
 }
 
+// [vlm] arch = "cross_attention": a cross-attention block after each of the two text blocks.
+std::vector<std::string> cross_attention_args(std::vector<std::string> more) {
+  more.insert(more.begin(), {"--vlm.arch=cross_attention", "--vlm.cross_attention_every_n_layers=1"});
+  return vlm_args(more);
+}
+
 // tp = 2 and ep = 2 against one rank (both ranks of the group see the whole batch): the joint decoder's text model
 // splits as in a text run (dense with untied embeddings: sequence parallelism, the image tokens cut with the text's
 // positions; MoE: attention split, the experts shared out under ep), the encoder and adapter whole on every rank.
+// Under ep the cross-attention strategy's text model shares out its experts the same way, and its cross-attention
+// blocks, whole on every rank, see the same text and image tokens on each.
 TEST(VlmTraining, TensorAndExpertParallelTwoRanksMatchOneRank) {
+  using Arch = std::vector<std::string> (*)(std::vector<std::string>);
   const std::vector<std::string> moe = {"--model.num_experts=4", "--model.moe_top_k=2"};
-  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> variants = {
-      {{}, {"--distributed.tp=2"}}, {moe, {"--distributed.tp=2"}}, {moe, {"--distributed.ep=2"}}};
-  for (const auto& [model, parallel] : variants) {
-    SCOPED_TRACE(fmt::format("{} {}", fmt::join(model, " "), fmt::join(parallel, " ")));
+  const std::vector<std::tuple<Arch, std::vector<std::string>, std::vector<std::string>>> variants = {
+      {vlm_args, {}, {"--distributed.tp=2"}},
+      {vlm_args, moe, {"--distributed.tp=2"}},
+      {vlm_args, moe, {"--distributed.ep=2"}},
+      {cross_attention_args, moe, {"--distributed.ep=2"}}};
+  for (const auto& [arch, model, parallel] : variants) {
+    const auto args = arch(with(model, {"--train.max_steps=6", "--train.batch_size=8"}));
+    SCOPED_TRACE(fmt::format("{} {}", fmt::join(args, " "), fmt::join(parallel, " ")));
     TrainFixture one, two;
     make_vlm(one, 16, Captions::PerImageRagged);
     make_vlm(two, 16, Captions::PerImageRagged);
-    const auto args = vlm_args(with(model, {"--train.max_steps=6", "--train.batch_size=8"}));
     launch(one, 1, args);
     std::string output;
     ASSERT_EQ(launch(two, 2, with(args, parallel), &output), 0) << output;
@@ -300,12 +313,6 @@ TEST(VlmTraining, AnEncoderAFreezeStageTrainsIsShardedTrainedFromThenAndTwoFsdpR
       << "frozen for the first two updates";
   EXPECT_FALSE(at::equal(step4.model.at(patches), step2.model.at(patches)))
       << "the stage at step 2 trains the tower from the 3rd update";
-}
-
-// [vlm] arch = "cross_attention": a cross-attention block after each of the two text blocks.
-std::vector<std::string> cross_attention_args(std::vector<std::string> more) {
-  more.insert(more.begin(), {"--vlm.arch=cross_attention", "--vlm.cross_attention_every_n_layers=1"});
-  return vlm_args(more);
 }
 
 TEST(VlmTraining, ACorruptImageIsSkippedWithAWarning) {
