@@ -118,6 +118,7 @@ void check_train(const Section& t) {
   t.non_negative("ce_chunk_size");
   t.non_negative("shutdown_timeout_sec");
   t.non_negative("nccl_health_check_interval");
+  t.positive("nccl_health_check_timeout_sec");
   t.non_negative("num_threads");
   t.positive("nan_max_consecutive");
   check_loss_scale(t);

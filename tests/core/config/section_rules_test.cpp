@@ -82,6 +82,8 @@ const BadValue kTrain[] = {
     cli("shutdown_timeout_sec", "--train.shutdown_timeout_sec=-1", "[train] shutdown_timeout_sec = -1.0", "must be >= 0"),
     cli("nccl_health_check_interval", "--train.nccl_health_check_interval=-1", "[train] nccl_health_check_interval = -1",
         "must be >= 0"),
+    cli("nccl_health_check_timeout_sec", "--train.nccl_health_check_timeout_sec=0",
+        "[train] nccl_health_check_timeout_sec = 0.0", "must be > 0"),
     cli("num_threads", "--train.num_threads=-2", "[train] num_threads = -2", "must be >= 0"),
     cli("nan_max_consecutive", "--train.nan_max_consecutive=0", "[train] nan_max_consecutive = 0", "must be > 0"),
     cli("mixed_precision", "--train.mixed_precision=int8", "[train] mixed_precision = \"int8\"",
